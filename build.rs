@@ -1,0 +1,48 @@
+//! Build script: records the git commit and rustc version for run files,
+//! and compiles our FIPS 203/204 sources (cuda/native, shared with the GPU
+//! kernels) for the host so tests can prove them against liboqs, OpenSSL and
+//! RustCrypto.
+
+use std::process::Command;
+
+fn output(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(cmd).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    let commit =
+        output("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = output("git", &["status", "--porcelain", "--untracked-files=no"])
+        .map(|s| !s.is_empty())
+        .unwrap_or(false);
+    println!(
+        "cargo:rustc-env=PQCPROF_GIT_COMMIT={commit}{}",
+        if dirty { "-dirty" } else { "" }
+    );
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    println!(
+        "cargo:rustc-env=PQCPROF_RUSTC={}",
+        output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into())
+    );
+    println!("cargo:rerun-if-changed=.git/HEAD");
+    println!("cargo:rerun-if-changed=.git/index");
+
+    // The native sources, compiled for the host exactly as written for the GPU.
+    let native = "cuda/native";
+    println!("cargo:rerun-if-changed={native}");
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .std("c++14")
+        .opt_level(2)
+        .include(native)
+        .warnings(true)
+        .flag_if_supported("-Wno-unused-function");
+    for src in ["host_mlkem.cpp", "host_mldsa.cpp"] {
+        build.file(format!("{native}/{src}"));
+    }
+    build.compile("pqcprof_native");
+}

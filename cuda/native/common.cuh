@@ -1,0 +1,36 @@
+// common.cuh: what every pqcprof native source shares.
+//
+// Written once for the host and the device. NVRTC compiles these files with
+// no include path and no system headers, so fixed-width types are typedefs
+// here, and tables go through PQC_TABLE so that the device reads them from
+// constant memory while the host build (g++, via build.rs) sees plain
+// static arrays.
+#ifndef PQCPROF_COMMON_CUH
+#define PQCPROF_COMMON_CUH
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define PQC_HD __host__ __device__ __forceinline__
+#define PQC_HD_NOINLINE __host__ __device__ __noinline__
+#define PQC_TABLE __constant__ const
+#else
+#define PQC_HD static inline
+#define PQC_HD_NOINLINE static
+#define PQC_TABLE static const
+#endif
+
+typedef unsigned char pqc_u8;
+typedef unsigned short pqc_u16;
+typedef unsigned int pqc_u32;
+typedef unsigned long long pqc_u64;
+typedef signed short pqc_i16;
+typedef signed int pqc_i32;
+typedef signed long long pqc_i64;
+typedef unsigned long long pqc_size;
+
+// Return codes shared by every host entry point (cuda/native/host_*.cpp).
+#define PQC_OK 0
+#define PQC_ERR_PARAM (-1)   // unknown parameter set
+#define PQC_ERR_INPUT (-2)   // input failed a FIPS 203/204 input check
+#define PQC_ERR_CONTEXT (-3) // context string longer than 255 bytes
+
+#endif

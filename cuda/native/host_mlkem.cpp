@@ -1,0 +1,61 @@
+// host_mlkem.cpp: host entry points for ML-KEM and the Keccak functions.
+//
+// Compiled by build.rs (cc crate, C++14) from the same headers that NVRTC
+// compiles for the device, so CPU results prove the GPU source byte for byte.
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.cuh"
+#include "keccak.cuh"
+#include "mlkem.cuh"
+
+extern "C" {
+
+int pqcprof_mlkem_keygen(int k, uint8_t *pk, uint8_t *sk, const uint8_t *d, const uint8_t *z) {
+    switch (k) {
+    case 2: pqc_mlkem_keygen_internal<2>(pk, sk, d, z); return PQC_OK;
+    case 3: pqc_mlkem_keygen_internal<3>(pk, sk, d, z); return PQC_OK;
+    case 4: pqc_mlkem_keygen_internal<4>(pk, sk, d, z); return PQC_OK;
+    default: return PQC_ERR_PARAM;
+    }
+}
+
+int pqcprof_mlkem_encaps(int k, uint8_t *ct, uint8_t *ss, const uint8_t *pk, const uint8_t *m) {
+    switch (k) {
+    case 2: return pqc_mlkem_encaps_internal<2>(ct, ss, pk, m);
+    case 3: return pqc_mlkem_encaps_internal<3>(ct, ss, pk, m);
+    case 4: return pqc_mlkem_encaps_internal<4>(ct, ss, pk, m);
+    default: return PQC_ERR_PARAM;
+    }
+}
+
+int pqcprof_mlkem_decaps(int k, uint8_t *ss, const uint8_t *ct, const uint8_t *sk) {
+    switch (k) {
+    case 2: return pqc_mlkem_decaps_internal<2>(ss, ct, sk);
+    case 3: return pqc_mlkem_decaps_internal<3>(ss, ct, sk);
+    case 4: return pqc_mlkem_decaps_internal<4>(ss, ct, sk);
+    default: return PQC_ERR_PARAM;
+    }
+}
+
+int pqcprof_sha3_256(uint8_t *out, const uint8_t *in, size_t len) {
+    pqc_sha3_256(out, in, (pqc_size)len);
+    return PQC_OK;
+}
+
+int pqcprof_sha3_512(uint8_t *out, const uint8_t *in, size_t len) {
+    pqc_sha3_512(out, in, (pqc_size)len);
+    return PQC_OK;
+}
+
+int pqcprof_shake128(uint8_t *out, size_t outlen, const uint8_t *in, size_t inlen) {
+    pqc_shake128(out, (pqc_size)outlen, in, (pqc_size)inlen);
+    return PQC_OK;
+}
+
+int pqcprof_shake256(uint8_t *out, size_t outlen, const uint8_t *in, size_t inlen) {
+    pqc_shake256(out, (pqc_size)outlen, in, (pqc_size)inlen);
+    return PQC_OK;
+}
+
+}  // extern "C"

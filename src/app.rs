@@ -1,0 +1,422 @@
+//! The commands: what `main` runs once the command line is parsed.
+
+use crate::backend::liboqs::{self, LiboqsCpu};
+use crate::backend::{Device, DeviceKind};
+use crate::catalog::{Algorithm, Kind, Operation};
+use crate::cli::{exit, BenchArgs, BenchOptions, CheckArgs, Cli, Command, DEFAULT_CPU_BATCH};
+use crate::gpu::probe::{self, GpuProbe};
+use crate::monitor::host::HostSampler;
+use crate::results::{Mode, RunConfig, RunFile, Status};
+use crate::runner::MeasureConfig;
+use crate::session::{self, Plan, Slot};
+use crate::system;
+use anyhow::bail;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Runs the parsed command; returns the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Command::Check(a) => check(&a),
+        Command::Bench(a) => bench(&a, None),
+        Command::Cpu(a) => bench(&a, Some(liboqs::NAME)),
+    }
+}
+
+/// A backend's verdict in `check`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// Backend name.
+    pub backend: String,
+    /// Whether it can run here.
+    pub ready: bool,
+    /// What it will use, or why not and what to install.
+    pub detail: String,
+}
+
+/// Verdicts for every backend given a probe.
+pub fn verdicts(gpu: &GpuProbe) -> Vec<Verdict> {
+    let host = system::host();
+    let mut v = vec![Verdict {
+        backend: liboqs::NAME.into(),
+        ready: true,
+        detail: format!(
+            "liboqs {} (statically linked), {} logical cores",
+            liboqs::version(),
+            host.cores_logical
+        ),
+    }];
+    let gpu_reason = if !gpu.driver.present {
+        Some(format!("no CUDA driver: {}", gpu.driver.detail))
+    } else if gpu.gpus.is_empty() {
+        Some("the CUDA driver lists no GPU".to_string())
+    } else if !gpu.gpus.iter().any(|g| g.supported()) {
+        Some(format!(
+            "no GPU of compute capability {}.{} or newer",
+            probe::MIN_COMPUTE_CAPABILITY.0,
+            probe::MIN_COMPUTE_CAPABILITY.1
+        ))
+    } else {
+        None
+    };
+    let native = match (&gpu_reason, gpu.nvrtc.present) {
+        (Some(r), _) => Verdict {
+            backend: "native-gpu".into(),
+            ready: false,
+            detail: format!("{r}; not part of this build yet either (the project's own CUDA kernels are in progress)"),
+        },
+        (None, false) => Verdict {
+            backend: "native-gpu".into(),
+            ready: false,
+            detail: format!("NVRTC missing: {}", gpu.nvrtc.detail),
+        },
+        (None, true) => Verdict {
+            backend: "native-gpu".into(),
+            ready: false,
+            detail: "GPU and NVRTC found, but the native-gpu backend is not part of this build yet".into(),
+        },
+    };
+    v.push(native);
+    v.push(Verdict {
+        backend: "cupqc".into(),
+        ready: false,
+        detail: match (&gpu_reason, gpu.cupqc_sdk.present) {
+            (Some(r), _) => format!("{r}; and the cuPQC backend is not part of this build"),
+            (None, false) => gpu.cupqc_sdk.detail.clone(),
+            (None, true) => "SDK found, but the cuPQC backend is not part of this build".into(),
+        },
+    });
+    v
+}
+
+#[derive(Serialize)]
+struct CheckReport<'a> {
+    system: &'a system::Metadata,
+    gpu: &'a GpuProbe,
+    backends: &'a [Verdict],
+}
+
+fn check(args: &CheckArgs) -> anyhow::Result<i32> {
+    let gpu = probe::probe();
+    let meta = system::collect(Some(&gpu));
+    let verdicts = verdicts(&gpu);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&CheckReport {
+                system: &meta,
+                gpu: &gpu,
+                backends: &verdicts
+            })?
+        );
+    } else {
+        print!("{}", render_check(&meta, &gpu, &verdicts));
+    }
+    let gpu_ready = verdicts
+        .iter()
+        .any(|v| v.ready && v.backend != liboqs::NAME);
+    Ok(if args.require_gpu && !gpu_ready {
+        exit::SOME_FAILED
+    } else {
+        exit::OK
+    })
+}
+
+fn yes_no(c: &probe::Component) -> String {
+    format!(
+        "{} ({})",
+        if c.present { "found" } else { "missing" },
+        c.detail
+    )
+}
+
+/// The text `check` prints.
+pub fn render_check(meta: &system::Metadata, gpu: &GpuProbe, verdicts: &[Verdict]) -> String {
+    let mut s = String::new();
+    s += "System\n";
+    s += &format!(
+        "  OS / arch     {} / {} (kernel {})\n",
+        meta.os, meta.arch, meta.kernel
+    );
+    s += &format!(
+        "  CPU           {}, {} logical cores{}\n",
+        meta.cpu,
+        meta.cores_logical,
+        meta.cores_physical
+            .map(|p| format!(" ({p} physical)"))
+            .unwrap_or_default()
+    );
+    s += &format!("  Memory        {} MiB\n", meta.memory_total_mb);
+    s += &format!(
+        "  liboqs        {}\n  OpenSSL       {}\n",
+        meta.liboqs_version, meta.openssl_version
+    );
+    s += "GPU support\n";
+    s += &format!("  CUDA driver   {}\n", yes_no(&gpu.driver));
+    if gpu.gpus.is_empty() {
+        s += "  GPUs          none\n";
+    }
+    for g in &gpu.gpus {
+        s += &format!(
+            "  GPU {}         {}, compute capability {}.{}, {} MiB{}\n",
+            g.ordinal,
+            g.name,
+            g.compute_capability.0,
+            g.compute_capability.1,
+            g.memory_total_mb,
+            if g.supported() {
+                ""
+            } else {
+                " (below 7.5: unsupported)"
+            }
+        );
+    }
+    s += &format!("  NVML          {}\n", yes_no(&gpu.nvml));
+    s += &format!("  NVRTC         {}\n", yes_no(&gpu.nvrtc));
+    s += &format!("  cuPQC SDK     {}\n", yes_no(&gpu.cupqc_sdk));
+    s += "Backends\n";
+    for v in verdicts {
+        s += &format!(
+            "  {:<12}  {:<9}  {}\n",
+            v.backend,
+            if v.ready { "ready" } else { "not ready" },
+            v.detail
+        );
+    }
+    if !verdicts
+        .iter()
+        .any(|v| v.ready && v.backend != liboqs::NAME)
+    {
+        s += "No GPU backend is ready: pqcprof will measure the CPU baselines only.\n";
+    }
+    s
+}
+
+/// Host bytes one operation's buffers need in a CPU batch (inputs and outputs).
+fn host_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usize {
+    let s = alg.sizes();
+    match (alg.kind(), op) {
+        (_, Operation::KeyGen) => s.public_key_bytes + s.secret_key_bytes,
+        (Kind::Kem, _) => 2 * (s.ciphertext_bytes.unwrap_or(0) + 32),
+        (Kind::Signature, _) => s.signature_bytes.unwrap_or(0) + 16 + message / 1024,
+    }
+}
+
+/// Refuses a CPU batch whose buffers would take more than half the RAM.
+fn check_host_memory(opts: &BenchOptions, batch: usize, total_mb: u64) -> anyhow::Result<()> {
+    let worst = opts
+        .algorithms
+        .iter()
+        .flat_map(|&a| a.operations().into_iter().map(move |o| (a, o)))
+        .filter(|(_, o)| opts.operations.is_empty() || opts.operations.contains(o))
+        .map(|(a, o)| host_bytes_per_op(a, o, opts.message_size))
+        .max()
+        .unwrap_or(1);
+    let budget = total_mb as u128 * 1024 * 1024 / 2;
+    let need = worst as u128 * batch as u128;
+    if need > budget {
+        let fits = (budget / worst as u128) as usize;
+        bail!(
+            "invalid --batch {batch}: its buffers need about {} MiB, more than half of this machine's {total_mb} MiB; at most {fits} fits",
+            need / (1024 * 1024)
+        );
+    }
+    Ok(())
+}
+
+fn install_ctrlc(cancel: Arc<AtomicBool>) {
+    let first = Arc::new(AtomicBool::new(true));
+    let _ = ctrlc::set_handler(move || {
+        if first.swap(false, Ordering::SeqCst) {
+            eprintln!("\npqcprof: interrupted; stopping after the current run (Ctrl-C again to quit at once)");
+            cancel.store(true, Ordering::SeqCst);
+        } else {
+            std::process::exit(exit::INTERRUPTED);
+        }
+    });
+}
+
+fn bench(args: &BenchArgs, only: Option<&str>) -> anyhow::Result<i32> {
+    let mut opts = args.validate()?;
+    if let Some(name) = only {
+        if opts.backends.iter().any(|b| b != name) {
+            bail!("this command runs only {name}; use `pqcprof bench --backend ...` for others");
+        }
+        opts.backends = vec![name.to_string()];
+    }
+    let out = crate::export::ensure_writable_dir(&opts.out)?;
+    let host = system::host();
+    let cpu_batch = opts.batch.unwrap_or(DEFAULT_CPU_BATCH);
+    check_host_memory(&opts, cpu_batch, host.memory_total_mb)?;
+
+    let gpu = probe::probe();
+    let meta = system::collect(Some(&gpu));
+    let want = |name: &str| opts.backends.is_empty() || opts.backends.iter().any(|b| b == name);
+    let mut slots = vec![];
+    if want(liboqs::NAME) {
+        let device = Device {
+            kind: DeviceKind::Cpu,
+            name: host.cpu.clone(),
+            memory_total_mb: host.memory_total_mb,
+        };
+        slots.push(Slot::Ready {
+            backend: Box::new(LiboqsCpu::new(device)),
+            sampler: Box::new(HostSampler::new(
+                Duration::from_secs_f64(opts.sample_period_ms / 1000.0),
+                host.cores_logical,
+            )),
+            threads: opts.threads.clone(),
+        });
+    }
+    if opts.backends.is_empty()
+        && !verdicts(&gpu)
+            .iter()
+            .any(|v| v.ready && v.backend != liboqs::NAME)
+    {
+        eprintln!("pqcprof: no GPU backend is ready here (see `pqcprof check`); measuring the CPU baselines only");
+    }
+
+    let mode = if opts.latency {
+        Mode::Latency
+    } else {
+        Mode::Throughput
+    };
+    let config = RunConfig {
+        command_line: std::env::args().collect(),
+        runs: opts.runs,
+        warmup_runs: opts.warmup,
+        batch: cpu_batch,
+        threads: opts.threads.clone(),
+        message_bytes: opts.message_size,
+        context_hex: args.context.to_ascii_lowercase(),
+        sample_period_ms: opts.sample_period_ms,
+        randomness: "liboqs: its RNG inside each call (system randomness), as its speed tools"
+            .into(),
+        backends: opts.backends.clone(),
+        algorithms: opts.algorithms.clone(),
+        operations: opts.operations.clone(),
+    };
+    let plan = Plan {
+        slots,
+        algorithms: opts.algorithms.clone(),
+        operations: opts.operations.clone(),
+        measure: MeasureConfig {
+            batch: crate::backend::BatchConfig {
+                batch: cpu_batch,
+                threads: 1,
+                message_size: opts.message_size,
+                context: opts.context.clone(),
+            },
+            runs: opts.runs,
+            warmup_runs: opts.warmup,
+            mode,
+        },
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    install_ctrlc(cancel.clone());
+    let outcome = session::run(plan, RunFile::new(meta, config), &out, &cancel)?;
+    print!("{}", summary_table(&outcome.run));
+    println!("Run file: {}", outcome.run_file.display());
+    println!(
+        "cuPQC-shaped files: {}/<backend>/ml{{kem,dsa}}_results.json",
+        out.display()
+    );
+    if outcome.interrupted {
+        eprintln!(
+            "pqcprof: interrupted; finished records are in {}",
+            outcome.run_file.display()
+        );
+        return Ok(exit::INTERRUPTED);
+    }
+    let failed = outcome
+        .run
+        .records
+        .iter()
+        .filter(|r| r.status == Status::Failed)
+        .count();
+    if failed > 0 {
+        eprintln!("pqcprof: {failed} record(s) failed; reasons are in the run file and above");
+        return Ok(exit::SOME_FAILED);
+    }
+    Ok(exit::OK)
+}
+
+/// A short table of what was measured.
+pub fn summary_table(run: &RunFile) -> String {
+    let mut s = format!(
+        "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7}\n",
+        "backend", "thr", "algorithm", "op", "status", "ops/s (median)", "ms/op", "±CI95"
+    );
+    for r in &run.records {
+        let ci = r
+            .throughput_ops_per_sec
+            .as_ref()
+            .and_then(|t| t.ci95.map(|c| (c.high - c.low) / 2.0 / t.mean * 100.0))
+            .map(|p| format!("{p:.1}%"))
+            .unwrap_or_else(|| "-".into());
+        let status = match r.status {
+            Status::Ok => "ok",
+            Status::Failed => "FAILED",
+            Status::Skipped => "skipped",
+        };
+        s += &format!(
+            "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7}\n",
+            r.backend,
+            r.threads,
+            r.algorithm,
+            r.operation.cli_name(),
+            status,
+            r.ops_per_sec
+                .map(|v| format!("{v:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            r.ms_per_op
+                .map(|v| format!("{v:.4}"))
+                .unwrap_or_else(|| "-".into()),
+            ci
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oversized_batches_are_refused_with_the_limit() {
+        let o = BenchOptions {
+            algorithms: vec![Algorithm::MlDsa87],
+            operations: vec![],
+            backends: vec![],
+            batch: None,
+            runs: 1,
+            warmup: 1,
+            threads: vec![1],
+            message_size: 1024,
+            context: vec![],
+            sample_period_ms: 10.0,
+            latency: false,
+            out: "x".into(),
+        };
+        assert!(check_host_memory(&o, 1000, 1024).is_ok());
+        let e = check_host_memory(&o, 10_000_000, 1024)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--batch 10000000") && e.contains("at most"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn without_a_driver_only_the_cpu_is_ready() {
+        let p = probe::probe();
+        let v = verdicts(&p);
+        assert!(v[0].ready);
+        if !p.driver.present {
+            assert!(v.iter().skip(1).all(|x| !x.ready && !x.detail.is_empty()));
+        }
+    }
+}

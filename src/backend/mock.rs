@@ -1,0 +1,87 @@
+//! A backend for tests only: it does no cryptography, sleeps instead, and
+//! names itself `mock (test only)` in every record it produces.
+
+use super::{Backend, BatchConfig, Device, DeviceKind, GateReport, Prepared};
+use crate::catalog::{Algorithm, Operation};
+use std::time::Duration;
+
+/// Name in records: says plainly that a mock produced them.
+pub const NAME: &str = "mock (test only)";
+
+/// Scripted behaviour of the mock.
+#[derive(Clone, Default)]
+pub struct Mock {
+    /// Timed window each run reports, cycling through the list.
+    pub durations: Vec<Duration>,
+    /// Operations whose gate fails.
+    pub failing_gate: Vec<(Algorithm, Operation)>,
+    /// Operations whose `prepare` fails.
+    pub failing_prepare: Vec<(Algorithm, Operation)>,
+}
+
+impl Backend for Mock {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn provider(&self) -> &str {
+        "mock (test only)"
+    }
+    fn device(&self) -> Device {
+        Device {
+            kind: DeviceKind::Cpu,
+            name: "mock device (test only)".into(),
+            memory_total_mb: 1024,
+        }
+    }
+    fn supports(&self, alg: Algorithm, op: Operation) -> bool {
+        alg.has_operation(op)
+    }
+    fn prepare(
+        &mut self,
+        alg: Algorithm,
+        op: Operation,
+        _cfg: &BatchConfig,
+    ) -> anyhow::Result<Box<dyn Prepared>> {
+        if self.failing_prepare.contains(&(alg, op)) {
+            anyhow::bail!("mock prepare failure for {alg} {op}");
+        }
+        Ok(Box::new(MockBatch {
+            durations: if self.durations.is_empty() {
+                vec![Duration::from_millis(1)]
+            } else {
+                self.durations.clone()
+            },
+            next: 0,
+            gate_fails: self.failing_gate.contains(&(alg, op)),
+        }))
+    }
+}
+
+struct MockBatch {
+    durations: Vec<Duration>,
+    next: usize,
+    gate_fails: bool,
+}
+
+impl Prepared for MockBatch {
+    fn run(&mut self) -> anyhow::Result<Duration> {
+        let d = self.durations[self.next % self.durations.len()];
+        self.next += 1;
+        Ok(d)
+    }
+    fn check(&mut self) -> anyhow::Result<GateReport> {
+        if self.gate_fails {
+            anyhow::bail!("mock gate failure (test only)");
+        }
+        Ok(GateReport {
+            checked_ops: 1,
+            checks: vec!["mock check (test only)".into()],
+        })
+    }
+    fn threads(&self) -> usize {
+        1
+    }
+    fn timed_window(&self) -> &'static str {
+        "scripted durations (mock, test only)"
+    }
+}

@@ -1,0 +1,98 @@
+//! Backends execute batches of one (algorithm, operation). One runner serves
+//! them all, so CPU and GPU results share one schema, one statistics path
+//! and one report.
+
+pub mod liboqs;
+#[cfg(test)]
+pub mod mock;
+pub mod parallel;
+
+use crate::catalog::{Algorithm, Operation};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What executes the batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    /// One or more CPU cores.
+    Cpu,
+    /// One GPU.
+    Gpu,
+}
+
+/// The device a backend runs on, as named in records and cuPQC-shaped files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Device {
+    /// CPU or GPU.
+    pub kind: DeviceKind,
+    /// Model name as the OS or the driver reports it.
+    pub name: String,
+    /// Total memory: host RAM for a CPU, device memory for a GPU, in MiB.
+    pub memory_total_mb: u64,
+}
+
+/// Per-batch settings every backend honours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchConfig {
+    /// Operations in one timed batch.
+    pub batch: usize,
+    /// Threads a CPU backend spreads the batch over (GPU backends ignore it).
+    pub threads: usize,
+    /// Message signed and verified: this many bytes of 0xAB.
+    pub message_size: usize,
+    /// ML-DSA context string (empty by default, as cuPQC_benchmark).
+    pub context: Vec<u8>,
+}
+
+impl BatchConfig {
+    /// The message every signature operation uses.
+    pub fn message(&self) -> Vec<u8> {
+        vec![0xAB; self.message_size]
+    }
+}
+
+/// What a correctness gate checked, when it passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateReport {
+    /// How many operations of the batch were checked.
+    pub checked_ops: usize,
+    /// One line per kind of check made.
+    pub checks: Vec<String>,
+}
+
+/// One (algorithm, operation, batch) made ready: inputs exist, buffers are
+/// allocated, nothing of that is timed.
+pub trait Prepared {
+    /// Runs the whole batch once and returns the timed window.
+    fn run(&mut self) -> anyhow::Result<Duration>;
+    /// Checks the outputs of the most recent `run`: the correctness gate.
+    /// An `Err` carries the reason the batch must not be reported as fine.
+    fn check(&mut self) -> anyhow::Result<GateReport>;
+    /// Threads (CPU) that execute the batch; 1 for a GPU launch.
+    fn threads(&self) -> usize;
+    /// What the timed window covers, said in the record.
+    fn timed_window(&self) -> &'static str;
+}
+
+/// A source of batches: liboqs on the CPU, our kernels or cuPQC on a GPU.
+pub trait Backend {
+    /// Stable name used on the command line and in files (`liboqs-cpu`).
+    fn name(&self) -> &str;
+    /// The library or implementation behind it (`liboqs`, `pqcprof-native`).
+    fn provider(&self) -> &str;
+    /// The device it runs on.
+    fn device(&self) -> Device;
+    /// Whether it implements `op` of `alg`.
+    fn supports(&self, alg: Algorithm, op: Operation) -> bool;
+    /// Makes inputs and buffers for one batch, untimed.
+    fn prepare(
+        &mut self,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &BatchConfig,
+    ) -> anyhow::Result<Box<dyn Prepared>>;
+}
+
+/// Names of the backends a user can ask for, for error messages.
+pub const BACKEND_NAMES: [&str; 1] = [liboqs::NAME];

@@ -1,0 +1,230 @@
+//! What this machine offers for GPU work: the CUDA driver and its GPUs (as
+//! the driver reports them, never guessed from names), NVML, NVRTC and the
+//! cuPQC SDK. Every library is loaded dynamically and probed before use:
+//! cudarc panics when a library it needs is missing, so nothing here calls
+//! into one that `is_culib_present` has not found.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Oldest compute capability our kernels and cuPQC support (Turing).
+pub const MIN_COMPUTE_CAPABILITY: (u32, u32) = (7, 5);
+
+/// One GPU as the driver reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    /// CUDA device ordinal.
+    pub ordinal: usize,
+    /// Name from cuDeviceGetName.
+    pub name: String,
+    /// Compute capability (major, minor) from device attributes.
+    pub compute_capability: (u32, u32),
+    /// Total device memory, MiB.
+    pub memory_total_mb: u64,
+}
+
+/// A library or component: found or not, and what was found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Component {
+    /// Whether it can be used.
+    pub present: bool,
+    /// Version or location when present; what went wrong when not.
+    pub detail: String,
+}
+
+impl Component {
+    fn yes(detail: impl Into<String>) -> Self {
+        Component {
+            present: true,
+            detail: detail.into(),
+        }
+    }
+    fn no(detail: impl Into<String>) -> Self {
+        Component {
+            present: false,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Everything `check` reports about GPU support.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuProbe {
+    /// libcuda and its version.
+    pub driver: Component,
+    /// CUDA driver API version, e.g. 13000 for CUDA 13.0.
+    pub driver_api_version: Option<u32>,
+    /// GPUs the driver lists.
+    pub gpus: Vec<GpuInfo>,
+    /// NVML (libnvidia-ml) and the driver version it reports.
+    pub nvml: Component,
+    /// NVRTC and its version.
+    pub nvrtc: Component,
+    /// The cuPQC SDK's location, if found.
+    pub cupqc_sdk: Component,
+}
+
+fn driver_version_string(v: u32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+fn probe_driver() -> (Component, Option<u32>, Vec<GpuInfo>) {
+    use cudarc::driver::{result, sys};
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { sys::is_culib_present() } {
+        return (
+            Component::no("libcuda.so not found: no NVIDIA driver is installed or it is not on the loader path"),
+            None,
+            vec![],
+        );
+    }
+    if let Err(e) = result::init() {
+        return (Component::no(format!("cuInit failed: {e:?}")), None, vec![]);
+    }
+    let mut v: std::os::raw::c_int = 0;
+    // SAFETY: the library is present and initialised; v is a valid out pointer.
+    let api = unsafe { sys::cuDriverGetVersion(&mut v) }
+        .result()
+        .ok()
+        .map(|_| v as u32);
+    let count = result::device::get_count().unwrap_or(0);
+    let mut gpus = vec![];
+    for ordinal in 0..count {
+        let Ok(dev) = result::device::get(ordinal) else {
+            continue;
+        };
+        let attr = |a| {
+            // SAFETY: dev is a valid device handle from cuDeviceGet.
+            unsafe { result::device::get_attribute(dev, a) }.unwrap_or(0) as u32
+        };
+        let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        let minor = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        // SAFETY: as above.
+        let mem = unsafe { result::device::total_mem(dev) }.unwrap_or(0) as u64;
+        gpus.push(GpuInfo {
+            ordinal: ordinal as usize,
+            name: result::device::get_name(dev).unwrap_or_else(|_| "unknown".into()),
+            compute_capability: (major, minor),
+            memory_total_mb: mem / (1024 * 1024),
+        });
+    }
+    let detail = match api {
+        Some(v) => format!("CUDA driver API {}", driver_version_string(v)),
+        None => "present (version unknown)".into(),
+    };
+    (Component::yes(detail), api, gpus)
+}
+
+fn probe_nvml() -> Component {
+    match nvml_wrapper::Nvml::init() {
+        Ok(nvml) => match nvml.sys_driver_version() {
+            Ok(v) => Component::yes(format!("driver {v}")),
+            Err(e) => Component::yes(format!("present (driver version unavailable: {e})")),
+        },
+        Err(e) => Component::no(format!("NVML could not be loaded: {e}")),
+    }
+}
+
+/// NVRTC's (major, minor) version, when the library loads.
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    use cudarc::nvrtc::sys;
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { sys::is_culib_present() } {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the library is present; out pointers are valid.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .ok()
+        .map(|_| (major, minor))
+}
+
+fn probe_nvrtc() -> Component {
+    match nvrtc_version() {
+        Some((a, b)) => Component::yes(format!("NVRTC {a}.{b}")),
+        None => Component::no(
+            "libnvrtc not found on the loader path (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH)",
+        ),
+    }
+}
+
+/// Where the cuPQC SDK would be: `$CUPQC_HOME`, else `third_party/cupqc`.
+pub fn cupqc_sdk_dir() -> PathBuf {
+    std::env::var_os("CUPQC_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("third_party/cupqc"))
+}
+
+fn probe_cupqc() -> Component {
+    let dir = cupqc_sdk_dir();
+    let headers = [
+        "include/cupqc/pk.hpp",
+        "include/pk.hpp",
+        "include/cupqc.hpp",
+        "include/cupqc/cupqc.hpp",
+    ];
+    match headers.iter().map(|h| dir.join(h)).find(|p| p.exists()) {
+        Some(h) => Component::yes(format!("SDK headers at {}", h.display())),
+        None => Component::no(format!(
+            "no cuPQC SDK at {} (set CUPQC_HOME or unpack the SDK there)",
+            dir.display()
+        )),
+    }
+}
+
+/// Probes everything; never panics when libraries are missing.
+pub fn probe() -> GpuProbe {
+    let (driver, driver_api_version, gpus) = probe_driver();
+    GpuProbe {
+        driver,
+        driver_api_version,
+        gpus,
+        nvml: probe_nvml(),
+        nvrtc: probe_nvrtc(),
+        cupqc_sdk: probe_cupqc(),
+    }
+}
+
+impl GpuInfo {
+    /// Whether our kernels and cuPQC can run on it.
+    pub fn supported(&self) -> bool {
+        self.compute_capability >= MIN_COMPUTE_CAPABILITY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probing_never_panics() {
+        // On a machine without a driver every component says why.
+        let p = probe();
+        if !p.driver.present {
+            assert!(p.gpus.is_empty());
+            assert!(!p.driver.detail.is_empty());
+        }
+        assert!(!p.nvml.detail.is_empty());
+        assert!(!p.nvrtc.detail.is_empty());
+    }
+
+    #[test]
+    fn versions_print_like_cuda() {
+        assert_eq!(driver_version_string(12080), "12.8");
+        assert_eq!(driver_version_string(13000), "13.0");
+    }
+
+    #[test]
+    fn capability_floor() {
+        let g = |cc| GpuInfo {
+            ordinal: 0,
+            name: "x".into(),
+            compute_capability: cc,
+            memory_total_mb: 1,
+        };
+        assert!(g((7, 5)).supported());
+        assert!(g((9, 0)).supported());
+        assert!(!g((7, 0)).supported());
+    }
+}

@@ -1,0 +1,23 @@
+//! pqcprof: how fast post-quantum cryptography runs when batched on NVIDIA
+//! GPUs, side by side with CPU baselines, checked for correctness first.
+//!
+//! The modules follow the pipeline: the [`catalog`] of algorithms,
+//! [`backend`]s that execute batches, the [`runner`] that repeats and checks
+//! them while a [`monitor`] samples the device, [`stats`], the [`results`]
+//! schema, the [`session`] that writes them, and the [`export`]ers.
+#![warn(missing_docs)]
+
+pub mod app;
+pub mod backend;
+pub mod catalog;
+pub mod cli;
+pub mod export;
+pub mod gpu;
+pub mod monitor;
+pub mod native;
+pub mod progress;
+pub mod results;
+pub mod runner;
+pub mod session;
+pub mod stats;
+pub mod system;

@@ -1,0 +1,12 @@
+use clap::Parser;
+
+fn main() {
+    let cli = pqcprof::cli::Cli::parse();
+    match pqcprof::app::run(cli) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("pqcprof: error: {e:#}");
+            std::process::exit(pqcprof::cli::exit::ERROR);
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! Samplers that run beside the timed batches and record what the device
+//! used: peak memory and utilisation, and on GPUs power and energy.
+
+pub mod host;
+
+use serde::{Deserialize, Serialize};
+
+/// What a sampler saw during one timed run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunUsage {
+    /// Peak memory in use during the run, MiB (process RSS on a CPU, device
+    /// memory in use on a GPU).
+    pub peak_mem_mb: Option<f64>,
+    /// Peak utilisation during the run, percent (all cores of the host, or
+    /// the GPU's own utilisation counter).
+    pub peak_util_pct: Option<f64>,
+    /// Mean utilisation over the run, percent.
+    pub mean_util_pct: Option<f64>,
+    /// Mean board power over the run, watts (GPU only).
+    pub mean_power_w: Option<f64>,
+    /// Energy the device used over the run, joules (GPU only).
+    pub energy_j: Option<f64>,
+    /// Peak SM clock, MHz (GPU only).
+    pub peak_sm_clock_mhz: Option<f64>,
+    /// Number of samples taken.
+    pub samples: usize,
+}
+
+/// Something that samples a device while a run is timed.
+pub trait Sampler {
+    /// Starts sampling in the background.
+    fn start(&mut self) -> anyhow::Result<()>;
+    /// Stops sampling and returns what it saw since `start`.
+    fn stop(&mut self) -> anyhow::Result<RunUsage>;
+    /// What is measured, or why some fields stay empty.
+    fn describe(&self) -> String;
+}

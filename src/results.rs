@@ -1,0 +1,211 @@
+//! The run file: everything a later stage (exporters, `report`, `compare`)
+//! needs, so they work on files from other machines without re-running.
+//! These structs are the JSON schema; `SCHEMA_VERSION` changes whenever a
+//! field changes meaning or goes away.
+
+use crate::backend::{Device, GateReport};
+use crate::catalog::{Algorithm, Kind, Operation, Sizes};
+use crate::monitor::RunUsage;
+use crate::stats::Summary;
+use crate::system::Metadata;
+use serde::{Deserialize, Serialize};
+
+/// Version of the run-file schema written by this build.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How a record ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Passed its correctness gate before and after timing, and was timed.
+    Ok,
+    /// Preparation, a run or the correctness gate failed: never timed as fine.
+    Failed,
+    /// Not attempted, with the reason (backend not ready, not supported).
+    Skipped,
+}
+
+/// Throughput of batches, or latency of single operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// `runs` timed batches of `batch` operations.
+    Throughput,
+    /// `runs` timed single operations (batch 1).
+    Latency,
+}
+
+/// One (backend, threads, algorithm, operation, mode) measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Backend name (`liboqs-cpu`, `native-gpu`, `cupqc`).
+    pub backend: String,
+    /// Device the backend ran on.
+    pub device: Device,
+    /// Threads the batch was spread over (1 for a GPU launch).
+    pub threads: usize,
+    /// Algorithm, e.g. `ML-KEM-768`, `Falcon-512`, `ECDSA-P256`.
+    pub algorithm: String,
+    /// Family, e.g. `ML-KEM`, `ML-DSA`, `Falcon`, `ECDSA`.
+    pub family: String,
+    /// KEM (key exchange included) or signature.
+    pub kind: Kind,
+    /// Library or implementation behind the backend: `liboqs`, `openssl`,
+    /// `pqcprof-native`, `cupqc`, `composite`.
+    pub provider: String,
+    /// Claimed NIST security category; for classical algorithms the
+    /// category of equivalent strength; absent where none applies.
+    pub nist_level: Option<u8>,
+    /// Operation measured.
+    pub operation: Operation,
+    /// Throughput or latency.
+    pub mode: Mode,
+    /// ok, failed or skipped.
+    pub status: Status,
+    /// Why a record failed or was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Operations per timed batch.
+    pub batch: usize,
+    /// Timed runs requested.
+    pub runs: usize,
+    /// Untimed warm-up runs before the first correctness gate.
+    pub warmup_runs: usize,
+    /// Message length signed and verified, bytes (signatures only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_bytes: Option<usize>,
+    /// What the timed window covers.
+    pub timed_window: String,
+    /// The correctness gate after warm-up (and again after the last run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateReport>,
+    /// Operations executed in total over the timed window, for
+    /// window-based timing (the sweep); absent for batch timing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+    /// Wall time of each timed run, seconds, in order.
+    pub run_seconds: Vec<f64>,
+    /// Throughput of each run (batch / run time), IQR-filtered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_ops_per_sec: Option<Summary>,
+    /// Median throughput of the kept runs, operations per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_sec: Option<f64>,
+    /// Milliseconds per operation at the median throughput (wall clock,
+    /// amortised over all threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms_per_op: Option<f64>,
+    /// Latency mode: microseconds per single operation, IQR-filtered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<Summary>,
+    /// Latency mode: 50th percentile of all runs, microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_p50_us: Option<f64>,
+    /// Latency mode: 99th percentile of all runs, microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_p99_us: Option<f64>,
+    /// What the sampler saw in each timed run.
+    pub usage: Vec<RunUsage>,
+    /// Peak memory per run, MiB, IQR-filtered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_mem_mb: Option<Summary>,
+    /// Peak utilisation per run, percent, IQR-filtered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_util_pct: Option<Summary>,
+    /// Mean power per run, watts (GPU only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_power_w: Option<Summary>,
+    /// Energy per operation per run, microjoules (GPU only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_per_op_uj: Option<Summary>,
+    /// What the sampler measured, or why its fields are empty.
+    pub sampler: String,
+    /// Sizes of keys, ciphertexts, secrets and signatures, bytes.
+    pub sizes: Sizes,
+}
+
+/// The settings a run was made with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// The command line, as typed.
+    pub command_line: Vec<String>,
+    /// Timed runs per record.
+    pub runs: usize,
+    /// Untimed warm-up runs per record.
+    pub warmup_runs: usize,
+    /// Operations per batch.
+    pub batch: usize,
+    /// Thread counts measured on CPU backends.
+    pub threads: Vec<usize>,
+    /// Message length for signatures, bytes of 0xAB.
+    pub message_bytes: usize,
+    /// ML-DSA context string, hex.
+    pub context_hex: String,
+    /// Sampler period, milliseconds.
+    pub sample_period_ms: f64,
+    /// Where inputs' randomness comes from.
+    pub randomness: String,
+    /// Backends asked for.
+    pub backends: Vec<String>,
+    /// Algorithms asked for.
+    pub algorithms: Vec<Algorithm>,
+    /// Operations asked for (empty: all).
+    pub operations: Vec<Operation>,
+}
+
+/// A whole run file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFile {
+    /// Always `pqcprof-run`.
+    pub format: String,
+    /// `SCHEMA_VERSION` of the writer.
+    pub schema_version: u32,
+    /// The machine and the software measured.
+    pub metadata: Metadata,
+    /// The settings.
+    pub config: RunConfig,
+    /// True while records may still be added, false once the run ended.
+    pub complete: bool,
+    /// True when the run was stopped by Ctrl-C: what is here is finished work.
+    pub interrupted: bool,
+    /// One entry per measured (backend, threads, algorithm, operation, mode).
+    pub records: Vec<Record>,
+    /// Symmetric primitives for context (hashes, AEADs), MB/s.
+    #[serde(default)]
+    pub symmetric: Vec<SymmetricRecord>,
+}
+
+/// Throughput of one symmetric primitive at one input size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SymmetricRecord {
+    /// e.g. `SHA-256`, `AES-256-GCM`.
+    pub algorithm: String,
+    /// `hash` or `aead`.
+    pub kind: String,
+    /// Library, e.g. `openssl`.
+    pub provider: String,
+    /// Input size per call, bytes.
+    pub chunk_bytes: usize,
+    /// Megabytes (10^6 bytes) per second.
+    pub mb_per_sec: f64,
+    /// Calls made in the window.
+    pub iterations: u64,
+    /// Length of the timed window, seconds.
+    pub seconds: f64,
+}
+
+impl RunFile {
+    /// An empty run file.
+    pub fn new(metadata: Metadata, config: RunConfig) -> Self {
+        RunFile {
+            format: "pqcprof-run".into(),
+            schema_version: SCHEMA_VERSION,
+            metadata,
+            config,
+            complete: false,
+            interrupted: false,
+            records: vec![],
+            symmetric: vec![],
+        }
+    }
+}

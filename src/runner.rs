@@ -1,0 +1,376 @@
+//! The runner: for one (backend, algorithm, operation) it prepares a batch,
+//! warms up, passes the correctness gate, times `runs` batches while the
+//! sampler watches, checks the outputs again, and summarises. One runner
+//! serves every backend.
+
+use crate::backend::{Backend, BatchConfig, Prepared};
+use crate::catalog::{Algorithm, Kind, Operation};
+use crate::monitor::{RunUsage, Sampler};
+use crate::results::{Mode, Record, Status};
+use crate::stats::{percentile, summarize, Sample, Summary};
+use anyhow::Context;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How one record is measured.
+#[derive(Debug, Clone)]
+pub struct MeasureConfig {
+    /// Batch settings handed to the backend.
+    pub batch: BatchConfig,
+    /// Timed runs.
+    pub runs: usize,
+    /// Untimed runs before the first gate.
+    pub warmup_runs: usize,
+    /// Throughput or latency.
+    pub mode: Mode,
+}
+
+/// Why measuring stopped early.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+/// Called after each timed run with (runs done, runs total).
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize);
+
+fn blank_record(
+    backend: &dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+) -> Record {
+    Record {
+        backend: backend.name().to_string(),
+        device: backend.device(),
+        threads: cfg.batch.threads.max(1),
+        algorithm: alg.name().to_string(),
+        family: alg.family().name().to_string(),
+        kind: alg.kind(),
+        provider: backend.provider().to_string(),
+        nist_level: Some(alg.nist_level()),
+        iterations: None,
+        operation: op,
+        mode: cfg.mode,
+        status: Status::Skipped,
+        reason: None,
+        batch: cfg.batch.batch,
+        runs: cfg.runs,
+        warmup_runs: cfg.warmup_runs,
+        message_bytes: (alg.kind() == Kind::Signature).then_some(cfg.batch.message_size),
+        timed_window: String::new(),
+        gate: None,
+        run_seconds: vec![],
+        throughput_ops_per_sec: None,
+        ops_per_sec: None,
+        ms_per_op: None,
+        latency_us: None,
+        latency_p50_us: None,
+        latency_p99_us: None,
+        usage: vec![],
+        peak_mem_mb: None,
+        peak_util_pct: None,
+        mean_power_w: None,
+        energy_per_op_uj: None,
+        sampler: String::new(),
+        sizes: alg.sizes(),
+    }
+}
+
+/// A record for something not attempted.
+pub fn skipped(
+    backend: &dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+    reason: impl Into<String>,
+) -> Record {
+    let mut r = blank_record(backend, alg, op, cfg);
+    r.reason = Some(reason.into());
+    r
+}
+
+/// Summary of one optional per-run figure, when every run has it.
+fn summary_of(usage: &[RunUsage], f: impl Fn(&RunUsage) -> Option<f64>) -> Option<Summary> {
+    let v: Option<Vec<f64>> = usage.iter().map(f).collect();
+    Sample::new(v?).ok().map(|s| summarize(&s))
+}
+
+/// Measures one record. A failure of any step gives a `failed` record with
+/// the reason; only Ctrl-C (the `cancel` flag) returns an error, so the
+/// caller can stop the sweep with what is finished.
+pub fn measure(
+    backend: &mut dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+    sampler: &mut dyn Sampler,
+    cancel: &AtomicBool,
+    progress: Progress<'_>,
+) -> Result<Record, Interrupted> {
+    let mut rec = blank_record(backend, alg, op, cfg);
+    rec.sampler = sampler.describe();
+    if !backend.supports(alg, op) {
+        rec.reason = Some(format!("{} does not implement {alg} {op}", backend.name()));
+        return Ok(rec);
+    }
+    let mut prepared = match backend.prepare(alg, op, &cfg.batch) {
+        Ok(p) => p,
+        Err(e) => return Ok(failed(rec, format!("preparing the batch failed: {e:#}"))),
+    };
+    rec.threads = prepared.threads();
+    rec.timed_window = prepared.timed_window().to_string();
+    match timed_runs(prepared.as_mut(), cfg, sampler, cancel, progress, &mut rec) {
+        Ok(()) => Ok(rec),
+        Err(RunError::Interrupted) => Err(Interrupted),
+        Err(RunError::Failed(reason)) => Ok(failed(rec, reason)),
+    }
+}
+
+fn failed(mut rec: Record, reason: String) -> Record {
+    rec.status = Status::Failed;
+    rec.reason = Some(reason);
+    rec
+}
+
+enum RunError {
+    Interrupted,
+    Failed(String),
+}
+
+fn timed_runs(
+    prepared: &mut dyn Prepared,
+    cfg: &MeasureConfig,
+    sampler: &mut dyn Sampler,
+    cancel: &AtomicBool,
+    progress: Progress<'_>,
+    rec: &mut Record,
+) -> Result<(), RunError> {
+    let fail = |what: &str, e: anyhow::Error| RunError::Failed(format!("{what}: {e:#}"));
+    // Warm-up, then the gate on the last warm-up's outputs: nothing is timed
+    // unless the operation is proven to work.
+    for _ in 0..cfg.warmup_runs.max(1) {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
+        prepared.run().map_err(|e| fail("warm-up run failed", e))?;
+    }
+    let gate = prepared
+        .check()
+        .map_err(|e| fail("correctness gate failed before timing", e))?;
+    rec.gate = Some(gate);
+
+    for i in 0..cfg.runs {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
+        sampler
+            .start()
+            .map_err(|e| fail("starting the sampler", e))?;
+        let run = prepared.run();
+        let usage = sampler
+            .stop()
+            .map_err(|e| fail("stopping the sampler", e))?;
+        let elapsed = run.map_err(|e| fail(&format!("timed run {} failed", i + 1), e))?;
+        rec.run_seconds.push(elapsed.as_secs_f64());
+        rec.usage.push(usage);
+        progress(i + 1, cfg.runs);
+    }
+    // The outputs of the last timed run must be right too.
+    prepared
+        .check()
+        .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
+
+    let n = cfg.batch.batch as f64;
+    let per_run: Vec<f64> = rec.run_seconds.iter().map(|s| n / s).collect();
+    let throughput = Sample::new(per_run)
+        .context("throughput samples")
+        .map_err(|e| fail("summarising", e))?;
+    let summary = summarize(&throughput);
+    rec.ops_per_sec = Some(summary.median);
+    rec.ms_per_op = Some(1000.0 / summary.median);
+    rec.throughput_ops_per_sec = Some(summary);
+    if cfg.mode == Mode::Latency {
+        let us: Vec<f64> = rec.run_seconds.iter().map(|s| s * 1e6 / n).collect();
+        let s = Sample::new(us).map_err(|e| fail("summarising latency", e.into()))?;
+        rec.latency_p50_us = Some(percentile(&s, 50.0));
+        rec.latency_p99_us = Some(percentile(&s, 99.0));
+        rec.latency_us = Some(summarize(&s));
+    }
+    rec.peak_mem_mb = summary_of(&rec.usage, |u| u.peak_mem_mb);
+    rec.peak_util_pct = summary_of(&rec.usage, |u| u.peak_util_pct);
+    rec.mean_power_w = summary_of(&rec.usage, |u| u.mean_power_w);
+    rec.energy_per_op_uj = summary_of(&rec.usage, |u| u.energy_j.map(|j| j * 1e6 / n));
+    rec.status = Status::Ok;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::mock::{Mock, NAME};
+    use crate::monitor::RunUsage;
+    use std::time::Duration;
+
+    struct FixedSampler;
+    impl Sampler for FixedSampler {
+        fn start(&mut self) -> anyhow::Result<()> {
+            Ok(())
+        }
+        fn stop(&mut self) -> anyhow::Result<RunUsage> {
+            Ok(RunUsage {
+                peak_mem_mb: Some(10.0),
+                peak_util_pct: Some(50.0),
+                samples: 1,
+                ..RunUsage::default()
+            })
+        }
+        fn describe(&self) -> String {
+            "fixed sampler (test only)".into()
+        }
+    }
+
+    fn cfg(runs: usize) -> MeasureConfig {
+        MeasureConfig {
+            batch: BatchConfig {
+                batch: 1000,
+                threads: 1,
+                message_size: 8,
+                context: vec![],
+            },
+            runs,
+            warmup_runs: 1,
+            mode: Mode::Throughput,
+        }
+    }
+
+    #[test]
+    fn throughput_is_batch_over_time_with_outliers_filtered() {
+        // 19 runs of 10 ms and one of 100 ms: the slow one is filtered.
+        let mut d = vec![Duration::from_millis(10)]; // warm-up
+        d.extend(std::iter::repeat_n(Duration::from_millis(10), 19));
+        d.push(Duration::from_millis(100));
+        let mut mock = Mock {
+            durations: d,
+            ..Mock::default()
+        };
+        let mut calls = 0;
+        let rec = measure(
+            &mut mock,
+            Algorithm::MlKem768,
+            Operation::KeyGen,
+            &cfg(20),
+            &mut FixedSampler,
+            &AtomicBool::new(false),
+            &mut |_, _| calls += 1,
+        )
+        .unwrap();
+        assert_eq!(rec.backend, NAME);
+        assert_eq!(rec.status, Status::Ok);
+        assert_eq!(calls, 20);
+        let t = rec.throughput_ops_per_sec.as_ref().unwrap();
+        assert_eq!(t.raw.len(), 20);
+        assert_eq!(t.kept.len(), 19);
+        assert!((t.mean - 100_000.0).abs() < 1e-6);
+        assert!((rec.ops_per_sec.unwrap() - 100_000.0).abs() < 1e-6);
+        assert!((rec.ms_per_op.unwrap() - 0.01).abs() < 1e-12);
+        assert_eq!(rec.peak_mem_mb.as_ref().unwrap().mean, 10.0);
+        assert!(rec.gate.is_some());
+    }
+
+    #[test]
+    fn a_failed_gate_is_never_timed() {
+        let mut mock = Mock {
+            failing_gate: vec![(Algorithm::MlDsa44, Operation::Sign)],
+            ..Mock::default()
+        };
+        let rec = measure(
+            &mut mock,
+            Algorithm::MlDsa44,
+            Operation::Sign,
+            &cfg(5),
+            &mut FixedSampler,
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(rec.status, Status::Failed);
+        assert!(rec
+            .reason
+            .unwrap()
+            .contains("correctness gate failed before timing"));
+        assert!(rec.run_seconds.is_empty());
+        assert!(rec.ops_per_sec.is_none());
+    }
+
+    #[test]
+    fn a_failed_prepare_is_a_failed_record() {
+        let mut mock = Mock {
+            failing_prepare: vec![(Algorithm::MlKem512, Operation::Decaps)],
+            ..Mock::default()
+        };
+        let rec = measure(
+            &mut mock,
+            Algorithm::MlKem512,
+            Operation::Decaps,
+            &cfg(5),
+            &mut FixedSampler,
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(rec.status, Status::Failed);
+        assert!(rec.reason.unwrap().contains("mock prepare failure"));
+    }
+
+    #[test]
+    fn unsupported_operations_are_skipped() {
+        let rec = measure(
+            &mut Mock::default(),
+            Algorithm::MlKem512,
+            Operation::Sign,
+            &cfg(5),
+            &mut FixedSampler,
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(rec.status, Status::Skipped);
+    }
+
+    #[test]
+    fn cancel_stops_before_the_next_run() {
+        let r = measure(
+            &mut Mock::default(),
+            Algorithm::MlKem512,
+            Operation::KeyGen,
+            &cfg(5),
+            &mut FixedSampler,
+            &AtomicBool::new(true),
+            &mut |_, _| {},
+        );
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn latency_mode_reports_microseconds() {
+        let mut mock = Mock {
+            durations: vec![Duration::from_micros(40)],
+            ..Mock::default()
+        };
+        let mut c = cfg(20);
+        c.batch.batch = 1;
+        c.mode = Mode::Latency;
+        let rec = measure(
+            &mut mock,
+            Algorithm::MlKem512,
+            Operation::Encaps,
+            &c,
+            &mut FixedSampler,
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let l = rec.latency_us.unwrap();
+        assert!((l.mean - 40.0).abs() < 1e-9);
+        assert!((rec.latency_p99_us.unwrap() - 40.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,383 @@
+//! Statistics over repeated measurements. Pure: no I/O, no timing.
+//!
+//! The outlier filter is cuPQC_benchmark's, reproduced exactly so that our
+//! cuPQC-shaped files mean what the seed tool's mean: sort the samples, take
+//! Q1 and Q3 at the 1-based positions `(n + 3) / 4` and `(3n + 5) / 4`
+//! (integer division; the 5th and 16th of 20), keep the samples inside
+//! `[Q1 - 1.5 IQR, Q3 + 1.5 IQR]`, and report their mean and population
+//! standard deviation. We add what a reviewer needs to audit that: the raw
+//! and kept samples, the fences, Tukey's mild/severe outlier counts, the
+//! median and a 95% confidence interval of the mean (Student's t).
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+use std::fmt;
+
+/// Why a set of measurements cannot be summarised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SampleError {
+    /// No values at all.
+    Empty,
+    /// A NaN or infinite value, with its index.
+    NotFinite(usize),
+}
+
+impl fmt::Display for SampleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SampleError::Empty => f.write_str("no samples to summarise"),
+            SampleError::NotFinite(i) => write!(f, "sample {i} is NaN or infinite"),
+        }
+    }
+}
+
+impl std::error::Error for SampleError {}
+
+/// A non-empty set of finite measurements, in the order taken.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample(Vec<f64>);
+
+impl Sample {
+    /// Checks the invariants once, so no caller has to.
+    pub fn new(values: Vec<f64>) -> Result<Self, SampleError> {
+        if values.is_empty() {
+            return Err(SampleError::Empty);
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(SampleError::NotFinite(i));
+        }
+        Ok(Sample(values))
+    }
+
+    /// The values in the order they were measured.
+    pub fn values(&self) -> &[f64] {
+        &self.0
+    }
+
+    /// Number of values (at least one).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Always false: a `Sample` is never empty.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    fn sorted(&self) -> Vec<f64> {
+        let mut v = self.0.clone();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+}
+
+/// Fences of the IQR filter and Tukey's outer fences.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Fences {
+    /// First quartile, the seed tool's way.
+    pub q1: f64,
+    /// Third quartile, the seed tool's way.
+    pub q3: f64,
+    /// Q3 - Q1.
+    pub iqr: f64,
+    /// Q1 - 1.5 IQR: below this a sample is dropped (a mild outlier or worse).
+    pub lower: f64,
+    /// Q3 + 1.5 IQR: above this a sample is dropped.
+    pub upper: f64,
+    /// Q1 - 3 IQR: below this an outlier is severe.
+    pub lower_severe: f64,
+    /// Q3 + 3 IQR: above this an outlier is severe.
+    pub upper_severe: f64,
+}
+
+/// A 95% confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Lower bound.
+    pub low: f64,
+    /// Upper bound.
+    pub high: f64,
+    /// Confidence level, 0.95.
+    pub level: f64,
+}
+
+impl Interval {
+    /// Whether two intervals share any value.
+    pub fn overlaps(&self, other: &Interval) -> bool {
+        self.low <= other.high && other.low <= self.high
+    }
+}
+
+/// Everything the reports need about one set of measurements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Every value, in measurement order.
+    pub raw: Vec<f64>,
+    /// The values the IQR filter kept, in measurement order.
+    pub kept: Vec<f64>,
+    /// The filter's fences.
+    pub fences: Fences,
+    /// Dropped values between the 1.5 and 3 IQR fences.
+    pub mild_outliers: usize,
+    /// Dropped values beyond the 3 IQR fences.
+    pub severe_outliers: usize,
+    /// Mean of the kept values (the seed tool's `mean`).
+    pub mean: f64,
+    /// Population standard deviation of the kept values (the seed tool's `std`).
+    pub std: f64,
+    /// Median of the kept values.
+    pub median: f64,
+    /// Median of all values.
+    pub median_raw: f64,
+    /// Smallest kept value.
+    pub min: f64,
+    /// Largest kept value.
+    pub max: f64,
+    /// 95% confidence interval of the mean of the kept values (Student's t);
+    /// absent for a single value.
+    pub ci95: Option<Interval>,
+}
+
+/// The seed tool's quartile: the value at 1-based position `pos`, clamped
+/// to the sample.
+fn at_position(sorted: &[f64], pos: usize) -> f64 {
+    let idx = pos.clamp(1, sorted.len()) - 1;
+    sorted[idx]
+}
+
+/// Q1 and Q3 at positions (n + 3) / 4 and (3n + 5) / 4 of the sorted values.
+// Written as the seed tool writes it, so the two can be compared by eye.
+#[allow(clippy::manual_div_ceil)]
+pub fn quartiles(sample: &Sample) -> (f64, f64) {
+    let s = sample.sorted();
+    let n = s.len();
+    (
+        at_position(&s, (n + 3) / 4),
+        at_position(&s, (3 * n + 5) / 4),
+    )
+}
+
+/// Median of sorted, non-empty values.
+fn median_sorted(s: &[f64]) -> f64 {
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Population standard deviation (divides by n), as the seed tool.
+fn population_std(v: &[f64], m: f64) -> f64 {
+    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64).sqrt()
+}
+
+/// 95% confidence interval of the mean with Student's t and the sample
+/// standard deviation (divides by n - 1).
+fn ci95_of_mean(v: &[f64], m: f64) -> Option<Interval> {
+    let n = v.len();
+    if n < 2 {
+        return None;
+    }
+    let s = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
+        .expect("degrees of freedom are positive")
+        .inverse_cdf(0.975);
+    let half = t * s / (n as f64).sqrt();
+    Some(Interval {
+        low: m - half,
+        high: m + half,
+        level: 0.95,
+    })
+}
+
+/// Applies the IQR filter and summarises what it kept.
+pub fn summarize(sample: &Sample) -> Summary {
+    let sorted = sample.sorted();
+    let (q1, q3) = quartiles(sample);
+    let iqr = q3 - q1;
+    let fences = Fences {
+        q1,
+        q3,
+        iqr,
+        lower: q1 - 1.5 * iqr,
+        upper: q3 + 1.5 * iqr,
+        lower_severe: q1 - 3.0 * iqr,
+        upper_severe: q3 + 3.0 * iqr,
+    };
+    let inside = |x: f64| x >= fences.lower && x <= fences.upper;
+    let kept: Vec<f64> = sample
+        .values()
+        .iter()
+        .copied()
+        .filter(|&x| inside(x))
+        .collect();
+    // The quartiles are sample values inside the fences, so the filter
+    // always keeps at least Q1 and Q3.
+    debug_assert!(!kept.is_empty());
+    let severe = sample
+        .values()
+        .iter()
+        .filter(|&&x| x < fences.lower_severe || x > fences.upper_severe)
+        .count();
+    let dropped = sample.len() - kept.len();
+    let mut kept_sorted = kept.clone();
+    kept_sorted.sort_by(f64::total_cmp);
+    let m = mean(&kept);
+    Summary {
+        raw: sample.values().to_vec(),
+        fences,
+        mild_outliers: dropped - severe,
+        severe_outliers: severe,
+        mean: m,
+        std: population_std(&kept, m),
+        median: median_sorted(&kept_sorted),
+        median_raw: median_sorted(&sorted),
+        min: kept_sorted[0],
+        max: kept_sorted[kept_sorted.len() - 1],
+        ci95: ci95_of_mean(&kept, m),
+        kept,
+    }
+}
+
+/// A percentile (0..=100) of the values by linear interpolation between
+/// closest ranks, for latency p50/p99.
+pub fn percentile(sample: &Sample, p: f64) -> f64 {
+    let s = sample.sorted();
+    let p = p.clamp(0.0, 100.0);
+    let rank = p / 100.0 * (s.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    s[lo] + (s[hi] - s[lo]) * (rank - lo as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn rejects_empty_and_nan() {
+        assert_eq!(Sample::new(vec![]), Err(SampleError::Empty));
+        assert_eq!(
+            Sample::new(vec![1.0, f64::NAN]),
+            Err(SampleError::NotFinite(1))
+        );
+        assert_eq!(
+            Sample::new(vec![f64::INFINITY]),
+            Err(SampleError::NotFinite(0))
+        );
+    }
+
+    #[test]
+    fn quartile_positions_are_the_seed_tools() {
+        // 1..=20: Q1 is the 5th value, Q3 the 16th.
+        let s = Sample::new((1..=20).map(f64::from).collect()).unwrap();
+        assert_eq!(quartiles(&s), (5.0, 16.0));
+        // n = 7: positions (10/4 = 2) and (26/4 = 6).
+        let s = Sample::new(vec![70.0, 10.0, 60.0, 20.0, 50.0, 30.0, 40.0]).unwrap();
+        assert_eq!(quartiles(&s), (20.0, 60.0));
+    }
+
+    #[test]
+    fn filters_an_outlier_by_hand() {
+        // Twenty values: nineteen near 100 and one at 1000.
+        let mut v: Vec<f64> = (0..19).map(|i| 100.0 + f64::from(i % 5)).collect();
+        v.push(1000.0);
+        let s = summarize(&Sample::new(v).unwrap());
+        // Sorted: 100 x4, 101 x4, 102 x4, 103 x4, 104 x3, 1000.
+        // Q1 = 5th = 101, Q3 = 16th = 103, IQR = 2, fences [98, 106].
+        assert_eq!(s.fences.q1, 101.0);
+        assert_eq!(s.fences.q3, 103.0);
+        assert_eq!(s.fences.lower, 98.0);
+        assert_eq!(s.fences.upper, 106.0);
+        assert_eq!(s.kept.len(), 19);
+        assert_eq!(s.severe_outliers, 1);
+        assert_eq!(s.mild_outliers, 0);
+        // Kept: 100 x4, 101 x4, 102 x4, 103 x4, 104 x3: sum 1936.
+        assert!(close(s.mean, 1936.0 / 19.0));
+        // Population variance: (4*4 + 4*1 + 0... computed from the mean).
+        let m: f64 = 1936.0 / 19.0;
+        let var = (4.0 * (100.0 - m).powi(2)
+            + 4.0 * (101.0 - m).powi(2)
+            + 4.0 * (102.0 - m).powi(2)
+            + 4.0 * (103.0 - m).powi(2)
+            + 3.0 * (104.0 - m).powi(2))
+            / 19.0;
+        assert!(close(s.std, var.sqrt()));
+        assert_eq!(s.median, 102.0);
+        assert_eq!(s.median_raw, 102.0);
+        assert_eq!(s.max, 104.0);
+        let ci = s.ci95.unwrap();
+        assert!(ci.low < s.mean && s.mean < ci.high);
+    }
+
+    #[test]
+    fn single_value() {
+        let s = summarize(&Sample::new(vec![42.0]).unwrap());
+        assert_eq!(s.mean, 42.0);
+        assert_eq!(s.std, 0.0);
+        assert_eq!(s.median, 42.0);
+        assert_eq!(s.kept, vec![42.0]);
+        assert_eq!(s.ci95, None);
+    }
+
+    #[test]
+    fn all_equal_values() {
+        let s = summarize(&Sample::new(vec![7.5; 20]).unwrap());
+        assert_eq!(s.fences.iqr, 0.0);
+        assert_eq!(s.kept.len(), 20);
+        assert_eq!(s.std, 0.0);
+        let ci = s.ci95.unwrap();
+        assert_eq!((ci.low, ci.high), (7.5, 7.5));
+    }
+
+    #[test]
+    fn confidence_interval_by_hand() {
+        // Values 1..=5: mean 3, sample sd sqrt(2.5), t(0.975, 4) = 2.7764451.
+        let s = summarize(&Sample::new(vec![1.0, 2.0, 3.0, 4.0, 5.0]).unwrap());
+        let ci = s.ci95.unwrap();
+        let half = 2.776_445_105_197_793 * (2.5f64).sqrt() / 5f64.sqrt();
+        assert!((ci.low - (3.0 - half)).abs() < 1e-6, "{ci:?}");
+        assert!((ci.high - (3.0 + half)).abs() < 1e-6, "{ci:?}");
+        assert!(close(s.std, 2f64.sqrt()));
+    }
+
+    #[test]
+    fn percentiles() {
+        let s = Sample::new((1..=101).map(f64::from).collect()).unwrap();
+        assert_eq!(percentile(&s, 50.0), 51.0);
+        assert_eq!(percentile(&s, 99.0), 100.0);
+        assert_eq!(percentile(&s, 0.0), 1.0);
+        let one = Sample::new(vec![3.0]).unwrap();
+        assert_eq!(percentile(&one, 99.0), 3.0);
+    }
+
+    #[test]
+    fn intervals_overlap() {
+        let a = Interval {
+            low: 1.0,
+            high: 2.0,
+            level: 0.95,
+        };
+        let b = Interval {
+            low: 2.0,
+            high: 3.0,
+            level: 0.95,
+        };
+        let c = Interval {
+            low: 2.5,
+            high: 3.0,
+            level: 0.95,
+        };
+        assert!(a.overlaps(&b));
+        assert!(!a.overlaps(&c));
+    }
+}

@@ -1,0 +1,296 @@
+//! The binary as a user meets it: bad input, the files it writes, Ctrl-C.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn pqcprof() -> Command {
+    Command::cargo_bin("pqcprof").unwrap()
+}
+
+fn run_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    let n = p.file_name().unwrap().to_string_lossy().to_string();
+                    n.starts_with("run-") && n.ends_with(".json")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn check_reports_every_component_and_a_ready_cpu() {
+    pqcprof()
+        .arg("check")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("CUDA driver"))
+        .stdout(predicate::str::contains("NVRTC"))
+        .stdout(predicate::str::contains("NVML"))
+        .stdout(predicate::str::contains("cuPQC SDK"))
+        .stdout(predicate::str::is_match(r"liboqs-cpu\s+ready").unwrap());
+    let out = pqcprof().args(["check", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backends"][0]["backend"], "liboqs-cpu");
+    assert_eq!(v["backends"][0]["ready"], true);
+    assert!(v["system"]["cores_logical"].as_u64().unwrap() >= 1);
+    assert!(v["gpu"]["driver"]["present"].is_boolean());
+}
+
+#[test]
+fn bad_input_names_the_value_and_what_is_valid() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["cpu", "--batch", "0"], "--batch 0"),
+        (&["cpu", "--batch", "100000000"], "1 to 50000000"),
+        (
+            &["cpu", "--alg", "ML-DSA-44", "--batch", "40000000"],
+            "at most",
+        ),
+        (&["cpu", "--runs", "0"], "--runs 0"),
+        (&["cpu", "--alg", "ML-KEM-2048"], "valid: ML-KEM-512"),
+        (&["bench", "--backend", "tpu"], "valid: liboqs-cpu"),
+        (&["cpu", "--op", "sing"], "valid: keygen"),
+        (&["cpu", "--threads", "zero"], "--threads value 'zero'"),
+    ];
+    for (args, needle) in cases {
+        let d = tempfile::tempdir().unwrap();
+        pqcprof()
+            .args(*args)
+            .arg("--out")
+            .arg(d.path())
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(*needle));
+        assert!(
+            run_files(d.path()).is_empty(),
+            "{args:?} measured something"
+        );
+    }
+}
+
+#[test]
+fn an_unwritable_output_folder_fails_before_measuring() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("not-a-folder");
+    std::fs::write(&file, b"x").unwrap();
+    pqcprof()
+        .args(["cpu", "--alg", "ML-KEM-512", "--runs", "1", "--out"])
+        .arg(file.join("out"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not-a-folder"))
+        .stdout(predicate::str::contains("ops/s").not());
+}
+
+#[test]
+fn a_run_writes_a_run_file_and_cupqc_shaped_files() {
+    let d = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args([
+            "cpu",
+            "--alg",
+            "ML-KEM-512,ML-DSA-44",
+            "--batch",
+            "8",
+            "--runs",
+            "4",
+            "--threads",
+            "1,2",
+        ])
+        .args(["--message-size", "100", "--out"])
+        .arg(d.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Run file:"));
+    let files = run_files(d.path());
+    assert_eq!(files.len(), 1);
+    let run = read_json(&files[0]);
+    assert_eq!(run["format"], "pqcprof-run");
+    assert_eq!(run["schema_version"], 1);
+    assert_eq!(run["complete"], true);
+    assert_eq!(run["interrupted"], false);
+    for key in [
+        "date",
+        "hostname",
+        "cpu",
+        "cores_logical",
+        "memory_total_mb",
+        "os",
+        "arch",
+        "liboqs_version",
+        "openssl_version",
+        "pqcprof_version",
+        "git_commit",
+    ] {
+        assert!(!run["metadata"][key].is_null(), "metadata.{key} missing");
+    }
+    assert_eq!(run["config"]["runs"], 4);
+    assert_eq!(run["config"]["batch"], 8);
+    let records = run["records"].as_array().unwrap();
+    // 2 algorithms x 3 operations x 2 thread counts.
+    assert_eq!(records.len(), 12);
+    for r in records {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["backend"], "liboqs-cpu");
+        assert_eq!(r["run_seconds"].as_array().unwrap().len(), 4);
+        let t = &r["throughput_ops_per_sec"];
+        assert_eq!(t["raw"].as_array().unwrap().len(), 4);
+        assert!(t["kept"].as_array().unwrap().len() >= 2);
+        for k in ["q1", "q3", "lower", "upper"] {
+            assert!(t["fences"][k].is_number());
+        }
+        assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0);
+        assert!(r["gate"]["checked_ops"].as_u64().unwrap() >= 1);
+        assert!(r["peak_mem_mb"]["mean"].as_f64().unwrap() > 0.0);
+        assert!(r["sizes"]["public_key_bytes"].as_u64().unwrap() > 0);
+    }
+    let sign = records
+        .iter()
+        .find(|r| r["algorithm"] == "ML-DSA-44" && r["operation"] == "Sign")
+        .unwrap();
+    assert_eq!(sign["message_bytes"], 100);
+    assert_eq!(sign["sizes"]["signature_bytes"], 2420);
+
+    // cuPQC_benchmark's shape, field by field.
+    for threads in ["1t", "2t"] {
+        let dir = d.path().join(format!("liboqs-cpu-{threads}"));
+        let kem = read_json(&dir.join("mlkem_results.json"));
+        let obj = kem.as_object().unwrap();
+        assert_eq!(obj.keys().collect::<Vec<_>>(), vec!["CPU", "ML-KEM-512"]);
+        assert!(kem["CPU"]["name"].is_string());
+        assert!(kem["CPU"]["memory_total_mb"].as_u64().unwrap() > 0);
+        let ops = kem["ML-KEM-512"].as_object().unwrap();
+        assert_eq!(
+            ops.keys().collect::<Vec<_>>(),
+            vec!["KeyGen", "Encaps", "Decaps"]
+        );
+        for (_, m) in ops {
+            let m = m.as_object().unwrap();
+            assert_eq!(
+                m.keys().collect::<Vec<_>>(),
+                vec!["throughput", "peak_mem_mb", "peak_gpu_util"]
+            );
+            for (_, ms) in m {
+                let ms = ms.as_object().unwrap();
+                assert_eq!(ms.keys().collect::<Vec<_>>(), vec!["mean", "std"]);
+                assert!(ms["mean"].is_number() && ms["std"].is_number());
+            }
+        }
+        let dsa = read_json(&dir.join("mldsa_results.json"));
+        assert_eq!(
+            dsa["ML-DSA-44"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            vec!["KeyGen", "Sign", "Verify"]
+        );
+    }
+}
+
+#[test]
+fn latency_mode_writes_latency_files() {
+    let d = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args([
+            "cpu",
+            "--latency",
+            "--alg",
+            "ML-KEM-768",
+            "--runs",
+            "5",
+            "--threads",
+            "1",
+            "--out",
+        ])
+        .arg(d.path())
+        .assert()
+        .success();
+    let lat = read_json(&d.path().join("liboqs-cpu-1t/latency/mlkem_latency.json"));
+    assert!(
+        lat["ML-KEM-768"]["Decaps"]["latency_us"]["mean"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let run = read_json(&run_files(d.path())[0]);
+    let r = &run["records"][0];
+    assert_eq!(r["mode"], "latency");
+    assert_eq!(r["batch"], 1);
+    assert!(r["latency_p99_us"].as_f64().unwrap() >= r["latency_p50_us"].as_f64().unwrap());
+}
+
+#[test]
+fn ctrl_c_keeps_finished_records_as_valid_json() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("pqcprof");
+    // ML-KEM-512 finishes in well under a second; ML-DSA-87 then runs long.
+    let child = std::process::Command::new(bin)
+        .args([
+            "cpu",
+            "--alg",
+            "ML-KEM-512,ML-DSA-87",
+            "--batch",
+            "20",
+            "--runs",
+            "300",
+            "--threads",
+            "1",
+            "--out",
+        ])
+        .arg(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let done_kem = loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "ML-KEM-512 never finished"
+        );
+        if let Some(f) = run_files(d.path()).first() {
+            if let Ok(v) = serde_json::from_slice::<Value>(&std::fs::read(f).unwrap()) {
+                if v["records"].as_array().is_some_and(|r| r.len() >= 3) {
+                    break v["records"].as_array().unwrap().len();
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // SAFETY: kill sends a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    let run = read_json(&run_files(d.path())[0]);
+    assert_eq!(run["interrupted"], true);
+    assert_eq!(run["complete"], false);
+    let recs = run["records"].as_array().unwrap();
+    assert!(recs.len() >= done_kem);
+    assert!(recs.len() < 6, "ML-DSA-87 cannot all have finished");
+    assert!(recs.iter().all(|r| r["status"] == "ok"));
+    // The temporary files of the atomic writes are gone.
+    for e in std::fs::read_dir(d.path()).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().to_string();
+        assert!(!n.contains(".tmp-"), "{n}");
+    }
+}
