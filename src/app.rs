@@ -1,11 +1,16 @@
 //! The commands: what `main` runs once the command line is parsed.
 
 use crate::backend::liboqs::{self, LiboqsCpu};
+use crate::backend::native_gpu::{self, NativeGpu};
 use crate::backend::{Device, DeviceKind};
 use crate::catalog::{Algorithm, Kind, Operation};
-use crate::cli::{exit, BenchArgs, BenchOptions, CheckArgs, Cli, Command, DEFAULT_CPU_BATCH};
+use crate::cli::{
+    exit, BenchArgs, BenchOptions, CheckArgs, Cli, Command, DEFAULT_CPU_BATCH, DEFAULT_GPU_BATCH,
+};
 use crate::gpu::probe::{self, GpuProbe};
 use crate::monitor::host::HostSampler;
+use crate::monitor::nvml::{NoSampler, NvmlSampler};
+use crate::monitor::Sampler;
 use crate::results::{Mode, RunConfig, RunFile, Status};
 use crate::runner::MeasureConfig;
 use crate::session::{self, Plan, Slot};
@@ -22,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Check(a) => check(&a),
         Command::Bench(a) => bench(&a, None),
         Command::Cpu(a) => bench(&a, Some(liboqs::NAME)),
+        Command::Gpu(a) => bench(&a, Some(native_gpu::NAME)),
     }
 }
 
@@ -63,19 +69,22 @@ pub fn verdicts(gpu: &GpuProbe) -> Vec<Verdict> {
     };
     let native = match (&gpu_reason, gpu.nvrtc.present) {
         (Some(r), _) => Verdict {
-            backend: "native-gpu".into(),
+            backend: native_gpu::NAME.into(),
             ready: false,
-            detail: format!("{r}; not part of this build yet either (the project's own CUDA kernels are in progress)"),
+            detail: r.clone(),
         },
         (None, false) => Verdict {
-            backend: "native-gpu".into(),
+            backend: native_gpu::NAME.into(),
             ready: false,
             detail: format!("NVRTC missing: {}", gpu.nvrtc.detail),
         },
         (None, true) => Verdict {
-            backend: "native-gpu".into(),
-            ready: false,
-            detail: "GPU and NVRTC found, but the native-gpu backend is not part of this build yet".into(),
+            backend: native_gpu::NAME.into(),
+            ready: true,
+            detail: format!(
+                "our FIPS 203/204 kernels, compiled by {} for the GPU's own architecture at start-up",
+                gpu.nvrtc.detail
+            ),
         },
     };
     v.push(native);
@@ -89,6 +98,15 @@ pub fn verdicts(gpu: &GpuProbe) -> Vec<Verdict> {
         },
     });
     v
+}
+
+/// Why the native GPU backend cannot run, if it cannot.
+fn native_not_ready(gpu: &GpuProbe) -> Option<String> {
+    verdicts(gpu)
+        .into_iter()
+        .find(|v| v.backend == native_gpu::NAME)
+        .filter(|v| !v.ready)
+        .map(|v| v.detail)
 }
 
 #[derive(Serialize)]
@@ -238,6 +256,54 @@ fn install_ctrlc(cancel: Arc<AtomicBool>) {
     });
 }
 
+fn want_backend(opts: &BenchOptions, name: &str) -> bool {
+    opts.backends.is_empty() || opts.backends.iter().any(|b| b == name)
+}
+
+/// The native GPU backend with its NVML sampler, or why it cannot run.
+fn native_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
+    let not_ready = |reason: String| Slot::NotReady {
+        name: native_gpu::NAME.into(),
+        reason,
+    };
+    if let Some(reason) = native_not_ready(gpu) {
+        return not_ready(reason);
+    }
+    if !gpu.gpus.iter().any(|g| g.ordinal == opts.device) {
+        return not_ready(format!(
+            "no GPU with ordinal {} (the driver lists {})",
+            opts.device,
+            gpu.gpus.len()
+        ));
+    }
+    eprintln!(
+        "pqcprof: compiling the native kernels with NVRTC for GPU {} ...",
+        opts.device
+    );
+    let backend = match NativeGpu::new(opts.device) {
+        Ok(b) => b,
+        Err(e) => return not_ready(format!("{e:#}")),
+    };
+    eprintln!(
+        "pqcprof: kernels compiled for {} in {:.1} s",
+        backend.arch, backend.compile_seconds
+    );
+    let period = Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(1.0) / 1000.0);
+    let sampler: Box<dyn Sampler> = match NvmlSampler::new(&backend.pci_bus_id, period) {
+        Ok(s) => Box::new(s),
+        Err(e) => {
+            eprintln!("pqcprof: {e:#}; GPU memory, utilisation and power will not be recorded");
+            Box::new(NoSampler(format!("{e:#}")))
+        }
+    };
+    Slot::Ready {
+        backend: Box::new(backend),
+        sampler,
+        threads: vec![1],
+        batch: opts.batch.unwrap_or(DEFAULT_GPU_BATCH),
+    }
+}
+
 fn bench(args: &BenchArgs, only: Option<&str>) -> anyhow::Result<i32> {
     let mut opts = args.validate()?;
     if let Some(name) = only {
@@ -249,11 +315,13 @@ fn bench(args: &BenchArgs, only: Option<&str>) -> anyhow::Result<i32> {
     let out = crate::export::ensure_writable_dir(&opts.out)?;
     let host = system::host();
     let cpu_batch = opts.batch.unwrap_or(DEFAULT_CPU_BATCH);
-    check_host_memory(&opts, cpu_batch, host.memory_total_mb)?;
+    if want_backend(&opts, liboqs::NAME) {
+        check_host_memory(&opts, cpu_batch, host.memory_total_mb)?;
+    }
 
     let gpu = probe::probe();
     let meta = system::collect(Some(&gpu));
-    let want = |name: &str| opts.backends.is_empty() || opts.backends.iter().any(|b| b == name);
+    let want = |name: &str| want_backend(&opts, name);
     let mut slots = vec![];
     if want(liboqs::NAME) {
         let device = Device {
@@ -264,11 +332,15 @@ fn bench(args: &BenchArgs, only: Option<&str>) -> anyhow::Result<i32> {
         slots.push(Slot::Ready {
             backend: Box::new(LiboqsCpu::new(device)),
             sampler: Box::new(HostSampler::new(
-                Duration::from_secs_f64(opts.sample_period_ms / 1000.0),
+                Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(10.0) / 1000.0),
                 host.cores_logical,
             )),
             threads: opts.threads.clone(),
+            batch: cpu_batch,
         });
+    }
+    if want(native_gpu::NAME) {
+        slots.push(native_slot(&gpu, &opts));
     }
     if opts.backends.is_empty()
         && !verdicts(&gpu)
@@ -291,9 +363,8 @@ fn bench(args: &BenchArgs, only: Option<&str>) -> anyhow::Result<i32> {
         threads: opts.threads.clone(),
         message_bytes: opts.message_size,
         context_hex: args.context.to_ascii_lowercase(),
-        sample_period_ms: opts.sample_period_ms,
-        randomness: "liboqs: its RNG inside each call (system randomness), as its speed tools"
-            .into(),
+        sample_period_ms: opts.sample_period_ms.unwrap_or(10.0),
+        randomness: "liboqs-cpu: liboqs's RNG inside each call (system randomness), as its speed tools; native-gpu: seeds, m and rnd from ChaCha20 seeded by the OS, generated before timing".into(),
         backends: opts.backends.clone(),
         algorithms: opts.algorithms.clone(),
         operations: opts.operations.clone(),
@@ -329,6 +400,16 @@ fn bench(args: &BenchArgs, only: Option<&str>) -> anyhow::Result<i32> {
             outcome.run_file.display()
         );
         return Ok(exit::INTERRUPTED);
+    }
+    let measured = outcome
+        .run
+        .records
+        .iter()
+        .filter(|r| r.status == Status::Ok)
+        .count();
+    if measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
+        eprintln!("pqcprof: nothing was measured: the backends asked for are not ready (see `pqcprof check`)");
+        return Ok(exit::SOME_FAILED);
     }
     let failed = outcome
         .run
@@ -396,7 +477,8 @@ mod tests {
             threads: vec![1],
             message_size: 1024,
             context: vec![],
-            sample_period_ms: 10.0,
+            device: 0,
+            sample_period_ms: None,
             latency: false,
             out: "x".into(),
         };

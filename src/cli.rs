@@ -47,6 +47,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Measure the CPU baselines only (liboqs).
     Cpu(BenchArgs),
+    /// Measure the GPU backends only (native-gpu).
+    Gpu(BenchArgs),
 }
 
 /// Options of `check`.
@@ -69,12 +71,15 @@ pub struct BenchArgs {
     /// Operations to measure (keygen, encaps, decaps, sign, verify); default all.
     #[arg(long = "op", value_name = "OPS")]
     pub operations: Vec<String>,
-    /// Backends to run (liboqs-cpu); default every ready one.
+    /// Backends to run (liboqs-cpu, native-gpu); default every ready one.
     #[arg(long = "backend", value_name = "NAMES")]
     pub backends: Vec<String>,
-    /// Operations per timed batch [default: 1000 on CPUs]
+    /// Operations per timed batch [default: 1000 on CPUs, 100000 on GPUs]
     #[arg(long)]
     pub batch: Option<usize>,
+    /// CUDA device ordinal for GPU backends.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
     /// Timed runs per operation.
     #[arg(long, default_value_t = 20)]
     pub runs: usize,
@@ -90,9 +95,9 @@ pub struct BenchArgs {
     /// ML-DSA context string, hex (empty by default).
     #[arg(long, default_value = "")]
     pub context: String,
-    /// Sampler period, milliseconds.
-    #[arg(long, default_value_t = 10.0)]
-    pub sample_period_ms: f64,
+    /// Sampler period, milliseconds [default: 10 for the host, 1 for NVML]
+    #[arg(long)]
+    pub sample_period_ms: Option<f64>,
     /// Per-operation latency: batch 1, `--runs` timed single operations.
     #[arg(long)]
     pub latency: bool,
@@ -107,6 +112,8 @@ pub const MAX_BATCH: usize = 50_000_000;
 pub const MAX_RUNS: usize = 100_000;
 /// Default CPU batch.
 pub const DEFAULT_CPU_BATCH: usize = 1000;
+/// Default GPU batch, as cuPQC_benchmark.
+pub const DEFAULT_GPU_BATCH: usize = 100_000;
 
 /// Validated settings of a measuring command.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,8 +136,10 @@ pub struct BenchOptions {
     pub message_size: usize,
     /// Context bytes.
     pub context: Vec<u8>,
-    /// Sampler period, ms.
-    pub sample_period_ms: f64,
+    /// CUDA device ordinal.
+    pub device: usize,
+    /// Sampler period, ms, if given.
+    pub sample_period_ms: Option<f64>,
     /// Latency mode.
     pub latency: bool,
     /// Output folder.
@@ -205,11 +214,10 @@ impl BenchArgs {
                 self.message_size
             );
         }
-        if !(self.sample_period_ms >= 0.1 && self.sample_period_ms <= 10_000.0) {
-            bail!(
-                "invalid --sample-period-ms {}: must be from 0.1 to 10000",
-                self.sample_period_ms
-            );
+        if let Some(p) = self.sample_period_ms {
+            if !(0.1..=10_000.0).contains(&p) {
+                bail!("invalid --sample-period-ms {p}: must be from 0.1 to 10000");
+            }
         }
         let context = parse_hex(&self.context)?;
         if context.len() > 255 {
@@ -242,6 +250,7 @@ impl BenchArgs {
             threads: parse_threads(&self.threads, available_cores())?,
             message_size: self.message_size,
             context,
+            device: self.device,
             sample_period_ms: self.sample_period_ms,
             latency: self.latency,
             out: self.out.clone(),

@@ -23,6 +23,8 @@ pub enum Slot {
         sampler: Box<dyn Sampler>,
         /// Thread counts to measure (CPU); `[1]` for a GPU.
         threads: Vec<usize>,
+        /// Operations per batch on this backend.
+        batch: usize,
     },
     /// Asked for but not ready: every record is `skipped` with this reason.
     NotReady {
@@ -124,10 +126,12 @@ pub fn run(
                 backend,
                 sampler,
                 threads,
+                batch,
             } => {
                 for &t in threads.iter() {
                     let mut cfg = plan.measure.clone();
                     cfg.batch.threads = t;
+                    cfg.batch.batch = *batch;
                     for &alg in &plan.algorithms {
                         for op in wanted_ops(alg, &plan.operations) {
                             let label = format!("{} {}t {alg} {op}", backend.name(), t);

@@ -294,3 +294,45 @@ fn ctrl_c_keeps_finished_records_as_valid_json() {
         assert!(!n.contains(".tmp-"), "{n}");
     }
 }
+
+#[test]
+fn gpu_without_a_driver_says_what_is_missing_and_measures_nothing() {
+    if std::path::Path::new("/dev/nvidia0").exists() {
+        eprintln!("a GPU device node exists: this test is for machines without one");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args(["gpu", "--alg", "ML-KEM-768", "--runs", "2", "--out"])
+        .arg(d.path())
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("native-gpu"))
+        .stderr(predicate::str::contains("nothing was measured"));
+    let run = read_json(&run_files(d.path())[0]);
+    let recs = run["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 3);
+    assert!(recs
+        .iter()
+        .all(|r| r["status"] == "skipped" && r["reason"].as_str().unwrap().len() > 10));
+    // The default bench still measures the CPU, with the GPU records skipped.
+    pqcprof()
+        .args([
+            "bench",
+            "--alg",
+            "ML-KEM-512",
+            "--op",
+            "keygen",
+            "--batch",
+            "4",
+            "--runs",
+            "2",
+            "--threads",
+            "1",
+            "--out",
+        ])
+        .arg(d.path().join("b"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("measuring the CPU baselines only"));
+}

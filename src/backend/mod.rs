@@ -5,6 +5,7 @@
 pub mod liboqs;
 #[cfg(test)]
 pub mod mock;
+pub mod native_gpu;
 pub mod parallel;
 
 use crate::catalog::{Algorithm, Operation};
@@ -95,4 +96,4 @@ pub trait Backend {
 }
 
 /// Names of the backends a user can ask for, for error messages.
-pub const BACKEND_NAMES: [&str; 1] = [liboqs::NAME];
+pub const BACKEND_NAMES: [&str; 2] = [liboqs::NAME, native_gpu::NAME];

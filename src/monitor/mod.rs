@@ -2,6 +2,7 @@
 //! used: peak memory and utilisation, and on GPUs power and energy.
 
 pub mod host;
+pub mod nvml;
 
 use serde::{Deserialize, Serialize};
 

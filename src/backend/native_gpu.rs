@@ -1,0 +1,671 @@
+//! The `native-gpu` backend: the project's own FIPS 203/204 kernels
+//! (`cuda/native/`), compiled by NVRTC for the device's own compute
+//! capability when the backend is created, launched through cudarc.
+//!
+//! Every input (seeds, messages, rnd) is generated on the host and copied
+//! to the device before timing; keys, ciphertexts and signatures that an
+//! operation needs are made on the device by the other kernels, also before
+//! timing. A timed batch is one kernel launch between two CUDA events created
+//! with timing enabled, as cuPQC_benchmark times its kernels; outputs are
+//! copied back afterwards, untimed, for the correctness gate.
+
+use super::{Backend, BatchConfig, Device, DeviceKind, GateReport, Prepared};
+use crate::catalog::{Algorithm, Kind, Operation};
+use crate::gpu::{gate, kernels};
+use anyhow::{anyhow, bail, ensure, Context};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute_enum};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+use rand::{RngCore, SeedableRng};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Backend name on the command line and in files.
+pub const NAME: &str = "native-gpu";
+
+/// Threads per block of every launch: one thread computes one operation.
+/// The single place to change when a block-cooperative version replaces it.
+pub const THREADS_PER_BLOCK: u32 = 128;
+
+/// Launch shape for `n` operations of `func`.
+pub fn launch_shape(n: u32, max_threads_per_block: u32) -> LaunchConfig {
+    let block = THREADS_PER_BLOCK.min(max_threads_per_block.max(1));
+    LaunchConfig {
+        grid_dim: (n.div_ceil(block), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Device bytes one operation's buffers take.
+pub fn device_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usize {
+    let s = alg.sizes();
+    let (pk, sk) = (s.public_key_bytes, s.secret_key_bytes);
+    match (alg.kind(), op) {
+        (Kind::Kem, Operation::KeyGen) => 64 + pk + sk,
+        (Kind::Kem, Operation::Encaps) => pk + 32 + s.ciphertext_bytes.unwrap_or(0) + 32,
+        (Kind::Kem, _) => sk + s.ciphertext_bytes.unwrap_or(0) + 32,
+        (Kind::Signature, Operation::KeyGen) => 32 + pk + sk,
+        (Kind::Signature, Operation::Sign) => {
+            sk + message + 32 + alg.signature_stride().unwrap_or(0)
+        }
+        (Kind::Signature, _) => pk + message + alg.signature_stride().unwrap_or(0) + 4,
+    }
+}
+
+/// The largest batch whose buffers and per-thread local memory fit in
+/// `free` bytes with 10% to spare.
+pub fn max_batch(free: usize, per_op: usize, local_bytes_resident: usize) -> usize {
+    let usable = free / 10 * 9;
+    usable.saturating_sub(local_bytes_resident) / per_op.max(1)
+}
+
+/// Our kernels on one GPU.
+pub struct NativeGpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    device: Device,
+    /// `sm_XY` the kernels were compiled for.
+    pub arch: String,
+    /// PCI bus id, for NVML.
+    pub pci_bus_id: String,
+    /// Seconds NVRTC took.
+    pub compile_seconds: f64,
+    resident_threads: usize,
+}
+
+impl NativeGpu {
+    /// Opens GPU `ordinal`, compiles the kernels for it and loads them.
+    /// The caller has checked (gpu::probe) that the driver and NVRTC exist.
+    pub fn new(ordinal: usize) -> anyhow::Result<Self> {
+        let ctx =
+            CudaContext::new(ordinal).map_err(|e| anyhow!("cannot open GPU {ordinal}: {e:?}"))?;
+        // One stream, synchronised explicitly: cudarc's per-buffer events
+        // would add work around the timed launch.
+        // SAFETY: every buffer is used on `stream` only.
+        unsafe { ctx.disable_event_tracking() };
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| anyhow!("compute capability: {e:?}"))?;
+        let cc = (major as u32, minor as u32);
+        ensure!(
+            cc >= crate::gpu::probe::MIN_COMPUTE_CAPABILITY,
+            "GPU {ordinal} has compute capability {major}.{minor}; 7.5 or newer is needed"
+        );
+        let attr = |a| ctx.attribute(a).map(|v| v as usize).unwrap_or(0);
+        let pci_bus_id = format!(
+            "{:08x}:{:02x}:{:02x}.0",
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
+        );
+        let resident_threads = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            * attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+        let arch = kernels::arch_for(cc);
+        let t0 = Instant::now();
+        let ptx = kernels::compile(&arch)?;
+        let compile_seconds = t0.elapsed().as_secs_f64();
+        let module = ctx
+            .load_module(ptx)
+            .map_err(|e| anyhow!("loading the compiled kernels: {e:?}"))?;
+        let device = Device {
+            kind: DeviceKind::Gpu,
+            name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
+            memory_total_mb: (ctx.total_mem().unwrap_or(0) / (1024 * 1024)) as u64,
+        };
+        let stream = ctx.default_stream();
+        Ok(NativeGpu {
+            ctx,
+            stream,
+            module,
+            device,
+            arch,
+            pci_bus_id,
+            compile_seconds,
+            resident_threads,
+        })
+    }
+
+    fn function(&self, alg: Algorithm, op: Operation) -> anyhow::Result<CudaFunction> {
+        let name = kernels::kernel_name(alg, op);
+        self.module
+            .load_function(&name)
+            .map_err(|e| anyhow!("kernel {name} not found in the module: {e:?}"))
+    }
+
+    fn shape(&self, func: &CudaFunction, n: usize) -> anyhow::Result<LaunchConfig> {
+        let max = func
+            .get_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+            .map_err(|e| anyhow!("kernel attribute: {e:?}"))?;
+        Ok(launch_shape(
+            u32::try_from(n).context("batch too large for one launch")?,
+            max as u32,
+        ))
+    }
+
+    /// Refuses a batch that does not fit, naming the largest that does.
+    fn check_memory(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &BatchConfig,
+        func: &CudaFunction,
+    ) -> anyhow::Result<()> {
+        let (free, _) = self
+            .ctx
+            .mem_get_info()
+            .map_err(|e| anyhow!("cuMemGetInfo: {e:?}"))?;
+        let local = func
+            .get_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+            .unwrap_or(0)
+            .max(0) as usize;
+        // Preparing some operations keeps their prerequisites' buffers too.
+        let per_op = device_bytes_per_op(alg, op, cfg.message_size)
+            + device_bytes_per_op(alg, Operation::KeyGen, cfg.message_size);
+        let fits = max_batch(free, per_op, local * self.resident_threads);
+        if cfg.batch > fits {
+            bail!(
+                "batch {} of {alg} {op} needs about {} MiB on {} but {} MiB are free; at most {fits} fits (use --batch {fits} or less)",
+                cfg.batch,
+                (per_op * cfg.batch + local * self.resident_threads) / (1024 * 1024),
+                self.device.name,
+                free / (1024 * 1024)
+            );
+        }
+        Ok(())
+    }
+
+    fn launch(
+        &self,
+        func: &CudaFunction,
+        n: usize,
+        args: &mut KernelArgs,
+    ) -> anyhow::Result<Duration> {
+        let shape = self.shape(func, n)?;
+        launch_timed(&self.stream, func, shape, n as u32, args)
+    }
+}
+
+/// A kernel's arguments, in its parameter order (see cuda/native/*_kernels.cuh).
+enum KernelArgs {
+    KemKeygen {
+        pk: CudaSlice<u8>,
+        sk: CudaSlice<u8>,
+        d: CudaSlice<u8>,
+        z: CudaSlice<u8>,
+    },
+    KemEncaps {
+        ct: CudaSlice<u8>,
+        ss: CudaSlice<u8>,
+        pk: CudaSlice<u8>,
+        m: CudaSlice<u8>,
+    },
+    KemDecaps {
+        ss: CudaSlice<u8>,
+        ct: CudaSlice<u8>,
+        sk: CudaSlice<u8>,
+    },
+    DsaKeygen {
+        pk: CudaSlice<u8>,
+        sk: CudaSlice<u8>,
+        xi: CudaSlice<u8>,
+    },
+    DsaSign {
+        sig: CudaSlice<u8>,
+        stride: u32,
+        msg: CudaSlice<u8>,
+        msg_len: u32,
+        ctx: CudaSlice<u8>,
+        ctx_len: u32,
+        sk: CudaSlice<u8>,
+        rnd: CudaSlice<u8>,
+    },
+    DsaVerify {
+        ok: CudaSlice<i32>,
+        msg: CudaSlice<u8>,
+        msg_len: u32,
+        ctx: CudaSlice<u8>,
+        ctx_len: u32,
+        sig: CudaSlice<u8>,
+        stride: u32,
+        pk: CudaSlice<u8>,
+    },
+}
+
+/// One launch of `func` over `n` operations between two timing events.
+fn launch_timed(
+    stream: &Arc<CudaStream>,
+    func: &CudaFunction,
+    shape: LaunchConfig,
+    n: u32,
+    args: &mut KernelArgs,
+) -> anyhow::Result<Duration> {
+    let mut b = stream.launch_builder(func);
+    // SAFETY (for the launch below): each arm pushes exactly the kernel's
+    // parameters, in order and with the kernel's types: device pointers as
+    // CudaSlice<u8>/<i32> and pqc_u32 scalars as u32, n last. Every buffer
+    // was allocated for n operations of this algorithm's sizes.
+    match args {
+        KernelArgs::KemKeygen { pk, sk, d, z } => {
+            b.arg(pk).arg(sk).arg(&*d).arg(&*z);
+        }
+        KernelArgs::KemEncaps { ct, ss, pk, m } => {
+            b.arg(ct).arg(ss).arg(&*pk).arg(&*m);
+        }
+        KernelArgs::KemDecaps { ss, ct, sk } => {
+            b.arg(ss).arg(&*ct).arg(&*sk);
+        }
+        KernelArgs::DsaKeygen { pk, sk, xi } => {
+            b.arg(pk).arg(sk).arg(&*xi);
+        }
+        KernelArgs::DsaSign {
+            sig,
+            stride,
+            msg,
+            msg_len,
+            ctx,
+            ctx_len,
+            sk,
+            rnd,
+        } => {
+            b.arg(sig)
+                .arg(&*stride)
+                .arg(&*msg)
+                .arg(&*msg_len)
+                .arg(&*ctx)
+                .arg(&*ctx_len)
+                .arg(&*sk)
+                .arg(&*rnd);
+        }
+        KernelArgs::DsaVerify {
+            ok,
+            msg,
+            msg_len,
+            ctx,
+            ctx_len,
+            sig,
+            stride,
+            pk,
+        } => {
+            b.arg(ok)
+                .arg(&*msg)
+                .arg(&*msg_len)
+                .arg(&*ctx)
+                .arg(&*ctx_len)
+                .arg(&*sig)
+                .arg(&*stride)
+                .arg(&*pk);
+        }
+    }
+    b.arg(&n);
+    b.record_kernel_launch(CUevent_flags::CU_EVENT_DEFAULT);
+    // SAFETY: see above.
+    let events = unsafe { b.launch(shape) }.map_err(|e| anyhow!("kernel launch failed: {e:?}"))?;
+    let (start, end) = events.ok_or_else(|| anyhow!("the launch recorded no timing events"))?;
+    let ms = start
+        .elapsed_ms(&end)
+        .map_err(|e| anyhow!("kernel failed or timing events unusable: {e:?}"))?;
+    stream
+        .synchronize()
+        .map_err(|e| anyhow!("kernel failed: {e:?}"))?;
+    Ok(Duration::from_secs_f64(f64::from(ms) / 1000.0))
+}
+
+fn random_bytes(rng: &mut impl RngCore, n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    rng.fill_bytes(&mut v);
+    v
+}
+
+fn htod(stream: &Arc<CudaStream>, v: &[u8]) -> anyhow::Result<CudaSlice<u8>> {
+    // Zero-length device buffers are not allocatable: keep one byte.
+    if v.is_empty() {
+        return stream
+            .alloc_zeros::<u8>(1)
+            .map_err(|e| anyhow!("cuMemAlloc: {e:?}"));
+    }
+    stream
+        .clone_htod(v)
+        .map_err(|e| anyhow!("copy to the GPU failed: {e:?}"))
+}
+
+fn zeros(stream: &Arc<CudaStream>, n: usize) -> anyhow::Result<CudaSlice<u8>> {
+    stream
+        .alloc_zeros::<u8>(n.max(1))
+        .map_err(|e| anyhow!("cuMemAlloc of {n} bytes failed: {e:?}"))
+}
+
+fn dtoh<T: cudarc::driver::DeviceRepr + Default + Clone>(
+    stream: &Arc<CudaStream>,
+    s: &CudaSlice<T>,
+) -> anyhow::Result<Vec<T>> {
+    stream
+        .clone_dtoh(s)
+        .map_err(|e| anyhow!("copy from the GPU failed: {e:?}"))
+}
+
+/// What the gate needs besides the outputs.
+#[derive(Default)]
+struct HostSide {
+    d: Vec<u8>,
+    z: Vec<u8>,
+    m: Vec<u8>,
+    xi: Vec<u8>,
+    rnd: Vec<u8>,
+    msg: Vec<u8>,
+    pk: Vec<u8>,
+    sk: Vec<u8>,
+    ct: Vec<u8>,
+    expected_ss: Vec<u8>,
+    tampered: Vec<usize>,
+}
+
+struct GpuBatch {
+    stream: Arc<CudaStream>,
+    func: CudaFunction,
+    shape: LaunchConfig,
+    alg: Algorithm,
+    op: Operation,
+    n: usize,
+    msg_len: usize,
+    ctx: Vec<u8>,
+    args: KernelArgs,
+    host: HostSide,
+    sample: Vec<usize>,
+}
+
+impl Backend for NativeGpu {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn provider(&self) -> &str {
+        "pqcprof-native"
+    }
+    fn device(&self) -> Device {
+        self.device.clone()
+    }
+    fn supports(&self, alg: Algorithm, op: Operation) -> bool {
+        alg.has_operation(op)
+    }
+
+    fn prepare(
+        &mut self,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &BatchConfig,
+    ) -> anyhow::Result<Box<dyn Prepared>> {
+        ensure!(alg.has_operation(op), "{alg} has no {op} operation");
+        let n = cfg.batch;
+        let func = self.function(alg, op)?;
+        self.check_memory(alg, op, cfg, &func)?;
+        let s = alg.sizes();
+        let st = &self.stream;
+        let mut rng = rand_chacha::ChaCha20Rng::from_os_rng();
+        let mut host = HostSide::default();
+        let sample = gate::sample_indices(n, gate::MIN_SAMPLE);
+        let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
+        let args = match (alg.kind(), op) {
+            (Kind::Kem, _) => {
+                host.d = random_bytes(&mut rng, 32 * n);
+                host.z = random_bytes(&mut rng, 32 * n);
+                let mut keygen = KernelArgs::KemKeygen {
+                    pk: zeros(st, lpk * n)?,
+                    sk: zeros(st, lsk * n)?,
+                    d: htod(st, &host.d)?,
+                    z: htod(st, &host.z)?,
+                };
+                if op == Operation::KeyGen {
+                    keygen
+                } else {
+                    // Keys made on the GPU, before timing.
+                    self.launch(&self.function(alg, Operation::KeyGen)?, n, &mut keygen)?;
+                    let KernelArgs::KemKeygen { pk, sk, .. } = keygen else {
+                        unreachable!()
+                    };
+                    host.pk = dtoh(st, &pk)?;
+                    host.sk = dtoh(st, &sk)?;
+                    host.m = random_bytes(&mut rng, 32 * n);
+                    let lct = s.ciphertext_bytes.unwrap_or(0);
+                    let mut encaps = KernelArgs::KemEncaps {
+                        ct: zeros(st, lct * n)?,
+                        ss: zeros(st, 32 * n)?,
+                        pk,
+                        m: htod(st, &host.m)?,
+                    };
+                    if op == Operation::Encaps {
+                        encaps
+                    } else {
+                        self.launch(&self.function(alg, Operation::Encaps)?, n, &mut encaps)?;
+                        let KernelArgs::KemEncaps { ct, ss, .. } = encaps else {
+                            unreachable!()
+                        };
+                        host.ct = dtoh(st, &ct)?;
+                        host.expected_ss = dtoh(st, &ss)?;
+                        // One sampled ciphertext is tampered with, so the
+                        // batch exercises implicit rejection too.
+                        if n > 1 {
+                            let t = sample[1];
+                            host.ct[t * lct + 5] ^= 0x20;
+                            host.tampered.push(t);
+                        }
+                        KernelArgs::KemDecaps {
+                            ss: zeros(st, 32 * n)?,
+                            ct: htod(st, &host.ct)?,
+                            sk: htod(st, &host.sk)?,
+                        }
+                    }
+                }
+            }
+            (Kind::Signature, _) => {
+                host.xi = random_bytes(&mut rng, 32 * n);
+                let mut keygen = KernelArgs::DsaKeygen {
+                    pk: zeros(st, lpk * n)?,
+                    sk: zeros(st, lsk * n)?,
+                    xi: htod(st, &host.xi)?,
+                };
+                if op == Operation::KeyGen {
+                    keygen
+                } else {
+                    self.launch(&self.function(alg, Operation::KeyGen)?, n, &mut keygen)?;
+                    let KernelArgs::DsaKeygen { pk, sk, .. } = keygen else {
+                        unreachable!()
+                    };
+                    host.pk = dtoh(st, &pk)?;
+                    host.sk = dtoh(st, &sk)?;
+                    host.msg = cfg.message().repeat(n);
+                    host.rnd = random_bytes(&mut rng, 32 * n);
+                    let stride = alg.signature_stride().unwrap_or(0);
+                    let mut sign = KernelArgs::DsaSign {
+                        sig: zeros(st, stride * n)?,
+                        stride: stride as u32,
+                        msg: htod(st, &host.msg)?,
+                        msg_len: cfg.message_size as u32,
+                        ctx: htod(st, &cfg.context)?,
+                        ctx_len: cfg.context.len() as u32,
+                        sk,
+                        rnd: htod(st, &host.rnd)?,
+                    };
+                    if op == Operation::Sign {
+                        sign
+                    } else {
+                        self.launch(&self.function(alg, Operation::Sign)?, n, &mut sign)?;
+                        let KernelArgs::DsaSign { sig, msg, ctx, .. } = sign else {
+                            unreachable!()
+                        };
+                        let mut sigs = dtoh(st, &sig)?;
+                        if n > 1 {
+                            let t = sample[1];
+                            sigs[t * stride + 17] ^= 0x04;
+                            host.tampered.push(t);
+                        }
+                        KernelArgs::DsaVerify {
+                            ok: st
+                                .alloc_zeros::<i32>(n)
+                                .map_err(|e| anyhow!("cuMemAlloc: {e:?}"))?,
+                            msg,
+                            msg_len: cfg.message_size as u32,
+                            ctx,
+                            ctx_len: cfg.context.len() as u32,
+                            sig: htod(st, &sigs)?,
+                            stride: stride as u32,
+                            pk: htod(st, &host.pk)?,
+                        }
+                    }
+                }
+            }
+        };
+        let shape = self.shape(&func, n)?;
+        Ok(Box::new(GpuBatch {
+            stream: self.stream.clone(),
+            func,
+            shape,
+            alg,
+            op,
+            n,
+            msg_len: cfg.message_size,
+            ctx: cfg.context.clone(),
+            args,
+            host,
+            sample,
+        }))
+    }
+}
+
+fn pick(buf: &[u8], idx: &[usize], len: usize) -> Vec<u8> {
+    idx.iter()
+        .flat_map(|&i| buf[i * len..(i + 1) * len].iter().copied())
+        .collect()
+}
+
+impl Prepared for GpuBatch {
+    fn run(&mut self) -> anyhow::Result<Duration> {
+        launch_timed(
+            &self.stream,
+            &self.func,
+            self.shape,
+            self.n as u32,
+            &mut self.args,
+        )
+    }
+
+    fn check(&mut self) -> anyhow::Result<GateReport> {
+        let s = self.alg.sizes();
+        let (alg, idx, h, st) = (self.alg, &self.sample, &self.host, &self.stream);
+        let mut checks = vec![];
+        match &self.args {
+            KernelArgs::KemKeygen { pk, sk, .. } => {
+                let (pk, sk) = (dtoh(st, pk)?, dtoh(st, sk)?);
+                gate::mlkem_keygen(
+                    alg,
+                    idx,
+                    &h.d,
+                    &h.z,
+                    &pick(&pk, idx, s.public_key_bytes),
+                    &pick(&sk, idx, s.secret_key_bytes),
+                )?;
+                checks.push("sampled key pairs equal the host build for the same (d, z); liboqs round trip on each".into());
+            }
+            KernelArgs::KemEncaps { ct, ss, .. } => {
+                let (ct, ss) = (dtoh(st, ct)?, dtoh(st, ss)?);
+                let lct = s.ciphertext_bytes.unwrap_or(0);
+                gate::mlkem_encaps(
+                    alg,
+                    idx,
+                    &h.pk,
+                    &h.sk,
+                    &h.m,
+                    &pick(&ct, idx, lct),
+                    &pick(&ss, idx, 32),
+                )?;
+                checks.push("liboqs decapsulates sampled GPU ciphertexts to the GPU's secrets; both equal the host build".into());
+            }
+            KernelArgs::KemDecaps { ss, .. } => {
+                let ss = dtoh(st, ss)?;
+                gate::mlkem_decaps(
+                    alg,
+                    idx,
+                    &h.sk,
+                    &h.ct,
+                    &h.expected_ss,
+                    &h.tampered,
+                    &pick(&ss, idx, 32),
+                )?;
+                checks.push("sampled GPU decapsulations equal liboqs's, a tampered ciphertext included (implicit rejection)".into());
+            }
+            KernelArgs::DsaKeygen { pk, sk, .. } => {
+                let (pk, sk) = (dtoh(st, pk)?, dtoh(st, sk)?);
+                gate::mldsa_keygen(
+                    alg,
+                    idx,
+                    &h.xi,
+                    &pick(&pk, idx, s.public_key_bytes),
+                    &pick(&sk, idx, s.secret_key_bytes),
+                )?;
+                checks.push("sampled key pairs equal the host build for the same xi".into());
+            }
+            KernelArgs::DsaSign { sig, stride, .. } => {
+                let sig = dtoh(st, sig)?;
+                let stride = *stride as usize;
+                gate::mldsa_sign(
+                    alg,
+                    idx,
+                    &h.pk,
+                    &h.sk,
+                    &h.msg,
+                    self.msg_len,
+                    &self.ctx,
+                    &h.rnd,
+                    &pick(&sig, idx, stride),
+                    stride,
+                )?;
+                checks.push("sampled GPU signatures equal the host build for the same rnd and verify under liboqs".into());
+            }
+            KernelArgs::DsaVerify { ok, .. } => {
+                let ok = dtoh(st, ok)?;
+                gate::mldsa_verify(&ok, &h.tampered)?;
+                checks.push("every valid signature accepted; the corrupted one rejected".into());
+            }
+        }
+        let _ = self.op;
+        Ok(GateReport {
+            checked_ops: if matches!(self.args, KernelArgs::DsaVerify { .. }) {
+                self.n
+            } else {
+                idx.len()
+            },
+            checks,
+        })
+    }
+
+    fn threads(&self) -> usize {
+        1
+    }
+
+    fn timed_window(&self) -> &'static str {
+        "one kernel launch between two CUDA events (timing enabled); inputs generated and copied to the GPU before, outputs copied back after, untimed"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_shape_covers_the_batch() {
+        let c = launch_shape(100_000, 1024);
+        assert_eq!(c.block_dim.0, THREADS_PER_BLOCK);
+        assert!(c.grid_dim.0 * c.block_dim.0 >= 100_000);
+        assert_eq!(launch_shape(1, 1024).grid_dim.0, 1);
+        assert_eq!(launch_shape(1000, 64).block_dim.0, 64);
+    }
+
+    #[test]
+    fn memory_limits() {
+        assert_eq!(max_batch(1000, 10, 0), 90);
+        assert_eq!(max_batch(1000, 10, 900), 0);
+        let per = device_bytes_per_op(Algorithm::MlDsa87, Operation::Sign, 1024);
+        assert_eq!(per, 4896 + 1024 + 32 + 4632);
+    }
+}

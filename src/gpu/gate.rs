@@ -1,0 +1,413 @@
+//! The GPU correctness gate, as pure host-side checks over outputs copied
+//! back from the device. Kept apart from the CUDA code so the same checks are
+//! exercised on machines without a GPU (with outputs made by the host build
+//! of the same sources, and corrupted copies of them).
+//!
+//! Each check takes the whole batch's inputs (which live on the host anyway)
+//! and the sampled outputs, `idx.len()` slots of each, in `idx` order.
+
+use crate::catalog::Algorithm;
+use crate::native::host;
+use anyhow::{anyhow, ensure};
+
+/// At least this many operations of every batch are checked.
+pub const MIN_SAMPLE: usize = 64;
+
+/// `want` indices spread evenly over `0..n`, always including the first
+/// and the last; every index when `n <= want`.
+pub fn sample_indices(n: usize, want: usize) -> Vec<usize> {
+    if n <= want {
+        return (0..n).collect();
+    }
+    let mut v: Vec<usize> = (0..want).map(|k| k * (n - 1) / (want - 1)).collect();
+    v.dedup();
+    v
+}
+
+fn slot(buf: &[u8], i: usize, len: usize) -> &[u8] {
+    &buf[i * len..(i + 1) * len]
+}
+
+fn arr32(b: &[u8]) -> [u8; 32] {
+    b.try_into().expect("32-byte slot")
+}
+
+fn mlkem_k(alg: Algorithm) -> anyhow::Result<usize> {
+    alg.mlkem_params()
+        .map(|p| p.k)
+        .ok_or_else(|| anyhow!("{alg} is not ML-KEM"))
+}
+
+fn mldsa_level(alg: Algorithm) -> anyhow::Result<u32> {
+    match alg {
+        Algorithm::MlDsa44 => Ok(44),
+        Algorithm::MlDsa65 => Ok(65),
+        Algorithm::MlDsa87 => Ok(87),
+        _ => Err(anyhow!("{alg} is not ML-DSA")),
+    }
+}
+
+fn liboqs_kem(alg: Algorithm) -> anyhow::Result<oqs::kem::Kem> {
+    oqs::init();
+    oqs::kem::Kem::new(
+        alg.liboqs_kem()
+            .ok_or_else(|| anyhow!("{alg} is not a KEM"))?,
+    )
+    .map_err(|e| anyhow!("liboqs {alg}: {e}"))
+}
+
+fn liboqs_sig(alg: Algorithm) -> anyhow::Result<oqs::sig::Sig> {
+    oqs::init();
+    oqs::sig::Sig::new(
+        alg.liboqs_sig()
+            .ok_or_else(|| anyhow!("{alg} is not a signature"))?,
+    )
+    .map_err(|e| anyhow!("liboqs {alg}: {e}"))
+}
+
+/// liboqs decapsulation of arbitrary bytes.
+fn oqs_decaps(kem: &oqs::kem::Kem, sk: &[u8], ct: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let sk = kem
+        .secret_key_from_bytes(sk)
+        .ok_or_else(|| anyhow!("secret key length"))?;
+    let ct = kem
+        .ciphertext_from_bytes(ct)
+        .ok_or_else(|| anyhow!("ciphertext length"))?;
+    Ok(kem
+        .decapsulate(sk, ct)
+        .map_err(|e| anyhow!("liboqs decaps: {e}"))?
+        .into_vec())
+}
+
+/// ML-KEM keygen: each sampled key pair equals the host implementation's
+/// for the same (d, z), and liboqs agrees on a secret with it.
+pub fn mlkem_keygen(
+    alg: Algorithm,
+    idx: &[usize],
+    d: &[u8],
+    z: &[u8],
+    pk: &[u8],
+    sk: &[u8],
+) -> anyhow::Result<()> {
+    let k = mlkem_k(alg)?;
+    let s = alg.sizes();
+    let kem = liboqs_kem(alg)?;
+    for (j, &i) in idx.iter().enumerate() {
+        let (hpk, hsk) = host::mlkem_keygen(k, &arr32(slot(d, i, 32)), &arr32(slot(z, i, 32)))
+            .map_err(|c| anyhow!("host keygen failed with {c}"))?;
+        ensure!(
+            slot(pk, j, s.public_key_bytes) == hpk,
+            "operation {i}: GPU public key differs from the host implementation's"
+        );
+        ensure!(
+            slot(sk, j, s.secret_key_bytes) == hsk,
+            "operation {i}: GPU secret key differs from the host implementation's"
+        );
+        let pkr = kem
+            .public_key_from_bytes(&hpk)
+            .ok_or_else(|| anyhow!("public key length"))?;
+        let (ct, ss) = kem
+            .encapsulate(pkr)
+            .map_err(|e| anyhow!("liboqs encaps: {e}"))?;
+        ensure!(
+            oqs_decaps(&kem, &hsk, ct.as_ref())? == ss.as_ref(),
+            "operation {i}: liboqs round trip failed on the GPU key"
+        );
+    }
+    Ok(())
+}
+
+/// ML-KEM encaps: liboqs decapsulates each sampled GPU ciphertext to the
+/// GPU's secret, and both equal the host implementation for the same m.
+#[allow(clippy::too_many_arguments)]
+pub fn mlkem_encaps(
+    alg: Algorithm,
+    idx: &[usize],
+    pk_all: &[u8],
+    sk_all: &[u8],
+    m: &[u8],
+    ct: &[u8],
+    ss: &[u8],
+) -> anyhow::Result<()> {
+    let k = mlkem_k(alg)?;
+    let s = alg.sizes();
+    let (lpk, lsk, lct) = (
+        s.public_key_bytes,
+        s.secret_key_bytes,
+        s.ciphertext_bytes.unwrap_or(0),
+    );
+    let kem = liboqs_kem(alg)?;
+    for (j, &i) in idx.iter().enumerate() {
+        let (gct, gss) = (slot(ct, j, lct), slot(ss, j, 32));
+        let dec = oqs_decaps(&kem, slot(sk_all, i, lsk), gct)?;
+        ensure!(
+            dec == gss,
+            "operation {i}: liboqs decapsulates the GPU ciphertext to a different secret"
+        );
+        let (hct, hss) = host::mlkem_encaps(k, slot(pk_all, i, lpk), &arr32(slot(m, i, 32)))
+            .map_err(|c| anyhow!("host encaps failed with {c}"))?;
+        ensure!(
+            gct == hct && gss == hss,
+            "operation {i}: GPU encapsulation differs from the host implementation's"
+        );
+    }
+    Ok(())
+}
+
+/// ML-KEM decaps: each sampled GPU secret equals liboqs's decapsulation of
+/// the same ciphertext (including the deliberately tampered ones, which
+/// exercise implicit rejection), and untampered ones equal the secret
+/// encapsulation produced.
+#[allow(clippy::too_many_arguments)]
+pub fn mlkem_decaps(
+    alg: Algorithm,
+    idx: &[usize],
+    sk_all: &[u8],
+    ct_all: &[u8],
+    expected_ss: &[u8],
+    tampered: &[usize],
+    ss: &[u8],
+) -> anyhow::Result<()> {
+    let s = alg.sizes();
+    let (lsk, lct) = (s.secret_key_bytes, s.ciphertext_bytes.unwrap_or(0));
+    let kem = liboqs_kem(alg)?;
+    for (j, &i) in idx.iter().enumerate() {
+        let gss = slot(ss, j, 32);
+        let dec = oqs_decaps(&kem, slot(sk_all, i, lsk), slot(ct_all, i, lct))?;
+        ensure!(
+            dec == gss,
+            "operation {i}: GPU decapsulation differs from liboqs's"
+        );
+        if tampered.contains(&i) {
+            ensure!(
+                gss != slot(expected_ss, i, 32),
+                "operation {i}: a tampered ciphertext gave the original secret"
+            );
+        } else {
+            ensure!(
+                gss == slot(expected_ss, i, 32),
+                "operation {i}: decapsulated secret differs from the encapsulated one"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// ML-DSA keygen: each sampled key pair equals the host implementation's
+/// for the same xi.
+pub fn mldsa_keygen(
+    alg: Algorithm,
+    idx: &[usize],
+    xi: &[u8],
+    pk: &[u8],
+    sk: &[u8],
+) -> anyhow::Result<()> {
+    let level = mldsa_level(alg)?;
+    let s = alg.sizes();
+    for (j, &i) in idx.iter().enumerate() {
+        let (hpk, hsk) = host::mldsa_keygen(level, &arr32(slot(xi, i, 32)))
+            .map_err(|c| anyhow!("host keygen failed with {c}"))?;
+        ensure!(
+            slot(pk, j, s.public_key_bytes) == hpk,
+            "operation {i}: GPU public key differs from the host implementation's"
+        );
+        ensure!(
+            slot(sk, j, s.secret_key_bytes) == hsk,
+            "operation {i}: GPU secret key differs from the host implementation's"
+        );
+    }
+    Ok(())
+}
+
+/// ML-DSA sign: each sampled GPU signature equals the host implementation's
+/// for the same (sk, message, context, rnd) and verifies under liboqs.
+#[allow(clippy::too_many_arguments)]
+pub fn mldsa_sign(
+    alg: Algorithm,
+    idx: &[usize],
+    pk_all: &[u8],
+    sk_all: &[u8],
+    msg_all: &[u8],
+    msg_len: usize,
+    ctx: &[u8],
+    rnd: &[u8],
+    sig: &[u8],
+    stride: usize,
+) -> anyhow::Result<()> {
+    let level = mldsa_level(alg)?;
+    let s = alg.sizes();
+    let lsig = s.signature_bytes.unwrap_or(0);
+    let oqs_sig = liboqs_sig(alg)?;
+    for (j, &i) in idx.iter().enumerate() {
+        let g = &sig[j * stride..j * stride + lsig];
+        let msg = slot(msg_all, i, msg_len);
+        let h = host::mldsa_sign(
+            level,
+            slot(sk_all, i, s.secret_key_bytes),
+            msg,
+            ctx,
+            &arr32(slot(rnd, i, 32)),
+        )
+        .map_err(|c| anyhow!("host sign failed with {c}"))?;
+        ensure!(
+            g == h,
+            "operation {i}: GPU signature differs from the host implementation's"
+        );
+        let pk = oqs_sig
+            .public_key_from_bytes(slot(pk_all, i, s.public_key_bytes))
+            .ok_or_else(|| anyhow!("public key length"))?;
+        let sg = oqs_sig
+            .signature_from_bytes(g)
+            .ok_or_else(|| anyhow!("signature length"))?;
+        ensure!(
+            oqs_sig.verify_with_ctx_str(msg, sg, ctx, pk).is_ok(),
+            "operation {i}: liboqs rejects the GPU signature"
+        );
+    }
+    Ok(())
+}
+
+/// ML-DSA verify: every valid signature was accepted and every deliberately
+/// corrupted one rejected (the whole result vector is checked).
+pub fn mldsa_verify(ok: &[i32], corrupted: &[usize]) -> anyhow::Result<()> {
+    for (i, &v) in ok.iter().enumerate() {
+        if corrupted.contains(&i) {
+            ensure!(
+                v == 0,
+                "operation {i}: the GPU accepted a corrupted signature"
+            );
+        } else {
+            ensure!(v == 1, "operation {i}: the GPU rejected a valid signature");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{RngCore, SeedableRng};
+
+    fn rng() -> rand_chacha::ChaCha20Rng {
+        rand_chacha::ChaCha20Rng::seed_from_u64(0x6761_7465)
+    }
+
+    fn random(r: &mut impl RngCore, n: usize) -> Vec<u8> {
+        let mut v = vec![0u8; n];
+        r.fill_bytes(&mut v);
+        v
+    }
+
+    #[test]
+    fn samples_are_spread_and_bounded() {
+        assert_eq!(sample_indices(5, 64), vec![0, 1, 2, 3, 4]);
+        let s = sample_indices(100_000, 64);
+        assert_eq!(s.len(), 64);
+        assert_eq!((s[0], s[63]), (0, 99_999));
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    /// Outputs made by the host build stand in for the GPU's: the gate
+    /// accepts them, and rejects each kind of corruption.
+    #[test]
+    fn mlkem_gates_accept_right_and_reject_wrong_outputs() {
+        let alg = Algorithm::MlKem768;
+        let s = alg.sizes();
+        let (lpk, lsk, lct) = (
+            s.public_key_bytes,
+            s.secret_key_bytes,
+            s.ciphertext_bytes.unwrap(),
+        );
+        let n = 6;
+        let mut r = rng();
+        let (d, z, m) = (
+            random(&mut r, 32 * n),
+            random(&mut r, 32 * n),
+            random(&mut r, 32 * n),
+        );
+        let (mut pk, mut sk, mut ct, mut ss) = (vec![], vec![], vec![], vec![]);
+        for i in 0..n {
+            let (p, k) =
+                host::mlkem_keygen(3, &arr32(slot(&d, i, 32)), &arr32(slot(&z, i, 32))).unwrap();
+            let (c, e) = host::mlkem_encaps(3, &p, &arr32(slot(&m, i, 32))).unwrap();
+            pk.extend(p);
+            sk.extend(k);
+            ct.extend(c);
+            ss.extend(e);
+        }
+        let idx = sample_indices(n, 4);
+        let pick = |buf: &[u8], len: usize| -> Vec<u8> {
+            idx.iter()
+                .flat_map(|&i| slot(buf, i, len).to_vec())
+                .collect()
+        };
+        mlkem_keygen(alg, &idx, &d, &z, &pick(&pk, lpk), &pick(&sk, lsk)).unwrap();
+        mlkem_encaps(alg, &idx, &pk, &sk, &m, &pick(&ct, lct), &pick(&ss, 32)).unwrap();
+        mlkem_decaps(alg, &idx, &sk, &ct, &ss, &[], &pick(&ss, 32)).unwrap();
+
+        let mut bad_pk = pick(&pk, lpk);
+        bad_pk[5] ^= 1;
+        assert!(mlkem_keygen(alg, &idx, &d, &z, &bad_pk, &pick(&sk, lsk)).is_err());
+        let mut bad_ss = pick(&ss, 32);
+        bad_ss[40] ^= 1;
+        assert!(mlkem_encaps(alg, &idx, &pk, &sk, &m, &pick(&ct, lct), &bad_ss).is_err());
+        assert!(mlkem_decaps(alg, &idx, &sk, &ct, &ss, &[], &bad_ss).is_err());
+
+        // A tampered ciphertext: the right answer is liboqs's implicit rejection.
+        let mut ct2 = ct.clone();
+        ct2[lct * idx[1] + 3] ^= 0x10;
+        let k3 = liboqs_kem(alg).unwrap();
+        let mut gss = pick(&ss, 32);
+        let rej = oqs_decaps(&k3, slot(&sk, idx[1], lsk), slot(&ct2, idx[1], lct)).unwrap();
+        gss[32..64].copy_from_slice(&rej);
+        mlkem_decaps(alg, &idx, &sk, &ct2, &ss, &[idx[1]], &gss).unwrap();
+        // Claiming the original secret for a tampered ciphertext is caught.
+        assert!(mlkem_decaps(alg, &idx, &sk, &ct2, &ss, &[idx[1]], &pick(&ss, 32)).is_err());
+    }
+
+    #[test]
+    fn mldsa_gates_accept_right_and_reject_wrong_outputs() {
+        let alg = Algorithm::MlDsa44;
+        let s = alg.sizes();
+        let (lpk, lsk, lsig) = (
+            s.public_key_bytes,
+            s.secret_key_bytes,
+            s.signature_bytes.unwrap(),
+        );
+        let stride = alg.signature_stride().unwrap();
+        let n = 3;
+        let mut r = rng();
+        let (xi, rnd) = (random(&mut r, 32 * n), random(&mut r, 32 * n));
+        let msg_len = 40;
+        let msgs = vec![0xAB; msg_len * n];
+        let ctx = b"ctx";
+        let (mut pk, mut sk, mut sig) = (vec![], vec![], vec![0u8; stride * n]);
+        for i in 0..n {
+            let (p, k) = host::mldsa_keygen(44, &arr32(slot(&xi, i, 32))).unwrap();
+            let g = host::mldsa_sign(
+                44,
+                &k,
+                slot(&msgs, i, msg_len),
+                ctx,
+                &arr32(slot(&rnd, i, 32)),
+            )
+            .unwrap();
+            sig[i * stride..i * stride + lsig].copy_from_slice(&g);
+            pk.extend(p);
+            sk.extend(k);
+        }
+        let idx: Vec<usize> = (0..n).collect();
+        mldsa_keygen(alg, &idx, &xi, &pk, &sk).unwrap();
+        mldsa_sign(alg, &idx, &pk, &sk, &msgs, msg_len, ctx, &rnd, &sig, stride).unwrap();
+        let mut bad = sig.clone();
+        bad[stride + 100] ^= 2;
+        assert!(mldsa_sign(alg, &idx, &pk, &sk, &msgs, msg_len, ctx, &rnd, &bad, stride).is_err());
+        let mut bad_sk = sk.clone();
+        bad_sk[lsk + 7] ^= 1;
+        assert!(mldsa_keygen(alg, &idx, &xi, &pk, &bad_sk).is_err());
+        let _ = lpk;
+        mldsa_verify(&[1, 0, 1], &[1]).unwrap();
+        assert!(mldsa_verify(&[1, 1, 1], &[1]).is_err());
+        assert!(mldsa_verify(&[1, 0, 0], &[1]).is_err());
+    }
+}

@@ -1,0 +1,195 @@
+//! The NVML sampler: while a GPU batch is timed, a thread samples device
+//! memory in use, GPU utilisation, board power and SM clock about every
+//! millisecond (configurable) and records their peaks and mean power.
+//! Energy comes from the GPU's energy counter (Volta and newer) read at start
+//! and stop; where it is unavailable or did not advance, power is integrated
+//! over the samples instead, and `describe` says which.
+//!
+//! Memory is absolute device memory in use, as cuPQC_benchmark reports it.
+//! NVML's utilisation is itself an average over its own sampling window
+//! (1/6 s to 1 s depending on the GPU), so short runs see coarse figures.
+
+use super::{RunUsage, Sampler};
+use nvml_wrapper::enum_wrappers::device::Clock;
+use nvml_wrapper::Nvml;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+struct Running {
+    stop: Arc<AtomicBool>,
+    energy_start_mj: Option<u64>,
+    handle: JoinHandle<(RunUsage, f64)>,
+}
+
+/// Samples one GPU through NVML.
+pub struct NvmlSampler {
+    nvml: Arc<Nvml>,
+    index: u32,
+    period: Duration,
+    running: Option<Running>,
+    energy_source: &'static str,
+}
+
+impl NvmlSampler {
+    /// Opens NVML and finds the device with this PCI bus id
+    /// (`00000000:01:00.0`), so CUDA and NVML name the same GPU.
+    pub fn new(pci_bus_id: &str, period: Duration) -> anyhow::Result<Self> {
+        let nvml = Nvml::init().map_err(|e| anyhow::anyhow!("NVML could not be loaded: {e}"))?;
+        let index = nvml
+            .device_by_pci_bus_id(pci_bus_id)
+            .and_then(|d| d.index())
+            .map_err(|e| anyhow::anyhow!("NVML has no device at PCI bus id {pci_bus_id}: {e}"))?;
+        Ok(NvmlSampler {
+            nvml: Arc::new(nvml),
+            index,
+            period,
+            running: None,
+            energy_source: "not yet measured",
+        })
+    }
+
+    fn energy_mj(&self) -> Option<u64> {
+        self.nvml
+            .device_by_index(self.index)
+            .ok()?
+            .total_energy_consumption()
+            .ok()
+    }
+}
+
+fn sample_until(nvml: &Nvml, index: u32, stop: &AtomicBool, period: Duration) -> (RunUsage, f64) {
+    let mut u = RunUsage::default();
+    let Ok(dev) = nvml.device_by_index(index) else {
+        return (u, 0.0);
+    };
+    let max = |a: Option<f64>, b: f64| Some(a.map_or(b, |x| x.max(b)));
+    let (mut power_sum, mut power_n, mut joules) = (0.0f64, 0usize, 0.0f64);
+    let mut last = Instant::now();
+    let mut last_w: Option<f64> = None;
+    loop {
+        let stopping = stop.load(Ordering::Acquire);
+        if let Ok(m) = dev.memory_info() {
+            u.peak_mem_mb = max(u.peak_mem_mb, m.used as f64 / (1024.0 * 1024.0));
+        }
+        if let Ok(r) = dev.utilization_rates() {
+            u.peak_util_pct = max(u.peak_util_pct, f64::from(r.gpu));
+        }
+        if let Ok(c) = dev.clock_info(Clock::SM) {
+            u.peak_sm_clock_mhz = max(u.peak_sm_clock_mhz, f64::from(c));
+        }
+        let now = Instant::now();
+        if let Ok(mw) = dev.power_usage() {
+            let w = f64::from(mw) / 1000.0;
+            power_sum += w;
+            power_n += 1;
+            // Trapezoids between samples.
+            if let Some(prev) = last_w {
+                joules += (prev + w) / 2.0 * (now - last).as_secs_f64();
+            }
+            last_w = Some(w);
+        }
+        last = now;
+        u.samples += 1;
+        if stopping {
+            break;
+        }
+        std::thread::sleep(period);
+    }
+    if power_n > 0 {
+        u.mean_power_w = Some(power_sum / power_n as f64);
+    }
+    (u, joules)
+}
+
+impl Sampler for NvmlSampler {
+    fn start(&mut self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.running.is_none(), "NVML sampler already running");
+        let stop = Arc::new(AtomicBool::new(false));
+        let (nvml, index, period, flag) =
+            (self.nvml.clone(), self.index, self.period, stop.clone());
+        let energy_start_mj = self.energy_mj();
+        let handle = std::thread::Builder::new()
+            .name("pqcprof-nvml-sampler".into())
+            .spawn(move || sample_until(&nvml, index, &flag, period))?;
+        self.running = Some(Running {
+            stop,
+            energy_start_mj,
+            handle,
+        });
+        Ok(())
+    }
+
+    fn stop(&mut self) -> anyhow::Result<RunUsage> {
+        let r = self
+            .running
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("NVML sampler was not started"))?;
+        r.stop.store(true, Ordering::Release);
+        let (mut usage, integrated_j) = r
+            .handle
+            .join()
+            .map_err(|_| anyhow::anyhow!("NVML sampler thread panicked"))?;
+        let counter = match (r.energy_start_mj, self.energy_mj()) {
+            (Some(a), Some(b)) if b > a => Some((b - a) as f64 / 1000.0),
+            _ => None,
+        };
+        usage.energy_j = match counter {
+            Some(j) => {
+                self.energy_source = "energy counter";
+                Some(j)
+            }
+            None if integrated_j > 0.0 => {
+                self.energy_source = "integrated power samples";
+                Some(integrated_j)
+            }
+            None => {
+                self.energy_source = "unavailable";
+                None
+            }
+        };
+        Ok(usage)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "NVML sampler on device {}: memory used, GPU utilisation, power, SM clock every {} us; energy from {}",
+            self.index,
+            self.period.as_micros(),
+            self.energy_source
+        )
+    }
+}
+
+/// A sampler for when NVML is missing: records nothing and says why.
+pub struct NoSampler(pub String);
+
+impl Sampler for NoSampler {
+    fn start(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn stop(&mut self) -> anyhow::Result<RunUsage> {
+        Ok(RunUsage::default())
+    }
+    fn describe(&self) -> String {
+        format!("no sampler: {}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_nvml_is_an_error_not_a_panic() {
+        // On machines without the NVIDIA driver this must be a clean Err.
+        if let Err(e) = NvmlSampler::new("00000000:01:00.0", Duration::from_millis(1)) {
+            assert!(!e.to_string().is_empty());
+        }
+        let mut s = NoSampler("NVML missing".into());
+        s.start().unwrap();
+        assert_eq!(s.stop().unwrap(), RunUsage::default());
+        assert!(s.describe().contains("NVML missing"));
+    }
+}
