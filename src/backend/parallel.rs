@@ -35,12 +35,19 @@ pub fn run_chunks<C: Chunk>(chunks: &mut [C]) -> anyhow::Result<Duration> {
         return Ok(t0.elapsed());
     }
     let barrier = Barrier::new(chunks.len());
+    // With no more threads than cores, each worker gets a core of its own,
+    // so two workers never queue on one core while another idles.
+    let pin = chunks.len() <= available_cores();
     let results: Vec<anyhow::Result<(Instant, Instant)>> = std::thread::scope(|s| {
         let handles: Vec<_> = chunks
             .iter_mut()
-            .map(|chunk| {
+            .enumerate()
+            .map(|(i, chunk)| {
                 let barrier = &barrier;
                 s.spawn(move || {
+                    if pin {
+                        pin_to_core(i);
+                    }
                     barrier.wait();
                     let t0 = Instant::now();
                     chunk.run()?;
@@ -67,6 +74,23 @@ pub fn run_chunks<C: Chunk>(chunks: &mut [C]) -> anyhow::Result<Duration> {
         (Some(s), Some(e)) => Ok(e - s),
         _ => anyhow::bail!("no chunk ran"),
     }
+}
+
+/// Pins the calling thread to one core (Linux); elsewhere, or if the
+/// kernel refuses, the thread stays where the scheduler puts it.
+fn pin_to_core(core: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: cpu_set_t is plain data; CPU_SET writes within it, and
+        // sched_setaffinity(0, ...) applies to the calling thread only.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(core, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = core;
 }
 
 /// Number of logical cores, at least one.
