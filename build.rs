@@ -1,9 +1,12 @@
 //! Build script: records the git commit and rustc version for run files,
 //! and compiles our FIPS 203/204 sources (cuda/native, shared with the GPU
 //! kernels) for the host so tests can prove them against liboqs, OpenSSL and
-//! RustCrypto.
+//! RustCrypto. The optional cuPQC backend's build lives in build/cupqc.rs.
 
 use std::process::Command;
+
+#[path = "build/cupqc.rs"]
+mod cupqc;
 
 fn output(cmd: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(cmd).args(args).output().ok()?;
@@ -45,4 +48,7 @@ fn main() {
         build.file(format!("{native}/{src}"));
     }
     build.compile("pqcprof_native");
+
+    // NVIDIA cuPQC through nvcc and bindgen, when the SDK and nvcc are found.
+    cupqc::configure();
 }

@@ -7,6 +7,7 @@ use crate::catalog::{Algorithm, Kind, Operation};
 use crate::cli::{
     exit, BenchArgs, BenchOptions, CheckArgs, Cli, Command, DEFAULT_CPU_BATCH, DEFAULT_GPU_BATCH,
 };
+use crate::gpu::cupqc;
 use crate::gpu::probe::{self, GpuProbe};
 use crate::monitor::host::HostSampler;
 use crate::monitor::nvml::{NoSampler, NvmlSampler};
@@ -26,8 +27,12 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Check(a) => check(&a),
         Command::Bench(a) => bench(&a, None),
-        Command::Cpu(a) => bench(&a, Some(liboqs::NAME)),
-        Command::Gpu(a) => bench(&a, Some(native_gpu::NAME)),
+        Command::Cpu(a) => bench(&a, Some(&[liboqs::NAME])),
+        Command::Gpu(a) => bench(&a, Some(&[native_gpu::NAME, cupqc::BACKEND_NAME])),
+        Command::Sweep(a) => crate::sweep::run_sweep(&a),
+        Command::Sizes(a) => crate::sweep::run_sizes(&a),
+        Command::Report(a) => crate::report::run_report(&a),
+        Command::Compare(a) => crate::report::run_compare(&a),
     }
 }
 
@@ -88,16 +93,98 @@ pub fn verdicts(gpu: &GpuProbe) -> Vec<Verdict> {
         },
     };
     v.push(native);
-    v.push(Verdict {
-        backend: "cupqc".into(),
-        ready: false,
-        detail: match (&gpu_reason, gpu.cupqc_sdk.present) {
-            (Some(r), _) => format!("{r}; and the cuPQC backend is not part of this build"),
-            (None, false) => gpu.cupqc_sdk.detail.clone(),
-            (None, true) => "SDK found, but the cuPQC backend is not part of this build".into(),
-        },
-    });
+    v.push(cupqc_verdict(gpu, gpu_reason.as_deref()));
     v
+}
+
+/// The cupqc verdict: ready only with a real SDK built in and a GPU the
+/// shim was compiled for. Says which SDK and nvcc the build used, whether it
+/// is the stand-in, and how to enable the backend when it is not built.
+fn cupqc_verdict(gpu: &GpuProbe, gpu_reason: Option<&str>) -> Verdict {
+    let b = cupqc::build_info();
+    let tools = format!(
+        "SDK: {}; nvcc: {}",
+        if b.sdk.is_empty() {
+            "none found at build time"
+        } else {
+            &b.sdk
+        },
+        if b.nvcc.is_empty() {
+            "none found at build time"
+        } else {
+            &b.nvcc
+        }
+    );
+    let (ready, detail) = if !b.built {
+        let sdk_now = if gpu.cupqc_sdk.present {
+            format!("an SDK is present now ({})", gpu.cupqc_sdk.detail)
+        } else {
+            gpu.cupqc_sdk.detail.clone()
+        };
+        (
+            false,
+            format!(
+                "not part of this build ({}; {sdk_now}); to enable it: {}",
+                b.note,
+                cupqc::HOW_TO_ENABLE
+            ),
+        )
+    } else if b.standin {
+        (
+            false,
+            format!("this build has the cuPQC stand-in SDK (tests only, not cryptography): it cannot benchmark; {tools}"),
+        )
+    } else if let Some(r) = gpu_reason {
+        (false, format!("{r}; built with {tools}"))
+    } else if let (Some(rt), Some(drv)) = (cupqc::linked_runtime(), gpu.driver_api_version) {
+        if cupqc::driver_runs(drv, rt) {
+            cupqc_ready(gpu, &b, &tools)
+        } else {
+            (
+                false,
+                format!(
+                    "the CUDA driver (API {}.{}) is older than the CUDA runtime {}.{} linked into the shim; update the driver or rebuild with an older nvcc; {tools}",
+                    drv / 1000,
+                    drv % 1000 / 10,
+                    rt / 1000,
+                    rt % 1000 / 10
+                ),
+            )
+        }
+    } else {
+        cupqc_ready(gpu, &b, &tools)
+    };
+    Verdict {
+        backend: cupqc::BACKEND_NAME.into(),
+        ready,
+        detail,
+    }
+}
+
+/// The cupqc verdict once build, stand-in and driver are fine: whether a GPU
+/// here runs the architectures the shim was compiled for.
+fn cupqc_ready(gpu: &GpuProbe, b: &cupqc::BuildInfo, tools: &str) -> (bool, String) {
+    if !gpu
+        .gpus
+        .iter()
+        .any(|g| g.supported() && b.runs_on(g.compute_capability))
+    {
+        (
+            false,
+            format!(
+                "built for sm_{} only, which no GPU here runs; rebuild with PQCPROF_CUDA_ARCHS set to the GPU's architecture; {tools}",
+                b.archs.join(", sm_")
+            ),
+        )
+    } else {
+        (
+            true,
+            format!(
+                "NVIDIA cuPQC, built for sm_{}; {tools}",
+                b.archs.join(", sm_")
+            ),
+        )
+    }
 }
 
 /// Why the native GPU backend cannot run, if it cannot.
@@ -113,6 +200,7 @@ fn native_not_ready(gpu: &GpuProbe) -> Option<String> {
 struct CheckReport<'a> {
     system: &'a system::Metadata,
     gpu: &'a GpuProbe,
+    cupqc_build: cupqc::BuildInfo,
     backends: &'a [Verdict],
 }
 
@@ -126,6 +214,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<i32> {
             serde_json::to_string_pretty(&CheckReport {
                 system: &meta,
                 gpu: &gpu,
+                cupqc_build: cupqc::build_info(),
                 backends: &verdicts
             })?
         );
@@ -194,6 +283,20 @@ pub fn render_check(meta: &system::Metadata, gpu: &GpuProbe, verdicts: &[Verdict
     s += &format!("  NVML          {}\n", yes_no(&gpu.nvml));
     s += &format!("  NVRTC         {}\n", yes_no(&gpu.nvrtc));
     s += &format!("  cuPQC SDK     {}\n", yes_no(&gpu.cupqc_sdk));
+    let b = cupqc::build_info();
+    let none = |v: &str| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    s += &format!(
+        "  cuPQC build   {} (SDK at build time: {}; nvcc: {})\n",
+        b.note,
+        none(&b.sdk),
+        none(&b.nvcc)
+    );
     s += "Backends\n";
     for v in verdicts {
         s += &format!(
@@ -244,7 +347,7 @@ fn check_host_memory(opts: &BenchOptions, batch: usize, total_mb: u64) -> anyhow
     Ok(())
 }
 
-fn install_ctrlc(cancel: Arc<AtomicBool>) {
+pub(crate) fn install_ctrlc(cancel: Arc<AtomicBool>) {
     let first = Arc::new(AtomicBool::new(true));
     let _ = ctrlc::set_handler(move || {
         if first.swap(false, Ordering::SeqCst) {
@@ -304,13 +407,70 @@ fn native_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
     }
 }
 
-fn bench(args: &BenchArgs, only: Option<&str>) -> anyhow::Result<i32> {
-    let mut opts = args.validate()?;
-    if let Some(name) = only {
-        if opts.backends.iter().any(|b| b != name) {
-            bail!("this command runs only {name}; use `pqcprof bench --backend ...` for others");
+/// The cuPQC backend with its NVML sampler, or why it cannot run.
+fn cupqc_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
+    let not_ready = |reason: String| Slot::NotReady {
+        name: cupqc::BACKEND_NAME.into(),
+        reason,
+    };
+    let verdict = verdicts(gpu)
+        .into_iter()
+        .find(|v| v.backend == cupqc::BACKEND_NAME);
+    if let Some(v) = verdict.filter(|v| !v.ready) {
+        return not_ready(v.detail);
+    }
+    if !gpu.gpus.iter().any(|g| g.ordinal == opts.device) {
+        return not_ready(format!(
+            "no GPU with ordinal {} (the driver lists {})",
+            opts.device,
+            gpu.gpus.len()
+        ));
+    }
+    cupqc_backend_slot(opts, not_ready)
+}
+
+#[cfg(pqcprof_cupqc)]
+fn cupqc_backend_slot(opts: &BenchOptions, not_ready: impl Fn(String) -> Slot) -> Slot {
+    let backend = match crate::backend::cupqc::Cupqc::new(opts.device) {
+        Ok(b) => b,
+        Err(e) => return not_ready(format!("{e:#}")),
+    };
+    let period = Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(1.0) / 1000.0);
+    let sampler: Box<dyn Sampler> = match NvmlSampler::new(&backend.pci_bus_id, period) {
+        Ok(s) => Box::new(s),
+        Err(e) => {
+            eprintln!("pqcprof: {e:#}; GPU memory, utilisation and power will not be recorded");
+            Box::new(NoSampler(format!("{e:#}")))
         }
-        opts.backends = vec![name.to_string()];
+    };
+    Slot::Ready {
+        backend: Box::new(backend),
+        sampler,
+        threads: vec![1],
+        batch: opts.batch.unwrap_or(DEFAULT_GPU_BATCH),
+    }
+}
+
+#[cfg(not(pqcprof_cupqc))]
+fn cupqc_backend_slot(_: &BenchOptions, not_ready: impl Fn(String) -> Slot) -> Slot {
+    not_ready(format!(
+        "the cuPQC backend is not part of this build; to enable it: {}",
+        cupqc::HOW_TO_ENABLE
+    ))
+}
+
+fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
+    let mut opts = args.validate()?;
+    if let Some(names) = only {
+        if opts.backends.iter().any(|b| !names.contains(&b.as_str())) {
+            bail!(
+                "this command runs only {}; use `pqcprof bench --backend ...` for others",
+                names.join(", ")
+            );
+        }
+        if opts.backends.is_empty() {
+            opts.backends = names.iter().map(|n| n.to_string()).collect();
+        }
     }
     let out = crate::export::ensure_writable_dir(&opts.out)?;
     let host = system::host();
@@ -342,6 +502,9 @@ fn bench(args: &BenchArgs, only: Option<&str>) -> anyhow::Result<i32> {
     if want(native_gpu::NAME) {
         slots.push(native_slot(&gpu, &opts));
     }
+    if want(cupqc::BACKEND_NAME) {
+        slots.push(cupqc_slot(&gpu, &opts));
+    }
     if opts.backends.is_empty()
         && !verdicts(&gpu)
             .iter()
@@ -364,7 +527,7 @@ fn bench(args: &BenchArgs, only: Option<&str>) -> anyhow::Result<i32> {
         message_bytes: opts.message_size,
         context_hex: args.context.to_ascii_lowercase(),
         sample_period_ms: opts.sample_period_ms.unwrap_or(10.0),
-        randomness: "liboqs-cpu: liboqs's RNG inside each call (system randomness), as its speed tools; native-gpu: seeds, m and rnd from ChaCha20 seeded by the OS, generated before timing".into(),
+        randomness: "liboqs-cpu: liboqs's RNG inside each call (system randomness), as its speed tools; native-gpu: seeds, m and rnd from ChaCha20 seeded by the OS, generated before timing; cupqc: entropy from ChaCha20 seeded by the OS, generated on the host and copied to the GPU before timing".into(),
         backends: opts.backends.clone(),
         algorithms: opts.algorithms.clone(),
         operations: opts.operations.clone(),

@@ -49,6 +49,15 @@ pub enum Command {
     Cpu(BenchArgs),
     /// Measure the GPU backends only (native-gpu).
     Gpu(BenchArgs),
+    /// Measure every algorithm liboqs and OpenSSL enable, plus composites
+    /// (pqc-sig-bench-c-style windows and CSVs).
+    Sweep(crate::sweep::SweepArgs),
+    /// Print key, ciphertext, signature and secret sizes of every algorithm as CSV.
+    Sizes(crate::sweep::SizesArgs),
+    /// Write one self-contained HTML (or Markdown) report from run files.
+    Report(crate::report::ReportArgs),
+    /// Compare two run files: change in median throughput per record.
+    Compare(crate::report::CompareArgs),
 }
 
 /// Options of `check`.

@@ -88,10 +88,13 @@ pub struct Record {
     /// Throughput of each run (batch / run time), IQR-filtered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_ops_per_sec: Option<Summary>,
-    /// Median throughput of the kept runs, operations per second.
+    /// Operations per second: for batch timing (bench, gpu) the median of
+    /// the kept runs' throughputs; for window timing (the sweep) all
+    /// operations over the whole window, as pqc-sig-bench-c reports it (the
+    /// per-batch median is then in `throughput_ops_per_sec.median`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_per_sec: Option<f64>,
-    /// Milliseconds per operation at the median throughput (wall clock,
+    /// Milliseconds per operation, 1000 / `ops_per_sec` (wall clock,
     /// amortised over all threads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms_per_op: Option<f64>,

@@ -2,6 +2,8 @@
 //! them all, so CPU and GPU results share one schema, one statistics path
 //! and one report.
 
+#[cfg(pqcprof_cupqc)]
+pub mod cupqc;
 pub mod liboqs;
 #[cfg(test)]
 pub mod mock;
@@ -95,5 +97,11 @@ pub trait Backend {
     ) -> anyhow::Result<Box<dyn Prepared>>;
 }
 
-/// Names of the backends a user can ask for, for error messages.
-pub const BACKEND_NAMES: [&str; 2] = [liboqs::NAME, native_gpu::NAME];
+/// Names of the backends a user can ask for, for error messages. `cupqc`
+/// is always listed: a build without it skips its records with the reason
+/// (and `check` says how to enable it) instead of calling the name unknown.
+pub const BACKEND_NAMES: [&str; 3] = [
+    liboqs::NAME,
+    native_gpu::NAME,
+    crate::gpu::cupqc::BACKEND_NAME,
+];

@@ -283,6 +283,168 @@ pub fn mldsa_verify(ok: &[i32], corrupted: &[usize]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Sampled outputs of a GPU whose randomness we do not control (cuPQC draws
+/// from its own entropy), checked with liboqs round trips only: ML-KEM key
+/// pairs have the FIPS 203 sizes (the slot lengths) and liboqs agrees on a
+/// secret with each (encapsulate under the GPU public key, decapsulate under
+/// the GPU secret key). `pk` and `sk` hold the sampled slots in `idx` order.
+pub fn mlkem_keypairs_round_trip(
+    alg: Algorithm,
+    idx: &[usize],
+    pk: &[u8],
+    sk: &[u8],
+) -> anyhow::Result<()> {
+    let s = alg.sizes();
+    let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
+    ensure!(
+        pk.len() == idx.len() * lpk && sk.len() == idx.len() * lsk,
+        "{alg}: key buffers do not have the FIPS 203 sizes ({lpk} and {lsk} bytes per key)"
+    );
+    let kem = liboqs_kem(alg)?;
+    for (j, &i) in idx.iter().enumerate() {
+        let gpk = kem
+            .public_key_from_bytes(slot(pk, j, lpk))
+            .ok_or_else(|| anyhow!("public key length"))?;
+        let (ct, ss) = kem
+            .encapsulate(gpk)
+            .map_err(|e| anyhow!("liboqs encaps: {e}"))?;
+        ensure!(
+            oqs_decaps(&kem, slot(sk, j, lsk), ct.as_ref())? == ss.as_ref(),
+            "operation {i}: liboqs round trip failed on the GPU key pair"
+        );
+    }
+    Ok(())
+}
+
+/// ML-KEM encaps checked with liboqs only: liboqs decapsulates each sampled
+/// GPU ciphertext (under the secret key of the pair the GPU encapsulated
+/// to) to the GPU's secret, and a flipped ciphertext bit gives a different
+/// one. `ct` and `ss` hold the sampled slots in `idx` order.
+pub fn mlkem_ciphertexts_decapsulate(
+    alg: Algorithm,
+    idx: &[usize],
+    sk_all: &[u8],
+    ct: &[u8],
+    ss: &[u8],
+) -> anyhow::Result<()> {
+    let s = alg.sizes();
+    let (lsk, lct) = (s.secret_key_bytes, s.ciphertext_bytes.unwrap_or(0));
+    let lss = s.shared_secret_bytes.unwrap_or(32);
+    ensure!(
+        ct.len() == idx.len() * lct && ss.len() == idx.len() * lss,
+        "{alg}: ciphertext or secret buffers do not have the FIPS 203 sizes"
+    );
+    let kem = liboqs_kem(alg)?;
+    for (j, &i) in idx.iter().enumerate() {
+        let (gct, gss) = (slot(ct, j, lct), slot(ss, j, lss));
+        let sk = slot(sk_all, i, lsk);
+        ensure!(
+            oqs_decaps(&kem, sk, gct)? == gss,
+            "operation {i}: liboqs decapsulates the GPU ciphertext to a different secret"
+        );
+        let mut flipped = gct.to_vec();
+        flipped[lct / 2] ^= 0x01;
+        ensure!(
+            oqs_decaps(&kem, sk, &flipped)? != gss,
+            "operation {i}: a flipped ciphertext bit still gives the GPU's secret"
+        );
+    }
+    Ok(())
+}
+
+/// ML-DSA key pairs checked with liboqs only: FIPS 204 sizes, and a liboqs
+/// signature made with each sampled GPU secret key verifies under its GPU
+/// public key. `pk` and `sk` hold the sampled slots in `idx` order.
+pub fn mldsa_keypairs_sign(
+    alg: Algorithm,
+    idx: &[usize],
+    pk: &[u8],
+    sk: &[u8],
+    msg: &[u8],
+    ctx: &[u8],
+) -> anyhow::Result<()> {
+    let s = alg.sizes();
+    let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
+    ensure!(
+        pk.len() == idx.len() * lpk && sk.len() == idx.len() * lsk,
+        "{alg}: key buffers do not have the FIPS 204 sizes ({lpk} and {lsk} bytes per key)"
+    );
+    let sig = liboqs_sig(alg)?;
+    for (j, &i) in idx.iter().enumerate() {
+        let gsk = sig
+            .secret_key_from_bytes(slot(sk, j, lsk))
+            .ok_or_else(|| anyhow!("secret key length"))?;
+        let gpk = sig
+            .public_key_from_bytes(slot(pk, j, lpk))
+            .ok_or_else(|| anyhow!("public key length"))?;
+        let signature = sig
+            .sign_with_ctx_str(msg, ctx, gsk)
+            .map_err(|e| anyhow!("liboqs sign: {e}"))?;
+        ensure!(
+            sig.verify_with_ctx_str(msg, &signature, ctx, gpk).is_ok(),
+            "operation {i}: a liboqs signature with the GPU secret key fails under its public key"
+        );
+    }
+    Ok(())
+}
+
+/// ML-DSA signatures checked with liboqs only: each sampled GPU signature
+/// verifies under its public key, and is rejected with a flipped signature
+/// bit or a flipped message bit. `sig` holds the sampled slots (`stride`
+/// apart) in `idx` order.
+#[allow(clippy::too_many_arguments)]
+pub fn mldsa_signatures_verify(
+    alg: Algorithm,
+    idx: &[usize],
+    pk_all: &[u8],
+    msg_all: &[u8],
+    msg_stride: usize,
+    msg_len: usize,
+    ctx: &[u8],
+    sig: &[u8],
+    stride: usize,
+) -> anyhow::Result<()> {
+    let s = alg.sizes();
+    let (lpk, lsig) = (s.public_key_bytes, s.signature_bytes.unwrap_or(0));
+    ensure!(
+        stride >= lsig && sig.len() == idx.len() * stride,
+        "{alg}: signature buffer does not hold {lsig}-byte signatures"
+    );
+    let oqs_sig = liboqs_sig(alg)?;
+    for (j, &i) in idx.iter().enumerate() {
+        let g = &sig[j * stride..j * stride + lsig];
+        let msg = &msg_all[i * msg_stride..i * msg_stride + msg_len];
+        let pk = oqs_sig
+            .public_key_from_bytes(slot(pk_all, i, lpk))
+            .ok_or_else(|| anyhow!("public key length"))?;
+        let verifies = |m: &[u8], sg: &[u8]| -> anyhow::Result<bool> {
+            let sg = oqs_sig
+                .signature_from_bytes(sg)
+                .ok_or_else(|| anyhow!("signature length"))?;
+            Ok(oqs_sig.verify_with_ctx_str(m, sg, ctx, pk).is_ok())
+        };
+        ensure!(
+            verifies(msg, g)?,
+            "operation {i}: liboqs rejects the GPU signature"
+        );
+        let mut bad = g.to_vec();
+        bad[lsig / 2] ^= 0x01;
+        ensure!(
+            !verifies(msg, &bad)?,
+            "operation {i}: liboqs accepts the GPU signature with a flipped bit"
+        );
+        if !msg.is_empty() {
+            let mut m2 = msg.to_vec();
+            m2[0] ^= 0x01;
+            ensure!(
+                !verifies(&m2, g)?,
+                "operation {i}: the GPU signature also verifies for another message"
+            );
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,5 +571,77 @@ mod tests {
         mldsa_verify(&[1, 0, 1], &[1]).unwrap();
         assert!(mldsa_verify(&[1, 1, 1], &[1]).is_err());
         assert!(mldsa_verify(&[1, 0, 0], &[1]).is_err());
+    }
+    /// The liboqs-only gates (cuPQC's) accept liboqs's own outputs and
+    /// reject corrupted ones.
+    #[test]
+    fn liboqs_only_gates_accept_right_and_reject_wrong_outputs() {
+        let alg = Algorithm::MlKem512;
+        let kem = liboqs_kem(alg).unwrap();
+        let (mut pk, mut sk, mut ct, mut ss) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..3 {
+            let (p, k) = kem.keypair().unwrap();
+            let (c, e) = kem.encapsulate(&p).unwrap();
+            pk.extend_from_slice(p.as_ref());
+            sk.extend_from_slice(k.as_ref());
+            ct.extend_from_slice(c.as_ref());
+            ss.extend_from_slice(e.as_ref());
+        }
+        let idx = [0, 1, 2];
+        mlkem_keypairs_round_trip(alg, &idx, &pk, &sk).unwrap();
+        mlkem_ciphertexts_decapsulate(alg, &idx, &sk, &ct, &ss).unwrap();
+        let mut bad_sk = sk.clone();
+        bad_sk[alg.sizes().secret_key_bytes + 10] ^= 1;
+        assert!(mlkem_keypairs_round_trip(alg, &idx, &pk, &bad_sk).is_err());
+        let mut bad_ss = ss.clone();
+        bad_ss[33] ^= 1;
+        assert!(mlkem_ciphertexts_decapsulate(alg, &idx, &sk, &ct, &bad_ss).is_err());
+        assert!(mlkem_keypairs_round_trip(alg, &idx, &pk[1..], &sk).is_err());
+
+        let alg = Algorithm::MlDsa44;
+        let sig = liboqs_sig(alg).unwrap();
+        let stride = alg.signature_stride().unwrap();
+        let (msg_len, msg_stride) = (5, 8);
+        let msgs = vec![0xAB; msg_stride * 2];
+        let (mut pk, mut sk, mut sigs) = (vec![], vec![], vec![0u8; stride * 2]);
+        for i in 0..2 {
+            let (p, k) = sig.keypair().unwrap();
+            let m = &msgs[i * msg_stride..i * msg_stride + msg_len];
+            let g = sig.sign_with_ctx_str(m, &[], &k).unwrap();
+            sigs[i * stride..i * stride + g.as_ref().len()].copy_from_slice(g.as_ref());
+            pk.extend_from_slice(p.as_ref());
+            sk.extend_from_slice(k.as_ref());
+        }
+        let idx = [0, 1];
+        mldsa_keypairs_sign(alg, &idx, &pk, &sk, b"m", &[]).unwrap();
+        mldsa_signatures_verify(
+            alg,
+            &idx,
+            &pk,
+            &msgs,
+            msg_stride,
+            msg_len,
+            &[],
+            &sigs,
+            stride,
+        )
+        .unwrap();
+        let mut bad = sigs.clone();
+        bad[stride + 40] ^= 4;
+        assert!(mldsa_signatures_verify(
+            alg,
+            &idx,
+            &pk,
+            &msgs,
+            msg_stride,
+            msg_len,
+            &[],
+            &bad,
+            stride
+        )
+        .is_err());
+        let mut swapped = pk.clone();
+        swapped.rotate_left(alg.sizes().public_key_bytes);
+        assert!(mldsa_keypairs_sign(alg, &idx, &swapped, &sk, b"m", &[]).is_err());
     }
 }

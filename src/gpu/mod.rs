@@ -1,5 +1,7 @@
-//! GPU support: probing the driver, NVML and NVRTC, and the native kernels.
+//! GPU support: probing the driver, NVML and NVRTC, the native kernels, and
+//! the cuPQC shim when the build includes it.
 
+pub mod cupqc;
 pub mod gate;
 pub mod kernels;
 pub mod probe;

@@ -1,0 +1,311 @@
+//! Which figures each chart shows.
+
+use super::model::{kind_name, Dataset, Entry};
+use super::svg::{dot_plot, line_chart, Dot, DotRow, Line};
+use super::table::natural_cmp;
+use super::units;
+use crate::catalog::{Kind, Operation};
+use crate::results::Mode;
+use std::collections::BTreeMap;
+
+/// A chart with its heading and a sentence on how to read it.
+pub struct Chart {
+    /// Heading.
+    pub title: String,
+    /// How to read it.
+    pub caption: String,
+    /// The SVG.
+    pub svg: String,
+}
+
+fn row_label(e: &Entry) -> (String, String) {
+    let note = if e.is_gpu() {
+        format!("{} · {}", e.rec.backend, e.rec.device.name)
+    } else {
+        format!("{} · {}t", e.rec.backend, e.rec.threads)
+    };
+    (e.rec.algorithm.clone(), note)
+}
+
+/// Ops/s per algorithm and operation (log scale), one chart per kind; for
+/// several batch sizes the best one.
+pub fn throughput_charts(ds: &Dataset) -> Vec<Chart> {
+    let mut out = vec![];
+    for kind in [Kind::Kem, Kind::Signature] {
+        let mine: Vec<&Entry> = ds
+            .ok()
+            .filter(|e| e.rec.kind == kind && e.ok_throughput().is_some())
+            .collect();
+        let ops: Vec<Operation> = Operation::ALL
+            .into_iter()
+            .filter(|o| mine.iter().any(|e| e.rec.operation == *o))
+            .collect();
+        // (algorithm, setup, file) -> best record per operation
+        let mut rows: BTreeMap<(String, String, usize), BTreeMap<usize, &Entry>> = BTreeMap::new();
+        for e in &mine {
+            let (label, note) = row_label(e);
+            let slot = rows
+                .entry((label, note, e.src.file))
+                .or_default()
+                .entry(ops.iter().position(|o| *o == e.rec.operation).unwrap_or(0))
+                .or_insert(e);
+            if slot.ok_throughput() < e.ok_throughput() {
+                *slot = e;
+            }
+        }
+        let mut keys: Vec<_> = rows.keys().cloned().collect();
+        keys.sort_by(|a, b| {
+            let la = rows[a].values().next().and_then(|e| e.rec.nist_level);
+            let lb = rows[b].values().next().and_then(|e| e.rec.nist_level);
+            la.cmp(&lb)
+                .then_with(|| natural_cmp(&a.0, &b.0))
+                .then_with(|| a.1.cmp(&b.1))
+                .then_with(|| a.2.cmp(&b.2))
+        });
+        let multi_file = ds.runs.len() > 1;
+        let dot_rows: Vec<DotRow> = keys
+            .iter()
+            .map(|k| DotRow {
+                label: k.0.clone(),
+                note: if multi_file {
+                    format!("{} · F{}", k.1, k.2 + 1)
+                } else {
+                    k.1.clone()
+                },
+                dots: rows[k]
+                    .iter()
+                    .map(|(series, e)| Dot {
+                        series: *series,
+                        value: e.ok_throughput().unwrap_or(0.0),
+                        title: format!(
+                            "{} {} · {} · {} · batch {} · {}",
+                            e.rec.algorithm,
+                            e.rec.operation.cli_name(),
+                            e.setup(),
+                            units::ops(e.ok_throughput().unwrap_or(0.0)),
+                            e.rec.batch,
+                            e.src
+                        ),
+                        src: e.src,
+                    })
+                    .collect(),
+                range: false,
+            })
+            .collect();
+        if dot_rows.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = ops.iter().map(|o| o.label().to_string()).collect();
+        out.push(Chart {
+            title: format!(
+                "{} throughput",
+                if kind == Kind::Kem { "KEM" } else { "Signature" }
+            ),
+            caption: format!(
+                "Median operations per second of each {} operation; further right is faster, and each grid line is ten times the last. Hover a mark for its figure and source record.",
+                kind_name(kind)
+            ),
+            svg: dot_plot(
+                &format!("{} operations per second", kind_name(kind)),
+                "operations per second",
+                "/s",
+                &names,
+                &dot_rows,
+            ),
+        });
+    }
+    out
+}
+
+/// Latency p50 to p99 per operation (mode `latency` records).
+pub fn latency_chart(ds: &Dataset) -> Option<Chart> {
+    let mut v: Vec<&Entry> = ds
+        .ok()
+        .filter(|e| e.rec.mode == Mode::Latency && e.rec.latency_p50_us.is_some())
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| {
+        natural_cmp(&a.rec.algorithm, &b.rec.algorithm)
+            .then_with(|| a.rec.operation.cmp(&b.rec.operation))
+            .then_with(|| a.src.cmp(&b.src))
+    });
+    let rows: Vec<DotRow> = v
+        .iter()
+        .map(|e| {
+            let (label, note) = row_label(e);
+            let mut dots = vec![];
+            for (series, val, name) in [
+                (0, e.rec.latency_p50_us, "p50"),
+                (1, e.rec.latency_p99_us, "p99"),
+            ] {
+                if let Some(us) = val.filter(|v| *v > 0.0) {
+                    dots.push(Dot {
+                        series,
+                        value: us,
+                        title: format!(
+                            "{} {} {name}: {} · {}",
+                            e.rec.algorithm,
+                            e.rec.operation.cli_name(),
+                            units::time_ms(us / 1000.0),
+                            e.src
+                        ),
+                        src: e.src,
+                    });
+                }
+            }
+            DotRow {
+                label: format!("{label} {}", e.rec.operation.cli_name()),
+                note,
+                dots,
+                range: true,
+            }
+        })
+        .collect();
+    Some(Chart {
+        title: "Latency of single operations".into(),
+        caption: "Each line runs from the median (p50) to the 99th percentile (p99) of single operations; further left is quicker.".into(),
+        svg: dot_plot(
+            "latency p50 to p99",
+            "microseconds per operation",
+            " µs",
+            &["p50".into(), "p99".into()],
+            &rows,
+        ),
+    })
+}
+
+/// Throughput against batch size, for every (backend, algorithm,
+/// operation) measured at two batch sizes or more; one chart per backend
+/// and kind.
+pub fn batch_charts(ds: &Dataset) -> Vec<Chart> {
+    let mut series: BTreeMap<(String, String, bool), BTreeMap<String, Vec<&Entry>>> =
+        BTreeMap::new();
+    for e in ds.ok().filter(|e| e.ok_throughput().is_some()) {
+        let setup = format!("{} · {}", e.rec.backend, e.rec.device.name);
+        let name = format!(
+            "{} {}{}",
+            e.rec.algorithm,
+            e.rec.operation.cli_name(),
+            if e.is_gpu() {
+                String::new()
+            } else {
+                format!(" ({}t)", e.rec.threads)
+            }
+        );
+        series
+            .entry((setup, e.host().to_string(), e.rec.kind == Kind::Kem))
+            .or_default()
+            .entry(name)
+            .or_default()
+            .push(e);
+    }
+    let mut out = vec![];
+    for ((setup, host, is_kem), by_name) in series {
+        let lines: Vec<Line> = by_name
+            .into_iter()
+            .filter(|(_, v)| {
+                let mut b: Vec<usize> = v.iter().map(|e| e.rec.batch).collect();
+                b.sort();
+                b.dedup();
+                b.len() >= 2
+            })
+            .map(|(name, v)| Line {
+                name,
+                points: v
+                    .iter()
+                    .map(|e| (e.rec.batch as f64, e.ok_throughput().unwrap_or(0.0), e.src))
+                    .collect(),
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        out.push(Chart {
+            title: format!(
+                "{} throughput against batch size: {setup} ({host})",
+                if is_kem { "KEM" } else { "Signature" }
+            ),
+            caption: "Median operations per second at each batch size measured; a line that flattens shows where the device is saturated.".into(),
+            svg: line_chart("throughput against batch size", "batch size", "operations per second", &lines),
+        });
+    }
+    out
+}
+
+/// Public key and ciphertext or signature per algorithm (log scale).
+pub fn sizes_chart(ds: &Dataset) -> Option<Chart> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut v: Vec<&Entry> = vec![];
+    for e in &ds.entries {
+        if e.rec.sizes.public_key_bytes > 0 && seen.insert(e.rec.algorithm.clone()) {
+            v.push(e);
+        }
+    }
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| {
+        (a.rec.kind == Kind::Signature)
+            .cmp(&(b.rec.kind == Kind::Signature))
+            .then_with(|| a.rec.nist_level.cmp(&b.rec.nist_level))
+            .then_with(|| natural_cmp(&a.rec.algorithm, &b.rec.algorithm))
+    });
+    let rows: Vec<DotRow> = v
+        .iter()
+        .map(|e| {
+            let s = e.rec.sizes;
+            let mut dots = vec![Dot {
+                series: 0,
+                value: s.public_key_bytes as f64,
+                title: format!(
+                    "{} public key: {}",
+                    e.rec.algorithm,
+                    units::bytes(s.public_key_bytes)
+                ),
+                src: e.src,
+            }];
+            if let Some(c) = s.ciphertext_bytes.filter(|c| *c > 0) {
+                dots.push(Dot {
+                    series: 1,
+                    value: c as f64,
+                    title: format!("{} ciphertext: {}", e.rec.algorithm, units::bytes(c)),
+                    src: e.src,
+                });
+            }
+            if let Some(c) = s.signature_bytes.filter(|c| *c > 0) {
+                dots.push(Dot {
+                    series: 2,
+                    value: c as f64,
+                    title: format!("{} signature: {}", e.rec.algorithm, units::bytes(c)),
+                    src: e.src,
+                });
+            }
+            DotRow {
+                label: e.rec.algorithm.clone(),
+                note: format!(
+                    "level {}",
+                    e.rec
+                        .nist_level
+                        .map(|l| l.to_string())
+                        .unwrap_or_else(|| "–".into())
+                ),
+                dots,
+                range: false,
+            }
+        })
+        .collect();
+    Some(Chart {
+        title: "Sizes".into(),
+        caption: "Bytes of each public key, ciphertext and signature; further right is larger."
+            .into(),
+        svg: dot_plot(
+            "sizes in bytes",
+            "bytes",
+            " B",
+            &["public key".into(), "ciphertext".into(), "signature".into()],
+            &rows,
+        ),
+    })
+}

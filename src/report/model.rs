@@ -1,0 +1,274 @@
+//! The records of every loaded file as one flat list, each with where it
+//! came from, and the classifications the report groups by.
+
+use super::load::LoadedRun;
+use crate::backend::DeviceKind;
+use crate::catalog::Kind;
+use crate::results::{Mode, Record, Status, SymmetricRecord};
+use std::fmt;
+
+/// Where a figure came from: file label and index in its `records` (or
+/// `symmetric`) array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SrcRef {
+    /// Index into the loaded files (0-based; shown as `F1`, `F2`, ...).
+    pub file: usize,
+    /// Index in the file's array.
+    pub index: usize,
+}
+
+impl fmt::Display for SrcRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "F{}#{}", self.file + 1, self.index)
+    }
+}
+
+/// PQC, classical, or a combination of both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    /// Post-quantum.
+    Pqc,
+    /// Pre-quantum (RSA, elliptic curves).
+    Classical,
+    /// A hybrid KEM or composite signature of both.
+    Hybrid,
+}
+
+impl Class {
+    /// Lower-case name used in filters.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Pqc => "pqc",
+            Class::Classical => "classical",
+            Class::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// Families whose security rests on factoring or discrete logarithms.
+const CLASSICAL_MARKERS: [&str; 9] = [
+    "ECDH", "ECDSA", "EDDSA", "ED25519", "ED448", "X25519", "X448", "RSA", "FFDH",
+];
+/// Markers of post-quantum components inside a hybrid name.
+const PQC_MARKERS: [&str; 8] = [
+    "MLKEM",
+    "ML-KEM",
+    "MLDSA",
+    "ML-DSA",
+    "KYBER",
+    "DILITHIUM",
+    "FALCON",
+    "SLH",
+];
+
+/// Classifies an algorithm by its provider, family and name.
+pub fn classify(provider: &str, family: &str, algorithm: &str) -> Class {
+    let fam = family.to_ascii_uppercase();
+    let name = algorithm.to_ascii_uppercase();
+    if provider.eq_ignore_ascii_case("composite")
+        || fam.contains("HYBRID")
+        || fam.contains("COMPOSITE")
+        || name.contains('+')
+    {
+        return Class::Hybrid;
+    }
+    let classical_name = CLASSICAL_MARKERS.iter().any(|m| name.contains(m));
+    let pqc_name = PQC_MARKERS.iter().any(|m| name.contains(m));
+    if classical_name && pqc_name {
+        return Class::Hybrid;
+    }
+    if CLASSICAL_MARKERS.iter().any(|m| fam.contains(m)) || (classical_name && !pqc_name) {
+        return Class::Classical;
+    }
+    Class::Pqc
+}
+
+/// NIST level rounded to the columns PQC is compared in: 1 (categories 1
+/// and 2), 3 (3 and 4) and 5.
+pub fn level_bucket(level: Option<u8>) -> Option<u8> {
+    match level? {
+        1 | 2 => Some(1),
+        3 | 4 => Some(3),
+        5.. => Some(5),
+        0 => None,
+    }
+}
+
+/// One record and its context.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    /// Where it came from.
+    pub src: SrcRef,
+    /// The record.
+    pub rec: &'a Record,
+    /// The file it is in.
+    pub run: &'a LoadedRun,
+    /// Its class.
+    pub class: Class,
+}
+
+impl Entry<'_> {
+    /// Host name of the file's machine.
+    pub fn host(&self) -> &str {
+        &self.run.metadata.hostname
+    }
+
+    /// Whether the record ran on a GPU.
+    pub fn is_gpu(&self) -> bool {
+        self.rec.device.kind == DeviceKind::Gpu
+    }
+
+    /// Whether it has a usable median throughput.
+    pub fn ok_throughput(&self) -> Option<f64> {
+        (self.rec.status == Status::Ok && self.rec.mode == Mode::Throughput)
+            .then_some(self.rec.ops_per_sec)
+            .flatten()
+            .filter(|v| v.is_finite() && *v > 0.0)
+    }
+
+    /// Milliseconds per operation of an ok throughput record.
+    pub fn ms(&self) -> Option<f64> {
+        let ops = self.ok_throughput()?;
+        Some(
+            self.rec
+                .ms_per_op
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .unwrap_or(1000.0 / ops),
+        )
+    }
+
+    /// Where it ran, in a few words: `liboqs-cpu, 1 thread` or
+    /// `native-gpu, NVIDIA H200`.
+    pub fn setup(&self) -> String {
+        if self.is_gpu() {
+            format!("{} on {}", self.rec.backend, self.rec.device.name)
+        } else {
+            format!(
+                "{}, {} thread{}",
+                self.rec.backend,
+                self.rec.threads,
+                if self.rec.threads == 1 { "" } else { "s" }
+            )
+        }
+    }
+
+    /// `KEM` or `signature`.
+    pub fn kind_name(&self) -> &'static str {
+        kind_name(self.rec.kind)
+    }
+}
+
+/// `KEM` or `signature`.
+pub fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Kem => "KEM",
+        Kind::Signature => "signature",
+    }
+}
+
+/// One symmetric record and its context.
+#[derive(Debug, Clone, Copy)]
+pub struct SymEntry<'a> {
+    /// Where it came from (index into `symmetric`).
+    pub src: SrcRef,
+    /// The record.
+    pub rec: &'a SymmetricRecord,
+    /// The file it is in.
+    pub run: &'a LoadedRun,
+}
+
+/// Every record of every file.
+pub struct Dataset<'a> {
+    /// The files.
+    pub runs: &'a [LoadedRun],
+    /// Records in file order, then record order.
+    pub entries: Vec<Entry<'a>>,
+    /// Symmetric records.
+    pub symmetric: Vec<SymEntry<'a>>,
+}
+
+impl<'a> Dataset<'a> {
+    /// Flattens the files.
+    pub fn new(runs: &'a [LoadedRun]) -> Self {
+        let mut entries = vec![];
+        let mut symmetric = vec![];
+        for (f, run) in runs.iter().enumerate() {
+            for (i, rec) in &run.records {
+                entries.push(Entry {
+                    src: SrcRef { file: f, index: *i },
+                    rec,
+                    run,
+                    class: classify(&rec.provider, &rec.family, &rec.algorithm),
+                });
+            }
+            for (i, rec) in &run.symmetric {
+                symmetric.push(SymEntry {
+                    src: SrcRef { file: f, index: *i },
+                    rec,
+                    run,
+                });
+            }
+        }
+        Dataset {
+            runs,
+            entries,
+            symmetric,
+        }
+    }
+
+    /// Records that were measured and passed.
+    pub fn ok(&self) -> impl Iterator<Item = &Entry<'a>> {
+        self.entries.iter().filter(|e| e.rec.status == Status::Ok)
+    }
+
+    /// Whether any GPU record exists (any status).
+    pub fn has_gpu(&self) -> bool {
+        self.entries.iter().any(|e| e.is_gpu())
+    }
+
+    /// File name of a source.
+    pub fn file_name(&self, src: SrcRef) -> &str {
+        &self.runs[src.file].file_name
+    }
+
+    /// `run-x.json, records[3]`.
+    pub fn describe(&self, src: SrcRef) -> String {
+        format!("{}, records[{}]", self.file_name(src), src.index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes() {
+        assert_eq!(classify("liboqs", "ML-KEM", "ML-KEM-768"), Class::Pqc);
+        assert_eq!(classify("openssl", "ECDH", "ECDH-P256"), Class::Classical);
+        assert_eq!(classify("openssl", "X25519", "X25519"), Class::Classical);
+        assert_eq!(classify("openssl", "RSA", "RSA-3072-PSS"), Class::Classical);
+        assert_eq!(classify("openssl", "EdDSA", "Ed25519"), Class::Classical);
+        assert_eq!(
+            classify("openssl", "ML-KEM", "X25519MLKEM768"),
+            Class::Hybrid
+        );
+        assert_eq!(
+            classify("composite", "ML-DSA", "ML-DSA-65+Ed25519"),
+            Class::Hybrid
+        );
+        assert_eq!(
+            classify("liboqs", "SLH-DSA", "SLH-DSA-SHA2-128s"),
+            Class::Pqc
+        );
+        assert_eq!(classify("liboqs", "Falcon", "Falcon-512"), Class::Pqc);
+    }
+
+    #[test]
+    fn buckets() {
+        assert_eq!(level_bucket(Some(2)), Some(1));
+        assert_eq!(level_bucket(Some(4)), Some(3));
+        assert_eq!(level_bucket(Some(5)), Some(5));
+        assert_eq!(level_bucket(None), None);
+        assert_eq!(level_bucket(Some(0)), None);
+    }
+}

@@ -1,0 +1,719 @@
+//! The report's tables, built once for both output formats.
+
+use super::analysis::{Analysis, Pair};
+use super::model::{kind_name, level_bucket, Class, Dataset, Entry};
+use super::table::{natural_cmp, shades, Cell, Row, Table};
+use super::units;
+use crate::catalog::{Kind, Operation};
+use crate::results::{Mode, Status};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Filter attributes of a record's row.
+pub fn filters(e: &Entry) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "level",
+            level_bucket(e.rec.nist_level)
+                .map(|l| l.to_string())
+                .unwrap_or_else(|| "none".into()),
+        ),
+        ("kind", kind_name(e.rec.kind).to_ascii_lowercase()),
+        ("class", e.class.name().into()),
+        ("provider", e.rec.provider.clone()),
+        ("backend", e.rec.backend.clone()),
+        ("family", e.rec.family.clone()),
+        ("alg", e.rec.algorithm.clone()),
+    ]
+}
+
+/// Level as shown: `1`, `2`, `–`.
+fn level_text(l: Option<u8>) -> String {
+    l.map(|l| l.to_string()).unwrap_or_else(|| "–".into())
+}
+
+fn sort_entries(v: &mut [&Entry]) {
+    v.sort_by(|a, b| entry_cmp(a, b));
+}
+
+/// Report order: kind, level, class, family, algorithm, CPU before GPU,
+/// backend, threads, batch, source.
+fn entry_cmp(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+    {
+        (a.rec.kind == Kind::Signature)
+            .cmp(&(b.rec.kind == Kind::Signature))
+            .then_with(|| {
+                level_bucket(a.rec.nist_level)
+                    .unwrap_or(9)
+                    .cmp(&level_bucket(b.rec.nist_level).unwrap_or(9))
+            })
+            .then_with(|| a.class.cmp(&b.class))
+            .then_with(|| a.rec.family.cmp(&b.rec.family))
+            .then_with(|| natural_cmp(&a.rec.algorithm, &b.rec.algorithm))
+            .then_with(|| a.is_gpu().cmp(&b.is_gpu()))
+            .then_with(|| a.rec.backend.cmp(&b.rec.backend))
+            .then_with(|| a.rec.threads.cmp(&b.rec.threads))
+            .then_with(|| a.rec.batch.cmp(&b.rec.batch))
+            .then_with(|| a.src.cmp(&b.src))
+    }
+}
+
+/// Median time and ops/s per algorithm and operation, one table per kind,
+/// shaded within each NIST level.
+pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
+    let entries: Vec<&Entry> = ds
+        .ok()
+        .filter(|e| e.rec.kind == kind && e.ok_throughput().is_some())
+        .collect();
+    let ops: Vec<Operation> = Operation::ALL
+        .into_iter()
+        .filter(|o| entries.iter().any(|e| e.rec.operation == *o))
+        .collect();
+    // One row per (file, backend, threads, algorithm, batch).
+    let mut rows: BTreeMap<(usize, String, usize, String, usize), Vec<&Entry>> = BTreeMap::new();
+    for e in &entries {
+        rows.entry((
+            e.src.file,
+            e.rec.backend.clone(),
+            e.rec.threads,
+            e.rec.algorithm.clone(),
+            e.rec.batch,
+        ))
+        .or_default()
+        .push(e);
+    }
+    let mut groups: Vec<Vec<&Entry>> = rows.into_values().collect();
+    groups.sort_by(|a, b| entry_cmp(a[0], b[0]));
+    // Shade per (level bucket, operation) on ops/s.
+    let mut shade_of: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    for (op_i, op) in ops.iter().enumerate() {
+        let mut by_level: BTreeMap<Option<u8>, Vec<(usize, f64)>> = BTreeMap::new();
+        for (row_i, g) in groups.iter().enumerate() {
+            if let Some(e) = g.iter().find(|e| e.rec.operation == *op) {
+                by_level
+                    .entry(level_bucket(e.rec.nist_level))
+                    .or_default()
+                    .push((row_i, e.ok_throughput().unwrap_or(0.0)));
+            }
+        }
+        for cells in by_level.values() {
+            let vals: Vec<f64> = cells.iter().map(|c| c.1).collect();
+            for ((row_i, _), s) in cells.iter().zip(shades(&vals, true)) {
+                if let Some(s) = s {
+                    shade_of.insert((*row_i, op_i), s);
+                }
+            }
+        }
+    }
+    let mut headers: Vec<String> = ["Level", "Algorithm", "Provider", "Where", "Batch"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    headers.extend(ops.iter().map(|o| o.label().to_string()));
+    headers.push("Source".into());
+    let mut table = Table {
+        id: format!("t-{}", kind_name(kind).to_ascii_lowercase()),
+        headers,
+        rows: vec![],
+        shaded: true,
+    };
+    for (row_i, g) in groups.iter().enumerate() {
+        let first = g[0];
+        let mut cells = vec![
+            Cell::num(level_text(first.rec.nist_level)),
+            Cell::text(first.rec.algorithm.clone()).below(first.rec.family.clone()),
+            Cell::text(first.rec.provider.clone()).below(first.class.name()),
+            Cell::text(first.setup()).below(first.host().to_string()),
+            Cell::num(units::grouped(first.rec.batch as f64)),
+        ];
+        for (op_i, op) in ops.iter().enumerate() {
+            match g.iter().find(|e| e.rec.operation == *op) {
+                Some(e) => {
+                    let mut c = Cell::num(units::time_ms(e.ms().unwrap_or(0.0)))
+                        .below(units::ops(e.ok_throughput().unwrap_or(0.0)))
+                        .from([e.src])
+                        .value(e.ok_throughput().unwrap_or(0.0));
+                    c.shade = shade_of.get(&(row_i, op_i)).copied();
+                    cells.push(c);
+                }
+                None => cells.push(Cell::empty()),
+            }
+        }
+        let srcs: Vec<String> = g.iter().map(|e| e.src.to_string()).collect();
+        cells.push(Cell::text(srcs.join(" ")).class("src"));
+        table.rows.push(Row {
+            filters: filters(first),
+            cells,
+        });
+    }
+    table
+}
+
+/// Latency-mode records: p50, p99, mean and its interval.
+pub fn latency_table(ds: &Dataset) -> Table {
+    let mut v: Vec<&Entry> = ds
+        .ok()
+        .filter(|e| e.rec.mode == Mode::Latency && e.rec.latency_us.is_some())
+        .collect();
+    sort_entries(&mut v);
+    let mut t = Table {
+        id: "t-latency".into(),
+        headers: [
+            "Level",
+            "Algorithm",
+            "Operation",
+            "Where",
+            "p50",
+            "p99",
+            "Mean (95% CI)",
+            "Runs",
+            "Source",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows: vec![],
+        shaded: true,
+    };
+    let p50s: Vec<f64> = v
+        .iter()
+        .map(|e| e.rec.latency_p50_us.unwrap_or(f64::NAN))
+        .collect();
+    let sh = shades(&p50s, false);
+    for (e, s) in v.iter().zip(sh) {
+        let l = e.rec.latency_us.as_ref().expect("filtered");
+        let us = |x: f64| units::time_ms(x / 1000.0);
+        let ci = l
+            .ci95
+            .map(|c| format!(" ({}–{})", us(c.low), us(c.high)))
+            .unwrap_or_default();
+        let mut p50 = Cell::num(e.rec.latency_p50_us.map(us).unwrap_or_else(|| "–".into()))
+            .from([e.src])
+            .value(e.rec.latency_p50_us.unwrap_or(f64::NAN));
+        p50.shade = s;
+        t.rows.push(Row {
+            filters: filters(e),
+            cells: vec![
+                Cell::num(level_text(e.rec.nist_level)),
+                Cell::text(e.rec.algorithm.clone()),
+                Cell::text(e.rec.operation.label()),
+                Cell::text(e.setup()).below(e.host().to_string()),
+                p50,
+                Cell::num(e.rec.latency_p99_us.map(us).unwrap_or_else(|| "–".into())).from([e.src]),
+                Cell::num(format!("{}{ci}", us(l.mean))).from([e.src]),
+                Cell::num(l.raw.len().to_string()),
+                Cell::text(e.src.to_string()).class("src"),
+            ],
+        });
+    }
+    t
+}
+
+/// Key, ciphertext and signature sizes per algorithm.
+pub fn sizes_table(ds: &Dataset) -> Table {
+    let mut seen = BTreeSet::new();
+    let mut v: Vec<&Entry> = vec![];
+    for e in &ds.entries {
+        if e.rec.sizes.public_key_bytes > 0 && seen.insert(e.rec.algorithm.clone()) {
+            v.push(e);
+        }
+    }
+    sort_entries(&mut v);
+    let wire = |e: &Entry| {
+        let s = e.rec.sizes;
+        s.public_key_bytes.saturating_add(
+            s.ciphertext_bytes
+                .or(s.signature_bytes)
+                .unwrap_or(s.public_key_bytes),
+        )
+    };
+    let mut by_level: BTreeMap<(bool, Option<u8>), Vec<usize>> = BTreeMap::new();
+    for (i, e) in v.iter().enumerate() {
+        by_level
+            .entry((e.rec.kind == Kind::Kem, level_bucket(e.rec.nist_level)))
+            .or_default()
+            .push(i);
+    }
+    let mut shade = vec![None; v.len()];
+    for idx in by_level.values() {
+        let vals: Vec<f64> = idx.iter().map(|i| wire(v[*i]) as f64).collect();
+        for (i, s) in idx.iter().zip(shades(&vals, false)) {
+            shade[*i] = s;
+        }
+    }
+    let mut t = Table {
+        id: "t-sizes".into(),
+        headers: [
+            "Level",
+            "Algorithm",
+            "Kind",
+            "Public key",
+            "Secret key",
+            "Ciphertext / signature",
+            "On the wire",
+            "Source",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows: vec![],
+        shaded: true,
+    };
+    for (e, s) in v.iter().zip(shade) {
+        let sz = e.rec.sizes;
+        let ct = sz
+            .ciphertext_bytes
+            .or(sz.signature_bytes)
+            .map(units::bytes)
+            .unwrap_or_else(|| "–".into());
+        let mut w = Cell::num(units::bytes(wire(e)))
+            .from([e.src])
+            .value(wire(e) as f64)
+            .below(if e.rec.kind == Kind::Kem {
+                "public key + ciphertext"
+            } else {
+                "public key + signature"
+            });
+        w.shade = s;
+        t.rows.push(Row {
+            filters: filters(e),
+            cells: vec![
+                Cell::num(level_text(e.rec.nist_level)),
+                Cell::text(e.rec.algorithm.clone()),
+                Cell::text(e.kind_name()),
+                Cell::num(units::bytes(sz.public_key_bytes)).from([e.src]),
+                Cell::num(units::bytes(sz.secret_key_bytes)).from([e.src]),
+                Cell::num(ct).from([e.src]),
+                w,
+                Cell::text(e.src.to_string()).class("src"),
+            ],
+        });
+    }
+    t
+}
+
+/// PQC against classical: one row per pair, one column per aspect.
+pub fn pairs_table(pairs: &[Pair], kind: Kind) -> Table {
+    let mine: Vec<&Pair> = pairs.iter().filter(|p| p.kind == kind).collect();
+    let mut aspects: Vec<String> = vec![];
+    for p in &mine {
+        for a in &p.aspects {
+            if !aspects.contains(&a.name) {
+                aspects.push(a.name.clone());
+            }
+        }
+    }
+    let mut headers = vec!["Level".to_string(), "Pair".to_string()];
+    headers.extend(aspects.iter().cloned());
+    let mut t = Table {
+        id: format!("t-pairs-{}", kind_name(kind).to_ascii_lowercase()),
+        headers,
+        rows: vec![],
+        shaded: false,
+    };
+    for p in mine {
+        let mut cells = vec![
+            Cell::num(p.level.to_string()),
+            Cell::text(format!("{} vs {}", p.pqc, p.classical)).below(format!(
+                "categories {} and {} · {} thread{} · {}",
+                p.pqc_level,
+                p.classical_level,
+                p.threads,
+                if p.threads == 1 { "" } else { "s" },
+                p.host
+            )),
+        ];
+        for name in &aspects {
+            match p.aspects.iter().find(|a| &a.name == name) {
+                Some(a) => {
+                    let (_, word, wins) = a.verdict();
+                    let class = if word == "on par" {
+                        "muted"
+                    } else if wins {
+                        "good"
+                    } else {
+                        "bad"
+                    };
+                    cells.push(
+                        Cell::num(a.words())
+                            .below(a.figures())
+                            .from(a.sources.iter().copied())
+                            .class(class)
+                            .value(a.classical / a.pqc),
+                    );
+                }
+                None => cells.push(Cell::empty()),
+            }
+        }
+        let pseudo_level = Some(p.level);
+        t.rows.push(Row {
+            filters: vec![
+                ("level", level_bucket(pseudo_level).unwrap_or(0).to_string()),
+                ("kind", kind_name(kind).to_ascii_lowercase()),
+            ],
+            cells,
+        });
+    }
+    t
+}
+
+/// GPU against CPU for every GPU-measured operation.
+pub fn gpu_table(an: &Analysis) -> Table {
+    let mut t = Table {
+        id: "t-gpu".into(),
+        headers: [
+            "Algorithm",
+            "Operation",
+            "GPU backend",
+            "GPU ops/s",
+            "Best CPU",
+            "Speed-up",
+            "vs 1 thread",
+            "Peak memory",
+            "Utilisation",
+            "Energy / op",
+            "Source",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows: vec![],
+        shaded: false,
+    };
+    for r in &an.gpu {
+        let g = r.gpu;
+        let gops = g.ok_throughput().unwrap_or(0.0);
+        let cpu = match r.cpu {
+            Some(c) => Cell::num(units::ops(c.ok_throughput().unwrap_or(0.0)))
+                .below(c.setup())
+                .from([c.src])
+                .value(c.ok_throughput().unwrap_or(0.0)),
+            None => Cell::empty(),
+        };
+        let speed = |c: Option<Entry>| match c.and_then(|c| c.ok_throughput()) {
+            Some(c_ops) => {
+                let s = gops / c_ops;
+                Cell::num(units::ratio(s))
+                    .class(if s >= 1.0 { "good" } else { "bad" })
+                    .value(s)
+            }
+            None => Cell::empty(),
+        };
+        let summ = |s: &Option<crate::stats::Summary>, unit: &str| match s {
+            Some(s) => Cell::num(format!("{} {unit}", units::sig3(s.median))).from([g.src]),
+            None => Cell::empty(),
+        };
+        let mut srcs = vec![g.src.to_string()];
+        if let Some(c) = r.cpu {
+            srcs.push(c.src.to_string());
+        }
+        if let Some(c) = r.cpu_one {
+            if Some(c.src) != r.cpu.map(|x| x.src) {
+                srcs.push(c.src.to_string());
+            }
+        }
+        t.rows.push(Row {
+            filters: filters(&g),
+            cells: vec![
+                Cell::text(g.rec.algorithm.clone()),
+                Cell::text(g.rec.operation.label()),
+                Cell::text(g.rec.backend.clone()).below(format!(
+                    "{} · batch {}",
+                    g.rec.device.name,
+                    units::grouped(g.rec.batch as f64)
+                )),
+                Cell::num(units::ops(gops)).from([g.src]).value(gops),
+                cpu,
+                speed(r.cpu),
+                speed(r.cpu_one),
+                summ(&g.rec.peak_mem_mb, "MiB"),
+                summ(&g.rec.peak_util_pct, "%"),
+                summ(&g.rec.energy_per_op_uj, "µJ"),
+                Cell::text(srcs.join(" ")).class("src"),
+            ],
+        });
+    }
+    t
+}
+
+/// Symmetric primitives, MB/s, shaded within each kind.
+pub fn symmetric_table(ds: &Dataset) -> Table {
+    let mut v: Vec<_> = ds.symmetric.iter().collect();
+    v.sort_by(|a, b| {
+        a.rec
+            .kind
+            .cmp(&b.rec.kind)
+            .then_with(|| natural_cmp(&a.rec.algorithm, &b.rec.algorithm))
+            .then_with(|| a.rec.chunk_bytes.cmp(&b.rec.chunk_bytes))
+            .then_with(|| a.src.cmp(&b.src))
+    });
+    let mut shade = vec![None; v.len()];
+    let kinds: BTreeSet<&str> = v.iter().map(|s| s.rec.kind.as_str()).collect();
+    for k in kinds {
+        let idx: Vec<usize> = (0..v.len()).filter(|i| v[*i].rec.kind == k).collect();
+        let vals: Vec<f64> = idx.iter().map(|i| v[*i].rec.mb_per_sec).collect();
+        for (i, s) in idx.iter().zip(shades(&vals, true)) {
+            shade[*i] = s;
+        }
+    }
+    let mut t = Table {
+        id: "t-symmetric".into(),
+        headers: [
+            "Algorithm",
+            "Kind",
+            "Provider",
+            "Input per call",
+            "MB/s",
+            "Host",
+            "Source",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows: vec![],
+        shaded: true,
+    };
+    for (s, sh) in v.iter().zip(shade) {
+        let src = format!("F{}#symmetric[{}]", s.src.file + 1, s.src.index);
+        let mut c = Cell::num(units::sig3(s.rec.mb_per_sec)).value(s.rec.mb_per_sec);
+        c.shade = sh;
+        c.text = units::sig3(s.rec.mb_per_sec);
+        t.rows.push(Row {
+            filters: vec![],
+            cells: vec![
+                Cell::text(s.rec.algorithm.clone()),
+                Cell::text(s.rec.kind.clone()),
+                Cell::text(s.rec.provider.clone()),
+                Cell::num(units::bytes(s.rec.chunk_bytes)),
+                c,
+                Cell::text(s.run.metadata.hostname.clone()),
+                Cell::text(src).class("src"),
+            ],
+        });
+    }
+    t
+}
+
+/// Every record that was skipped or failed, with its reason.
+pub fn appendix_table(ds: &Dataset) -> Table {
+    let mut t = Table {
+        id: "t-appendix".into(),
+        headers: [
+            "Status",
+            "Algorithm",
+            "Operation",
+            "Where",
+            "Reason",
+            "Source",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows: vec![],
+        shaded: false,
+    };
+    for e in ds.entries.iter().filter(|e| e.rec.status != Status::Ok) {
+        t.rows.push(Row {
+            filters: filters(e),
+            cells: vec![
+                Cell::text(match e.rec.status {
+                    Status::Failed => "failed",
+                    _ => "skipped",
+                })
+                .class(if e.rec.status == Status::Failed {
+                    "bad"
+                } else {
+                    "muted"
+                }),
+                Cell::text(e.rec.algorithm.clone()),
+                Cell::text(e.rec.operation.label()),
+                Cell::text(e.setup()).below(e.host().to_string()),
+                Cell::text(
+                    e.rec
+                        .reason
+                        .clone()
+                        .unwrap_or_else(|| "no reason recorded".into()),
+                ),
+                Cell::text(e.src.to_string()).class("src"),
+            ],
+        });
+    }
+    t
+}
+
+/// A standard and the families it covers.
+pub struct Standard {
+    /// Families or algorithms, as matched against record families.
+    pub covers: &'static [&'static str],
+    /// What it is called.
+    pub name: &'static str,
+    /// Document.
+    pub document: &'static str,
+    /// Status and date.
+    pub status: &'static str,
+    /// Where to read it.
+    pub url: &'static str,
+}
+
+/// The standards behind the algorithms pqcprof and its sweep measure.
+pub const STANDARDS: &[Standard] = &[
+    Standard {
+        covers: &["ML-KEM"],
+        name: "Module-Lattice-Based Key-Encapsulation Mechanism",
+        document: "FIPS 203",
+        status: "final, August 2024",
+        url: "https://csrc.nist.gov/pubs/fips/203/final",
+    },
+    Standard {
+        covers: &["ML-DSA"],
+        name: "Module-Lattice-Based Digital Signature",
+        document: "FIPS 204",
+        status: "final, August 2024",
+        url: "https://csrc.nist.gov/pubs/fips/204/final",
+    },
+    Standard {
+        covers: &["SLH-DSA", "SPHINCS"],
+        name: "Stateless Hash-Based Digital Signature",
+        document: "FIPS 205",
+        status: "final, August 2024",
+        url: "https://csrc.nist.gov/pubs/fips/205/final",
+    },
+    Standard {
+        covers: &["FN-DSA", "Falcon"],
+        name: "FFT-over-NTRU-Lattice-Based Digital Signature (FN-DSA, from Falcon)",
+        document: "FIPS 206",
+        status: "draft",
+        url: "https://csrc.nist.gov/projects/post-quantum-cryptography",
+    },
+    Standard {
+        covers: &["X25519", "X448"],
+        name: "Elliptic Curves for Security (X25519, X448)",
+        document: "RFC 7748",
+        status: "IETF informational, January 2016",
+        url: "https://www.rfc-editor.org/rfc/rfc7748",
+    },
+    Standard {
+        covers: &["EdDSA", "Ed25519", "Ed448"],
+        name: "Edwards-Curve Digital Signature Algorithm (Ed25519, Ed448)",
+        document: "RFC 8032",
+        status: "IETF informational, January 2017; also approved in FIPS 186-5",
+        url: "https://www.rfc-editor.org/rfc/rfc8032",
+    },
+    Standard {
+        covers: &["ECDSA", "RSA", "RSA-PSS"],
+        name: "Digital Signature Standard (ECDSA, RSA, EdDSA)",
+        document: "FIPS 186-5",
+        status: "final, February 2023",
+        url: "https://csrc.nist.gov/pubs/fips/186-5/final",
+    },
+    Standard {
+        covers: &["ECDH"],
+        name: "Pair-Wise Key Establishment Using Discrete Logarithm Cryptography (ECDH)",
+        document: "NIST SP 800-56A Rev. 3",
+        status: "final, April 2018",
+        url: "https://csrc.nist.gov/pubs/sp/800/56/a/r3/final",
+    },
+    Standard {
+        covers: &["ChaCha20-Poly1305", "ChaCha20"],
+        name: "ChaCha20 and Poly1305 for IETF Protocols",
+        document: "RFC 8439",
+        status: "IETF informational, June 2018",
+        url: "https://www.rfc-editor.org/rfc/rfc8439",
+    },
+    Standard {
+        covers: &["SHA-256", "SHA-384", "SHA-512", "SHA-2", "SHA2"],
+        name: "Secure Hash Standard (SHA-2)",
+        document: "FIPS 180-4",
+        status: "final, August 2015",
+        url: "https://csrc.nist.gov/pubs/fips/180-4/upd1/final",
+    },
+    Standard {
+        covers: &["SHA3", "SHA-3", "SHAKE"],
+        name: "SHA-3 Standard (SHA3, SHAKE)",
+        document: "FIPS 202",
+        status: "final, August 2015",
+        url: "https://csrc.nist.gov/pubs/fips/202/final",
+    },
+    Standard {
+        covers: &["AES"],
+        name: "Advanced Encryption Standard (with GCM: SP 800-38D)",
+        document: "FIPS 197",
+        status: "final, November 2001 (updated 2023)",
+        url: "https://csrc.nist.gov/pubs/fips/197/final",
+    },
+];
+
+/// The standards table, marking what these files contain.
+pub fn standards_table(ds: &Dataset) -> Table {
+    let mut names: BTreeSet<String> = ds
+        .entries
+        .iter()
+        .flat_map(|e| {
+            [
+                e.rec.family.to_ascii_uppercase(),
+                e.rec.algorithm.to_ascii_uppercase(),
+            ]
+        })
+        .collect();
+    names.extend(
+        ds.symmetric
+            .iter()
+            .map(|s| s.rec.algorithm.to_ascii_uppercase()),
+    );
+    let mut t = Table {
+        id: "t-standards".into(),
+        headers: ["Covers", "Document", "Title", "Status", "In these files"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        rows: vec![],
+        shaded: false,
+    };
+    for s in STANDARDS {
+        let present = s.covers.iter().any(|c| {
+            let c = c.to_ascii_uppercase();
+            names
+                .iter()
+                .any(|n| n.starts_with(&c) || n.contains(&format!("-{c}")))
+        });
+        let mut doc = Cell::text(s.document);
+        doc.sub = Some(s.url.into());
+        t.rows.push(Row {
+            filters: vec![],
+            cells: vec![
+                Cell::text(s.covers.join(", ")),
+                doc,
+                Cell::text(s.name),
+                Cell::text(s.status),
+                if present {
+                    Cell::text("yes").class("good")
+                } else {
+                    Cell::text("–").class("muted")
+                },
+            ],
+        });
+    }
+    t
+}
+
+/// Distinct values of one filter attribute over every filterable row.
+pub fn filter_values(ds: &Dataset, name: &str) -> Vec<String> {
+    let mut v: Vec<String> = ds
+        .entries
+        .iter()
+        .flat_map(|e| {
+            filters(e)
+                .into_iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, v)| v)
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    v.sort_by(|a, b| natural_cmp(a, b));
+    v
+}
+
+/// Whether the classes present include any non-PQC record.
+pub fn has_class(ds: &Dataset, c: Class) -> bool {
+    ds.entries.iter().any(|e| e.class == c)
+}

@@ -1,0 +1,187 @@
+//! A table as data, rendered by both the HTML and the Markdown writers, so
+//! the two formats cannot disagree about a figure.
+
+use super::model::SrcRef;
+
+/// One cell.
+#[derive(Debug, Clone, Default)]
+pub struct Cell {
+    /// Main text.
+    pub text: String,
+    /// A second, smaller line (ops/s under a time, for example).
+    pub sub: Option<String>,
+    /// Records the figure comes from.
+    pub src: Vec<SrcRef>,
+    /// Position between slowest (0) and fastest (1) within its group, for
+    /// shading.
+    pub shade: Option<f64>,
+    /// The exact value behind the text, for `data-value`.
+    pub value: Option<f64>,
+    /// Right-aligned numeric cell.
+    pub numeric: bool,
+    /// Extra CSS class (`good`, `bad`, `muted`).
+    pub class: Option<&'static str>,
+}
+
+impl Cell {
+    /// A plain text cell.
+    pub fn text(s: impl Into<String>) -> Self {
+        Cell {
+            text: s.into(),
+            ..Cell::default()
+        }
+    }
+
+    /// A right-aligned figure.
+    pub fn num(s: impl Into<String>) -> Self {
+        Cell {
+            text: s.into(),
+            numeric: true,
+            ..Cell::default()
+        }
+    }
+
+    /// An empty cell (nothing measured).
+    pub fn empty() -> Self {
+        Cell {
+            text: "–".into(),
+            numeric: true,
+            class: Some("muted"),
+            ..Cell::default()
+        }
+    }
+
+    /// Adds the records behind the figure.
+    pub fn from(mut self, src: impl IntoIterator<Item = SrcRef>) -> Self {
+        self.src.extend(src);
+        self
+    }
+
+    /// Adds a second line.
+    pub fn below(mut self, s: impl Into<String>) -> Self {
+        self.sub = Some(s.into());
+        self
+    }
+
+    /// Adds a CSS class.
+    pub fn class(mut self, c: &'static str) -> Self {
+        self.class = Some(c);
+        self
+    }
+
+    /// Records the exact value.
+    pub fn value(mut self, v: f64) -> Self {
+        self.value = Some(v);
+        self
+    }
+}
+
+/// One row with the attributes the filters test.
+#[derive(Debug, Clone, Default)]
+pub struct Row {
+    /// `(name, value)` pairs written as `data-name="value"`; rows with any
+    /// are hidden or shown by the filters.
+    pub filters: Vec<(&'static str, String)>,
+    /// The cells.
+    pub cells: Vec<Cell>,
+}
+
+/// A titled table.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    /// HTML id (also the anchor).
+    pub id: String,
+    /// Column headings.
+    pub headers: Vec<String>,
+    /// Rows.
+    pub rows: Vec<Row>,
+    /// Whether shading is meaningful (adds the legend).
+    pub shaded: bool,
+}
+
+impl Table {
+    /// Whether the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// Compares names so that `ML-KEM-512 < ML-KEM-768 < ML-KEM-1024`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, String)> {
+        let mut out: Vec<(bool, String)> = vec![];
+        for c in s.chars() {
+            let d = c.is_ascii_digit();
+            match out.last_mut() {
+                Some((kind, text)) if *kind == d => text.push(c),
+                _ => out.push((d, c.to_string())),
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for (x, y) in ca.iter().zip(&cb) {
+        let o = match (x.0, y.0) {
+            (true, true) => {
+                let (p, q) = (x.1.trim_start_matches('0'), y.1.trim_start_matches('0'));
+                p.len().cmp(&q.len()).then_with(|| p.cmp(q))
+            }
+            _ => x.1.to_ascii_lowercase().cmp(&y.1.to_ascii_lowercase()),
+        };
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
+    }
+    ca.len().cmp(&cb.len())
+}
+
+/// Shades values on a log scale within one group: 1 for the best, 0 for
+/// the worst; `None` when the group has fewer than two distinct values.
+pub fn shades(values: &[f64], higher_is_better: bool) -> Vec<Option<f64>> {
+    let logs: Vec<Option<f64>> = values
+        .iter()
+        .map(|v| (v.is_finite() && *v > 0.0).then(|| v.ln()))
+        .collect();
+    let lo = logs.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+    let hi = logs
+        .iter()
+        .flatten()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    if hi.is_nan() || lo.is_nan() || hi - lo <= 1e-9 {
+        return vec![None; values.len()];
+    }
+    logs.iter()
+        .map(|l| {
+            l.map(|l| {
+                let t = (l - lo) / (hi - lo);
+                if higher_is_better {
+                    t
+                } else {
+                    1.0 - t
+                }
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["ML-KEM-1024", "ML-KEM-512", "ML-KEM-768", "ECDH-P256"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["ECDH-P256", "ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"]);
+    }
+
+    #[test]
+    fn shading() {
+        let s = shades(&[10.0, 100.0, 1000.0], true);
+        assert_eq!(s[0], Some(0.0));
+        assert!((s[1].unwrap() - 0.5).abs() < 1e-9);
+        assert_eq!(s[2], Some(1.0));
+        assert_eq!(shades(&[5.0, 5.0], true), vec![None, None]);
+    }
+}

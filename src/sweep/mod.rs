@@ -1,0 +1,851 @@
+//! `pqcprof sweep` and `pqcprof sizes`: every algorithm the linked liboqs
+//! and OpenSSL enable, plus composites, each (algorithm, operation)
+//! measured on its own after a correctness gate, timed as pqc-sig-bench-c
+//! (warm-up, then a fixed window), written as a run file and as
+//! pqc-sig-bench-c-style CSVs after every algorithm.
+
+pub mod composite;
+pub mod csv;
+pub mod openssl;
+pub mod oqs;
+pub mod registry;
+pub mod scheme;
+pub mod sizes;
+pub mod symmetric;
+pub mod timing;
+
+use crate::backend::{Device, DeviceKind, GateReport};
+use crate::catalog::{Kind, Operation, Sizes};
+use crate::cli::exit;
+use crate::results::{Mode, Record, RunConfig, RunFile, Status};
+use crate::stats::{summarize, Sample};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use registry::{Entry, Filter, Impl, Provider};
+use scheme::Scheme;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use timing::{Measurement, Window};
+
+/// Options of `pqcprof sweep`.
+#[derive(Debug, Args, Clone)]
+pub struct SweepArgs {
+    /// Only algorithms matching these terms, comma-separated or repeated:
+    /// name patterns (`ML-DSA-65`, `falcon*`, case and dashes ignored),
+    /// `family:NAME`, `provider:liboqs|openssl|composite`, `level:1..5`,
+    /// `kind:kem|sig`. Names and families are alternatives, and so are the
+    /// terms of each other key; the keys must all hold (e.g. `Falcon-512,
+    /// family:ML-DSA --filter provider:liboqs`).
+    #[arg(long, value_name = "TERMS")]
+    pub filter: Vec<String>,
+    /// Print what would run (and what is skipped, with the reason), then exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Warm-up before each operation's window, seconds [default: 1; 0.1 with --quick]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub warmup: Option<f64>,
+    /// Measurement window per operation, seconds [default: 10; 0.5 with --quick]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub seconds: Option<f64>,
+    /// A short sweep: 0.1 s warm-up and 0.5 s window (overridden by --warmup/--seconds).
+    #[arg(long)]
+    pub quick: bool,
+    /// Also RSA-8192 and RSA-16384 (key generation takes seconds to minutes).
+    #[arg(long)]
+    pub slow: bool,
+    /// Threads, each with its own keys, for throughput: a number or `all`.
+    #[arg(long, default_value = "1")]
+    pub threads: String,
+    /// Message signed and verified, bytes of 0xAB (50, as liboqs's speed_sig).
+    #[arg(long, default_value_t = 50)]
+    pub message_size: usize,
+    /// Measure the symmetric primitives even with --filter (they run by default without one).
+    #[arg(long, conflicts_with = "no_symmetric")]
+    pub symmetric: bool,
+    /// Skip the symmetric primitives.
+    #[arg(long)]
+    pub no_symmetric: bool,
+    /// Folder for the run file and the CSVs.
+    #[arg(long, default_value = "outputs")]
+    pub out: PathBuf,
+}
+
+/// Options of `pqcprof sizes`.
+#[derive(Debug, Args, Clone)]
+pub struct SizesArgs {
+    /// Only algorithms matching these terms (as `sweep --filter`).
+    #[arg(long, value_name = "TERMS")]
+    pub filter: Vec<String>,
+    /// Include RSA-8192 and RSA-16384.
+    #[arg(long)]
+    pub slow: bool,
+    /// Write the CSV here instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Validated sweep settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepOptions {
+    /// Warm-up and window.
+    pub window: Window,
+    /// Threads per operation.
+    pub threads: usize,
+    /// Message bytes.
+    pub message: Vec<u8>,
+    /// Whether to measure the symmetric primitives.
+    pub symmetric: bool,
+}
+
+impl SweepArgs {
+    /// Checks every value, naming a bad one.
+    pub fn validate(&self) -> Result<SweepOptions> {
+        let warmup = self.warmup.unwrap_or(if self.quick { 0.1 } else { 1.0 });
+        let seconds = self.seconds.unwrap_or(if self.quick { 0.5 } else { 10.0 });
+        if !(warmup.is_finite() && (0.0..=3600.0).contains(&warmup)) {
+            bail!("invalid --warmup {warmup}: must be from 0 to 3600 seconds");
+        }
+        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+            bail!("invalid --seconds {seconds}: the window must be more than 0 and at most 3600 seconds");
+        }
+        let cores = crate::backend::parallel::available_cores();
+        let threads = crate::cli::parse_threads(&self.threads, cores)?;
+        if threads.len() != 1 {
+            bail!(
+                "invalid --threads '{}': give one number or `all`",
+                self.threads
+            );
+        }
+        if self.message_size == 0 || self.message_size > 64 * 1024 * 1024 {
+            bail!(
+                "invalid --message-size {}: must be from 1 byte to 64 MiB",
+                self.message_size
+            );
+        }
+        Ok(SweepOptions {
+            window: Window {
+                warmup,
+                window: seconds,
+            },
+            threads: threads[0],
+            message: vec![0xAB; self.message_size],
+            symmetric: self.symmetric || (self.filter.is_empty() && !self.no_symmetric),
+        })
+    }
+}
+
+/// The algorithms a filter selects, without `--slow` ones unless asked.
+pub fn select(filter_args: &[String], slow: bool) -> Result<Vec<Entry>> {
+    let filter = Filter::parse(filter_args)?;
+    let chosen = filter.select(&registry::all())?;
+    let n = chosen.len();
+    let kept: Vec<Entry> = chosen.into_iter().filter(|e| slow || !e.slow).collect();
+    if kept.is_empty() && n > 0 {
+        bail!("the algorithms matched need --slow (RSA-8192, RSA-16384)");
+    }
+    Ok(kept)
+}
+
+fn list(entries: &[Entry]) -> String {
+    let mut s = format!(
+        "{:<34} {:<20} {:<9} {:<9} {:>5}  {}\n",
+        "algorithm", "family", "kind", "provider", "level", "status"
+    );
+    for e in entries {
+        s += &format!(
+            "{:<34} {:<20} {:<9} {:<9} {:>5}  {}\n",
+            e.name,
+            e.family,
+            match e.kind {
+                Kind::Kem => "kem",
+                Kind::Signature => "signature",
+            },
+            e.provider.name(),
+            e.nist_level
+                .map(|l| l.to_string())
+                .unwrap_or_else(|| "-".into()),
+            e.unavailable
+                .as_ref()
+                .map(|r| format!("skipped: {r}"))
+                .unwrap_or_else(|| "runs".into())
+        );
+    }
+    let runs = entries.iter().filter(|e| e.unavailable.is_none()).count();
+    s += &format!(
+        "{} algorithms, {runs} to run, {} skipped\n",
+        entries.len(),
+        entries.len() - runs
+    );
+    s
+}
+
+/// What the timed window of an operation covers, for the record.
+fn window_text(e: &Entry, op: Operation, w: Window) -> String {
+    let what = match (&e.imp, op) {
+        (Impl::OqsKem(_), o) => format!(
+            "one liboqs OQS_KEM_{} call",
+            match o {
+                Operation::KeyGen => "keypair",
+                Operation::Encaps => "encaps",
+                _ => "decaps",
+            }
+        ),
+        (Impl::OqsSig(_), o) => format!(
+            "one liboqs OQS_SIG_{} call",
+            match o {
+                Operation::KeyGen => "keypair",
+                Operation::Sign => "sign",
+                _ => "verify",
+            }
+        ),
+        (Impl::Ossl(openssl::OsslAlg::Ecdh(_) | openssl::OsslAlg::Xdh(_)), o) => match o {
+            Operation::KeyGen => "static key generation (key exchange modelled as a KEM)".into(),
+            Operation::Encaps => "\"encaps\" = ephemeral key generation + derive with the static public key + encoding the ephemeral public key as the ciphertext (key exchange modelled as a KEM)".into(),
+            _ => "\"decaps\" = decoding and validating the ephemeral public key + derive with the static key (key exchange modelled as a KEM)".into(),
+        },
+        (Impl::Ossl(openssl::OsslAlg::Rsa { .. } | openssl::OsslAlg::Ecdsa(_)), Operation::Sign | Operation::Verify) => {
+            format!("hashing the message + EVP_PKEY_{op} on a context set up once")
+        }
+        (Impl::Ossl(openssl::OsslAlg::EdDsa(_)), Operation::Sign | Operation::Verify) => {
+            format!("EVP_DigestSign/Verify init + one-shot {op} (as openssl speed)")
+        }
+        (Impl::Ossl(_), Operation::KeyGen) => "one OpenSSL key generation".into(),
+        (Impl::Ossl(_), o) => format!("one EVP_PKEY {} call on a context set up once", match o {
+            Operation::Encaps => "encapsulate",
+            Operation::Decaps => "decapsulate",
+            other => other.cli_name(),
+        }),
+        (Impl::CompositeSig(_), o) => format!("composite: {o} with both ML-DSA (liboqs) and Ed25519 (OpenSSL)"),
+        (Impl::CompositeKem(_), o) => format!("composite: {o} with both ML-KEM (liboqs) and X25519 (OpenSSL), secrets combined with SHA3-256"),
+    };
+    format!(
+        "{what}; repeated in batches for a {}s window after a {}s warm-up (an operation slower than the window runs once)",
+        w.window, w.warmup
+    )
+}
+
+const ANOTHER_THREAD: &str = "another thread's setup failed";
+
+/// What one thread saw for one algorithm.
+enum ThreadOut {
+    /// Opening or the gate failed.
+    Failed(String),
+    /// Measured.
+    Done {
+        gate: GateReport,
+        sizes: Sizes,
+        ops: Vec<Result<Measurement, String>>,
+        after: Result<(), String>,
+    },
+}
+
+fn sizes_of(s: &Scheme) -> Result<Sizes> {
+    Ok(match s {
+        Scheme::Kem(k) => {
+            let kb = k.key_bytes()?;
+            Sizes {
+                public_key_bytes: kb.public_raw,
+                secret_key_bytes: kb.secret_raw.unwrap_or(0),
+                ciphertext_bytes: None,
+                shared_secret_bytes: Some(k.secrets().0.len()),
+                signature_bytes: None,
+            }
+        }
+        Scheme::Sig(g) => {
+            let kb = g.key_bytes()?;
+            Sizes {
+                public_key_bytes: kb.public_raw,
+                secret_key_bytes: kb.secret_raw.unwrap_or(0),
+                ciphertext_bytes: None,
+                shared_secret_bytes: None,
+                signature_bytes: Some(g.max_signature_len()),
+            }
+        }
+    })
+}
+
+fn one_thread(
+    e: &Entry,
+    opts: &SweepOptions,
+    cancel: &AtomicBool,
+    barrier: &Barrier,
+    setup_failed: &AtomicBool,
+) -> ThreadOut {
+    let setup = (|| -> Result<(Scheme, timing::GateOutcome, Sizes)> {
+        let mut s = e.open(&opts.message).context("opening")?;
+        let g = timing::gate(&mut s).context("correctness gate failed before timing")?;
+        let mut sizes = sizes_of(&s)?;
+        if let Scheme::Kem(k) = &mut s {
+            sizes.ciphertext_bytes = Some(k.ciphertext_mut().len());
+        }
+        Ok((s, g, sizes))
+    })();
+    if setup.is_err() {
+        setup_failed.store(true, Ordering::SeqCst);
+    }
+    barrier.wait();
+    let (mut s, g, sizes) = match setup {
+        Ok(v) => v,
+        Err(err) => return ThreadOut::Failed(format!("{err:#}")),
+    };
+    if setup_failed.load(Ordering::SeqCst) {
+        return ThreadOut::Failed(ANOTHER_THREAD.into());
+    }
+    let mut ops = vec![];
+    for (i, op) in e.operations().into_iter().enumerate() {
+        barrier.wait();
+        let known = Some(g.first[i]);
+        let r = timing::measure(
+            &mut || timing::run_op(&mut s, op),
+            opts.window,
+            known,
+            cancel,
+        );
+        ops.push(r.map_err(|err| {
+            if err.downcast_ref::<timing::Interrupted>().is_some() {
+                "interrupted".to_string()
+            } else {
+                format!("{op} failed: {err:#}")
+            }
+        }));
+    }
+    let after = timing::check_after(&mut s).map_err(|err| format!("{err:#}"));
+    ThreadOut::Done {
+        gate: g.report,
+        sizes,
+        ops,
+        after,
+    }
+}
+
+fn blank(e: &Entry, op: Operation, device: &Device, opts: &SweepOptions) -> Record {
+    Record {
+        backend: e.provider.backend().into(),
+        device: device.clone(),
+        threads: opts.threads,
+        algorithm: e.name.clone(),
+        family: e.family.clone(),
+        kind: e.kind,
+        provider: e.provider.name().into(),
+        nist_level: e.nist_level,
+        operation: op,
+        mode: Mode::Throughput,
+        status: Status::Skipped,
+        reason: None,
+        batch: 0,
+        runs: 0,
+        warmup_runs: 0,
+        message_bytes: (e.kind == Kind::Signature).then_some(opts.message.len()),
+        timed_window: window_text(e, op, opts.window),
+        gate: None,
+        iterations: None,
+        run_seconds: vec![],
+        throughput_ops_per_sec: None,
+        ops_per_sec: None,
+        ms_per_op: None,
+        latency_us: None,
+        latency_p50_us: None,
+        latency_p99_us: None,
+        usage: vec![],
+        peak_mem_mb: None,
+        peak_util_pct: None,
+        mean_power_w: None,
+        energy_per_op_uj: None,
+        sampler: "none: the sweep times windows and does not sample".into(),
+        sizes: Sizes::default(),
+    }
+}
+
+/// Measures one algorithm: one record per operation. `Err` only for Ctrl-C.
+pub fn measure_entry(
+    e: &Entry,
+    opts: &SweepOptions,
+    device: &Device,
+    cancel: &AtomicBool,
+) -> std::result::Result<Vec<Record>, timing::Interrupted> {
+    let ops = e.operations();
+    let mut recs: Vec<Record> = ops.iter().map(|&op| blank(e, op, device, opts)).collect();
+    if let Some(r) = &e.unavailable {
+        for rec in &mut recs {
+            rec.reason = Some(r.clone());
+        }
+        return Ok(recs);
+    }
+    let n = opts.threads.max(1);
+    let barrier = Barrier::new(n);
+    let setup_failed = AtomicBool::new(false);
+    let outs: Vec<ThreadOut> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..n)
+            .map(|_| sc.spawn(|| one_thread(e, opts, cancel, &barrier, &setup_failed)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| ThreadOut::Failed("a measuring thread panicked".into()))
+            })
+            .collect()
+    });
+    if cancel.load(Ordering::SeqCst) {
+        return Err(timing::Interrupted);
+    }
+    // The first real reason (not "another thread's setup failed").
+    let mut failures: Vec<&String> = outs
+        .iter()
+        .filter_map(|o| match o {
+            ThreadOut::Failed(r) => Some(r),
+            ThreadOut::Done { .. } => None,
+        })
+        .collect();
+    failures.sort_by_key(|r| r.as_str() == ANOTHER_THREAD);
+    if let Some(reason) = failures.first() {
+        for rec in &mut recs {
+            rec.status = Status::Failed;
+            rec.reason = Some(reason.to_string());
+        }
+        return Ok(recs);
+    }
+    let mut per_thread = vec![];
+    let (mut gate, mut sizes) = (None, Sizes::default());
+    for o in outs {
+        match o {
+            ThreadOut::Failed(_) => unreachable!("handled above"),
+            ThreadOut::Done {
+                gate: g,
+                sizes: s,
+                ops,
+                after,
+            } => {
+                if gate.is_none() {
+                    gate = Some(g);
+                    sizes = s;
+                }
+                per_thread.push((ops, after));
+            }
+        }
+    }
+    for (j, rec) in recs.iter_mut().enumerate() {
+        rec.gate = gate.clone();
+        rec.sizes = sizes;
+        let ms: std::result::Result<Vec<&Measurement>, String> = per_thread
+            .iter()
+            .map(|(ops, _)| ops[j].as_ref().map_err(Clone::clone))
+            .collect();
+        match ms {
+            Err(reason) => {
+                rec.status = Status::Failed;
+                rec.reason = Some(reason);
+            }
+            Ok(ms) => fill(rec, &ms),
+        }
+    }
+    // The outputs of the last operations must still be right.
+    if let Some((_, Err(reason))) = per_thread.iter().find(|(_, a)| a.is_err()) {
+        let last = recs.last_mut().expect("three operations");
+        last.status = Status::Failed;
+        last.reason = Some(format!("correctness check after timing failed: {reason}"));
+    }
+    Ok(recs)
+}
+
+/// Fills an ok record from the threads' measurements of one operation.
+fn fill(rec: &mut Record, ms: &[&Measurement]) {
+    let first = ms[0];
+    let iterations: u64 = ms.iter().map(|m| m.iterations).sum();
+    let ops_per_sec: f64 = ms.iter().map(|m| m.iterations as f64 / m.seconds).sum();
+    let shortest = ms.iter().map(|m| m.batches.len()).min().unwrap_or(0);
+    let samples: Vec<f64> = (0..shortest)
+        .map(|i| {
+            ms.iter()
+                .map(|m| m.batches[i].0 as f64 / m.batches[i].1)
+                .sum()
+        })
+        .collect();
+    rec.iterations = Some(iterations);
+    rec.batch = first.batches.first().map(|b| b.0 as usize).unwrap_or(1);
+    rec.runs = first.batches.len();
+    rec.warmup_runs = first.warmup_ops as usize;
+    rec.run_seconds = first.batches.iter().map(|b| b.1).collect();
+    rec.ops_per_sec = Some(ops_per_sec);
+    rec.ms_per_op = Some(1000.0 / ops_per_sec);
+    rec.throughput_ops_per_sec = Sample::new(samples).ok().map(|s| summarize(&s));
+    rec.status = Status::Ok;
+    if first.once {
+        rec.timed_window += "; ran once (slower than the window)";
+    }
+}
+
+fn csv_meta(
+    meta: &crate::system::Metadata,
+    opts: &SweepOptions,
+    kind: &str,
+) -> Vec<(String, String)> {
+    let kv = |k: &str, v: String| (k.to_string(), v);
+    vec![
+        kv("date", meta.date.clone()),
+        kv("liboqs", meta.liboqs_version.clone()),
+        kv("openssl", meta.openssl_version.clone()),
+        kv("arch", meta.arch.clone()),
+        kv("os", format!("{} {}", meta.os, meta.kernel)),
+        kv("cpu", meta.cpu.clone()),
+        kv("memory_mb", meta.memory_total_mb.to_string()),
+        kv("warmup_seconds", opts.window.warmup.to_string()),
+        kv("bench_seconds", opts.window.window.to_string()),
+        kv("threads", opts.threads.to_string()),
+        kv("message_bytes", opts.message.len().to_string()),
+        kv("type", kind.to_string()),
+        kv("hostname", meta.hostname.clone()),
+        kv(
+            "pqcprof",
+            format!("{} ({})", meta.pqcprof_version, meta.git_commit),
+        ),
+    ]
+}
+
+/// CSV types, in file order.
+pub const CSV_TYPES: [&str; 4] = ["traditional", "liboqs", "openssl-pqc", "composite"];
+
+struct Writer {
+    out: PathBuf,
+    stamp: String,
+    run_path: PathBuf,
+    csv_type_of: Vec<(String, String, &'static str)>,
+}
+
+impl Writer {
+    fn csv_path(&self, meta: &crate::system::Metadata, kind: &str) -> PathBuf {
+        self.out.join(csv::file_name(
+            &self.stamp,
+            &meta.arch,
+            &meta.hostname,
+            kind,
+        ))
+    }
+    fn write(&self, run: &RunFile, opts: &SweepOptions) -> Result<Vec<PathBuf>> {
+        crate::export::write_json(&self.run_path, run)?;
+        let mut written = vec![];
+        for kind in CSV_TYPES {
+            let recs: Vec<&Record> = run
+                .records
+                .iter()
+                .filter(|r| {
+                    self.csv_type_of
+                        .iter()
+                        .any(|(n, p, t)| *t == kind && *n == r.algorithm && *p == r.provider)
+                })
+                .collect();
+            if recs.is_empty() {
+                continue;
+            }
+            let path = self.csv_path(&run.metadata, kind);
+            crate::export::write_atomic(
+                &path,
+                csv::render(&csv_meta(&run.metadata, opts, kind), &recs).as_bytes(),
+            )?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+fn short(r: &Record) -> String {
+    match r.status {
+        Status::Ok => format!(
+            "{:>12.6} ms/op {:>14.3} ops/s {:>9} iterations",
+            r.ms_per_op.unwrap_or(0.0),
+            r.ops_per_sec.unwrap_or(0.0),
+            r.iterations.unwrap_or(0)
+        ),
+        Status::Failed => format!("FAILED: {}", r.reason.as_deref().unwrap_or("")),
+        Status::Skipped => format!("skipped: {}", r.reason.as_deref().unwrap_or("")),
+    }
+}
+
+/// `pqcprof sweep`.
+pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
+    let opts = args.validate()?;
+    let entries = select(&args.filter, args.slow)?;
+    if args.list {
+        print!("{}", list(&entries));
+        return Ok(exit::OK);
+    }
+    let out = crate::export::ensure_writable_dir(&args.out)?;
+    let meta = crate::system::collect(None);
+    let device = Device {
+        kind: DeviceKind::Cpu,
+        name: meta.cpu.clone(),
+        memory_total_mb: meta.memory_total_mb,
+    };
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let writer = Writer {
+        run_path: out.join(format!("run-{stamp}-sweep.json")),
+        out: out.clone(),
+        stamp,
+        csv_type_of: entries
+            .iter()
+            .map(|e| (e.name.clone(), e.provider.name().to_string(), e.csv_type()))
+            .collect(),
+    };
+    let config = RunConfig {
+        command_line: std::env::args().collect(),
+        runs: 0,
+        warmup_runs: 0,
+        batch: 0,
+        threads: vec![opts.threads],
+        message_bytes: opts.message.len(),
+        context_hex: String::new(),
+        sample_period_ms: 0.0,
+        randomness:
+            "each library's own RNG inside each call (liboqs: system randomness; OpenSSL: its DRBG)"
+                .into(),
+        backends: [Provider::Liboqs, Provider::Openssl, Provider::Composite]
+            .iter()
+            .map(|p| p.backend().to_string())
+            .collect(),
+        algorithms: vec![],
+        operations: vec![],
+    };
+    let mut run = RunFile::new(meta, config);
+    let cancel = Arc::new(AtomicBool::new(false));
+    crate::app::install_ctrlc(cancel.clone());
+    eprintln!(
+        "pqcprof sweep: {} algorithms, {} thread(s), {}s warm-up + {}s window per operation",
+        entries.len(),
+        opts.threads,
+        opts.window.warmup,
+        opts.window.window
+    );
+    let started = std::time::Instant::now();
+    let mut interrupted = false;
+    for (i, e) in entries.iter().enumerate() {
+        match measure_entry(e, &opts, &device, &cancel) {
+            Ok(recs) => {
+                for r in &recs {
+                    eprintln!(
+                        "[{:>3}/{}] {:<9} {:<34} {:<7} {}",
+                        i + 1,
+                        entries.len(),
+                        r.provider,
+                        r.algorithm,
+                        r.operation.cli_name(),
+                        short(r)
+                    );
+                }
+                run.records.extend(recs);
+            }
+            Err(timing::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+        }
+        writer.write(&run, &opts)?;
+    }
+    if opts.symmetric && !interrupted {
+        let secs = opts.window.window.min(1.0);
+        run.symmetric = symmetric::measure_all(secs, &cancel)?;
+        interrupted = cancel.load(Ordering::SeqCst);
+        for s in &run.symmetric {
+            eprintln!(
+                "[sym] {:<18} {:>6} B  {:>10.1} MB/s",
+                s.algorithm, s.chunk_bytes, s.mb_per_sec
+            );
+        }
+    }
+    interrupted |= cancel.load(Ordering::SeqCst);
+    run.complete = !interrupted;
+    run.interrupted = interrupted;
+    let csvs = writer.write(&run, &opts)?;
+    println!("Run file: {}", writer.run_path.display());
+    for c in &csvs {
+        println!("CSV: {}", c.display());
+    }
+    eprintln!(
+        "pqcprof sweep: took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    if interrupted {
+        eprintln!(
+            "pqcprof: interrupted; finished algorithms are in {}",
+            writer.run_path.display()
+        );
+        return Ok(exit::INTERRUPTED);
+    }
+    let failed = run
+        .records
+        .iter()
+        .filter(|r| r.status == Status::Failed)
+        .count();
+    if failed > 0 {
+        eprintln!("pqcprof: {failed} record(s) failed; reasons are in the run file and above");
+        return Ok(exit::SOME_FAILED);
+    }
+    Ok(exit::OK)
+}
+
+/// `pqcprof sizes`.
+pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
+    let entries = select(&args.filter, args.slow)?;
+    let message = vec![0xAB; 50];
+    let mut rows = vec![];
+    let mut failed = 0;
+    for e in &entries {
+        if let Some(r) = &e.unavailable {
+            eprintln!(
+                "pqcprof sizes: skipped {} ({}): {r}",
+                e.name,
+                e.provider.name()
+            );
+            continue;
+        }
+        match sizes::measure(e, &message) {
+            Ok(r) => rows.push(r),
+            Err(err) => {
+                failed += 1;
+                eprintln!(
+                    "pqcprof sizes: {} ({}) failed: {err:#}",
+                    e.name,
+                    e.provider.name()
+                );
+            }
+        }
+    }
+    let text = sizes::render(&rows);
+    match &args.out {
+        Some(p) => {
+            crate::export::write_atomic(Path::new(p), text.as_bytes())?;
+            eprintln!("pqcprof sizes: wrote {}", p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(if failed > 0 {
+        exit::SOME_FAILED
+    } else {
+        exit::OK
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> SweepOptions {
+        SweepOptions {
+            window: Window {
+                warmup: 0.0,
+                window: 0.02,
+            },
+            threads: 1,
+            message: vec![0xAB; 50],
+            symmetric: false,
+        }
+    }
+
+    fn device() -> Device {
+        Device {
+            kind: DeviceKind::Cpu,
+            name: "test".into(),
+            memory_total_mb: 1,
+        }
+    }
+
+    fn entry(name: &str, provider: Provider) -> Entry {
+        registry::all()
+            .into_iter()
+            .find(|e| e.name == name && e.provider == provider)
+            .unwrap_or_else(|| panic!("{name}"))
+    }
+
+    #[test]
+    fn every_kind_of_scheme_measures_ok() {
+        for (n, p) in [
+            ("ML-KEM-512", Provider::Liboqs),
+            ("Falcon-512", Provider::Liboqs),
+            ("Ed25519", Provider::Openssl),
+            ("ECDSA-P256", Provider::Openssl),
+            ("RSA-PSS-2048", Provider::Openssl),
+            ("ECDH-P256", Provider::Openssl),
+            ("X25519", Provider::Openssl),
+            ("ML-KEM-768", Provider::Openssl),
+            ("X25519MLKEM768", Provider::Openssl),
+            ("ML-DSA-44", Provider::Openssl),
+            ("ML-DSA-44+Ed25519", Provider::Composite),
+            ("ML-KEM-512+X25519", Provider::Composite),
+        ] {
+            let recs =
+                measure_entry(&entry(n, p), &opts(), &device(), &AtomicBool::new(false)).unwrap();
+            assert_eq!(recs.len(), 3);
+            for r in &recs {
+                assert_eq!(r.status, Status::Ok, "{n} {}: {:?}", r.operation, r.reason);
+                assert!(r.iterations.unwrap() >= 1 && r.ms_per_op.unwrap() > 0.0);
+                assert!(r.gate.is_some());
+            }
+            assert!(recs[0].sizes.public_key_bytes > 0, "{n}");
+        }
+    }
+
+    #[test]
+    fn two_threads_add_up() {
+        let mut o = opts();
+        o.threads = 2;
+        let recs = measure_entry(
+            &entry("Ed25519", Provider::Openssl),
+            &o,
+            &device(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(recs
+            .iter()
+            .all(|r| r.status == Status::Ok && r.threads == 2));
+    }
+
+    #[test]
+    fn an_unavailable_algorithm_is_skipped_with_its_reason() {
+        let mut e = entry("Ed25519", Provider::Openssl);
+        e.imp = Impl::Ossl(openssl::OsslAlg::NamedSig("NOT-A-SIG"));
+        e.unavailable = openssl::available(openssl::OsslAlg::NamedSig("NOT-A-SIG"))
+            .err()
+            .map(|x| x.to_string());
+        let recs = measure_entry(&e, &opts(), &device(), &AtomicBool::new(false)).unwrap();
+        assert!(recs
+            .iter()
+            .all(|r| r.status == Status::Skipped
+                && r.reason.as_deref().unwrap().contains("NOT-A-SIG")));
+    }
+
+    #[test]
+    fn an_algorithm_that_fails_to_open_is_failed_not_timed() {
+        let mut e = entry("Ed25519", Provider::Openssl);
+        e.imp = Impl::Ossl(openssl::OsslAlg::NamedSig("NOT-A-SIG"));
+        let recs = measure_entry(&e, &opts(), &device(), &AtomicBool::new(false)).unwrap();
+        assert!(recs
+            .iter()
+            .all(|r| r.status == Status::Failed && r.run_seconds.is_empty()));
+    }
+
+    #[test]
+    fn windows_are_validated() {
+        let a = |extra: &[&str]| {
+            let mut v = vec!["pqcprof", "sweep"];
+            v.extend_from_slice(extra);
+            use clap::Parser;
+            match crate::cli::Cli::try_parse_from(v).unwrap().command {
+                crate::cli::Command::Sweep(a) => a,
+                _ => unreachable!(),
+            }
+        };
+        let e = a(&["--seconds", "0"]).validate().unwrap_err().to_string();
+        assert!(e.contains("--seconds 0"), "{e}");
+        let e = a(&["--warmup", "-1"]).validate().unwrap_err().to_string();
+        assert!(e.contains("--warmup -1"), "{e}");
+        let q = a(&["--quick"]).validate().unwrap();
+        assert_eq!(
+            q.window,
+            Window {
+                warmup: 0.1,
+                window: 0.5
+            }
+        );
+    }
+}

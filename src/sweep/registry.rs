@@ -1,0 +1,655 @@
+//! What exists: every KEM and signature scheme the linked liboqs lists
+//! (enumerated at run time through `OQS_*_alg_count`/`_identifier`/
+//! `_is_enabled`), the OpenSSL algorithms, and the composites; plus the
+//! `--filter` language over them.
+
+use super::composite::{CompositeKem, CompositeSig};
+use super::openssl::{self as ossl, Curve, OsslAlg, OsslKem, OsslSig};
+use super::oqs::{self as liboqs, OqsKem, OqsSig};
+use super::scheme::Scheme;
+use crate::catalog::{Kind, Operation};
+use anyhow::{bail, Result};
+
+/// Library behind an algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// liboqs 0.13 (vendored by the `oqs` crate).
+    Liboqs,
+    /// OpenSSL 3.6 (vendored by the `openssl` crate).
+    Openssl,
+    /// Two real parts combined by pqcprof.
+    Composite,
+}
+
+impl Provider {
+    /// `liboqs`, `openssl`, `composite`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::Liboqs => "liboqs",
+            Provider::Openssl => "openssl",
+            Provider::Composite => "composite",
+        }
+    }
+    /// Backend name in records.
+    pub fn backend(self) -> &'static str {
+        match self {
+            Provider::Liboqs => "liboqs-cpu",
+            Provider::Openssl => "openssl-cpu",
+            Provider::Composite => "composite-cpu",
+        }
+    }
+}
+
+/// How to open an algorithm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Impl {
+    /// A liboqs KEM by its liboqs name.
+    OqsKem(String),
+    /// A liboqs signature scheme by its liboqs name.
+    OqsSig(String),
+    /// An OpenSSL algorithm.
+    Ossl(OsslAlg),
+    /// liboqs ML-DSA set + OpenSSL Ed25519.
+    CompositeSig(&'static str),
+    /// liboqs ML-KEM set + OpenSSL X25519.
+    CompositeKem(&'static str),
+}
+
+/// One algorithm the sweep can measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Name in records and CSVs.
+    pub name: String,
+    /// Family, e.g. `Falcon`, `RSA`, `Hybrid KEM`.
+    pub family: String,
+    /// KEM (key exchange included) or signature.
+    pub kind: Kind,
+    /// Library.
+    pub provider: Provider,
+    /// NIST category (classical: of equivalent strength).
+    pub nist_level: Option<u8>,
+    /// How to open it.
+    pub imp: Impl,
+    /// Why it cannot run in this build, if so.
+    pub unavailable: Option<String>,
+    /// Only measured with `--slow`.
+    pub slow: bool,
+}
+
+impl Entry {
+    /// The operations measured, in order (each relies on the one before).
+    pub fn operations(&self) -> [Operation; 3] {
+        match self.kind {
+            Kind::Kem => [Operation::KeyGen, Operation::Encaps, Operation::Decaps],
+            Kind::Signature => [Operation::KeyGen, Operation::Sign, Operation::Verify],
+        }
+    }
+    /// Which CSV file its rows go to: `liboqs`, `traditional`,
+    /// `openssl-pqc` or `composite`.
+    pub fn csv_type(&self) -> &'static str {
+        match (&self.provider, &self.imp) {
+            (Provider::Liboqs, _) => "liboqs",
+            (Provider::Composite, _) => "composite",
+            (_, Impl::Ossl(OsslAlg::NamedKem(_) | OsslAlg::NamedSig(_))) => "openssl-pqc",
+            _ => "traditional",
+        }
+    }
+    /// Opens it with a first key pair (signatures sign `message`).
+    pub fn open(&self, message: &[u8]) -> Result<Scheme> {
+        if let Some(r) = &self.unavailable {
+            bail!("{r}");
+        }
+        Ok(match &self.imp {
+            Impl::OqsKem(n) => Scheme::Kem(Box::new(OqsKem::open(n)?)),
+            Impl::OqsSig(n) => Scheme::Sig(Box::new(OqsSig::open(n, message.to_vec())?)),
+            Impl::Ossl(a) => match self.kind {
+                Kind::Kem => Scheme::Kem(Box::new(OsslKem::open(*a)?)),
+                Kind::Signature => Scheme::Sig(Box::new(OsslSig::open(*a, message.to_vec())?)),
+            },
+            Impl::CompositeSig(n) => {
+                Scheme::Sig(Box::new(CompositeSig::open(n, message.to_vec())?))
+            }
+            Impl::CompositeKem(n) => Scheme::Kem(Box::new(CompositeKem::open(n)?)),
+        })
+    }
+}
+
+/// Family of a liboqs algorithm, from its name.
+pub fn liboqs_family(name: &str) -> String {
+    let prefixes: [(&str, &str); 15] = [
+        ("ML-KEM", "ML-KEM"),
+        ("Dilithium", "Dilithium"),
+        ("ML-DSA", "ML-DSA"),
+        ("Kyber", "Kyber"),
+        ("HQC", "HQC"),
+        ("FrodoKEM", "FrodoKEM"),
+        ("Classic-McEliece", "Classic McEliece"),
+        ("sntrup", "NTRU Prime"),
+        ("BIKE", "BIKE"),
+        ("Falcon", "Falcon"),
+        ("SPHINCS+", "SPHINCS+"),
+        ("MAYO", "MAYO"),
+        ("cross", "CROSS"),
+        ("OV-", "UOV"),
+        ("SNOVA", "SNOVA"),
+    ];
+    prefixes
+        .iter()
+        .find(|(p, _)| name.starts_with(p))
+        .map(|(_, f)| f.to_string())
+        .unwrap_or_else(|| name.split(['-', '_']).next().unwrap_or(name).to_string())
+}
+
+fn oqs_entries(kind: Kind) -> Vec<Entry> {
+    let list = match kind {
+        Kind::Kem => liboqs::kems(),
+        Kind::Signature => liboqs::sigs(),
+    };
+    list.into_iter()
+        .map(|a| {
+            let level = if a.enabled {
+                match kind {
+                    Kind::Kem => OqsKem::open(&a.name).ok().map(|k| k.claimed_nist_level()),
+                    Kind::Signature => OqsSig::open(&a.name, vec![])
+                        .ok()
+                        .map(|s| s.claimed_nist_level()),
+                }
+            } else {
+                None
+            };
+            Entry {
+                family: liboqs_family(&a.name),
+                kind,
+                provider: Provider::Liboqs,
+                nist_level: level,
+                imp: match kind {
+                    Kind::Kem => Impl::OqsKem(a.name.clone()),
+                    Kind::Signature => Impl::OqsSig(a.name.clone()),
+                },
+                unavailable: (!a.enabled).then(|| {
+                    format!(
+                        "{} is disabled in this liboqs {} build",
+                        a.name,
+                        crate::backend::liboqs::version()
+                    )
+                }),
+                slow: false,
+                name: a.name,
+            }
+        })
+        .collect()
+}
+
+/// The twelve SLH-DSA sets of FIPS 205.
+pub const SLH_DSA_SETS: [&str; 12] = [
+    "SLH-DSA-SHA2-128s",
+    "SLH-DSA-SHA2-128f",
+    "SLH-DSA-SHA2-192s",
+    "SLH-DSA-SHA2-192f",
+    "SLH-DSA-SHA2-256s",
+    "SLH-DSA-SHA2-256f",
+    "SLH-DSA-SHAKE-128s",
+    "SLH-DSA-SHAKE-128f",
+    "SLH-DSA-SHAKE-192s",
+    "SLH-DSA-SHAKE-192f",
+    "SLH-DSA-SHAKE-256s",
+    "SLH-DSA-SHAKE-256f",
+];
+
+/// The hybrid KEM groups OpenSSL 3.5/3.6 offers as key types, with the
+/// NIST level of their ML-KEM part.
+pub const OPENSSL_HYBRIDS: [(&str, u8); 4] = [
+    ("X25519MLKEM768", 3),
+    ("SecP256r1MLKEM768", 3),
+    ("X448MLKEM1024", 5),
+    ("SecP384r1MLKEM1024", 5),
+];
+
+fn openssl_entries() -> Vec<Entry> {
+    let mut v = vec![];
+    let mut add = |name: String, family: &str, kind, level, alg, slow| {
+        v.push(Entry {
+            name,
+            family: family.into(),
+            kind,
+            provider: Provider::Openssl,
+            nist_level: level,
+            imp: Impl::Ossl(alg),
+            unavailable: ossl::available(alg).err().map(|e| format!("{e:#}")),
+            slow,
+        })
+    };
+    let rsa_level = |bits: u32| match bits {
+        b if b >= 15360 => Some(5),
+        b if b >= 7680 => Some(3),
+        b if b >= 3072 => Some(1),
+        _ => None,
+    };
+    for pss in [false, true] {
+        for bits in [2048u32, 3072, 4096, 8192, 16384] {
+            let name = format!("RSA-{}-{bits}", if pss { "PSS" } else { "PKCS1" });
+            add(
+                name,
+                "RSA",
+                Kind::Signature,
+                rsa_level(bits),
+                OsslAlg::Rsa { bits, pss },
+                bits > 4096,
+            );
+        }
+    }
+    for (c, l) in [(Curve::P256, 1), (Curve::P384, 3), (Curve::P521, 5)] {
+        add(
+            format!("ECDSA-{}", c.label()),
+            "ECDSA",
+            Kind::Signature,
+            Some(l),
+            OsslAlg::Ecdsa(c),
+            false,
+        );
+    }
+    add(
+        "Ed25519".into(),
+        "EdDSA",
+        Kind::Signature,
+        Some(1),
+        OsslAlg::EdDsa(true),
+        false,
+    );
+    add(
+        "Ed448".into(),
+        "EdDSA",
+        Kind::Signature,
+        Some(3),
+        OsslAlg::EdDsa(false),
+        false,
+    );
+    for (c, l) in [(Curve::P256, 1), (Curve::P384, 3), (Curve::P521, 5)] {
+        add(
+            format!("ECDH-{}", c.label()),
+            "ECDH",
+            Kind::Kem,
+            Some(l),
+            OsslAlg::Ecdh(c),
+            false,
+        );
+    }
+    add(
+        "X25519".into(),
+        "XDH",
+        Kind::Kem,
+        Some(1),
+        OsslAlg::Xdh(true),
+        false,
+    );
+    add(
+        "X448".into(),
+        "XDH",
+        Kind::Kem,
+        Some(3),
+        OsslAlg::Xdh(false),
+        false,
+    );
+    for (n, l) in [("ML-KEM-512", 1), ("ML-KEM-768", 3), ("ML-KEM-1024", 5)] {
+        add(
+            n.into(),
+            "ML-KEM",
+            Kind::Kem,
+            Some(l),
+            OsslAlg::NamedKem(n),
+            false,
+        );
+    }
+    for (n, l) in OPENSSL_HYBRIDS {
+        add(
+            n.into(),
+            "Hybrid KEM",
+            Kind::Kem,
+            Some(l),
+            OsslAlg::NamedKem(n),
+            false,
+        );
+    }
+    for (n, l) in [("ML-DSA-44", 2), ("ML-DSA-65", 3), ("ML-DSA-87", 5)] {
+        add(
+            n.into(),
+            "ML-DSA",
+            Kind::Signature,
+            Some(l),
+            OsslAlg::NamedSig(n),
+            false,
+        );
+    }
+    for n in SLH_DSA_SETS {
+        let l = if n.contains("128") {
+            1
+        } else if n.contains("192") {
+            3
+        } else {
+            5
+        };
+        add(
+            n.into(),
+            "SLH-DSA",
+            Kind::Signature,
+            Some(l),
+            OsslAlg::NamedSig(n),
+            false,
+        );
+    }
+    v
+}
+
+fn composite_entries(oqs_sigs: &[Entry], oqs_kems: &[Entry]) -> Vec<Entry> {
+    let part = |list: &[Entry], n: &str| {
+        list.iter()
+            .find(|e| e.name == n)
+            .and_then(|e| e.unavailable.clone())
+    };
+    let mut v = vec![];
+    for (n, l) in [("ML-DSA-44", 2), ("ML-DSA-65", 3), ("ML-DSA-87", 5)] {
+        v.push(Entry {
+            name: format!("{n}+Ed25519"),
+            family: "Composite signature".into(),
+            kind: Kind::Signature,
+            provider: Provider::Composite,
+            nist_level: Some(l),
+            imp: Impl::CompositeSig(n),
+            unavailable: part(oqs_sigs, n),
+            slow: false,
+        });
+    }
+    for (n, l) in [("ML-KEM-512", 1), ("ML-KEM-768", 3), ("ML-KEM-1024", 5)] {
+        v.push(Entry {
+            name: format!("{n}+X25519"),
+            family: "Composite KEM".into(),
+            kind: Kind::Kem,
+            provider: Provider::Composite,
+            nist_level: Some(l),
+            imp: Impl::CompositeKem(n),
+            unavailable: part(oqs_kems, n),
+            slow: false,
+        });
+    }
+    v
+}
+
+/// Every algorithm, in sweep order: liboqs signatures and KEMs, OpenSSL,
+/// composites.
+pub fn all() -> Vec<Entry> {
+    let sigs = oqs_entries(Kind::Signature);
+    let kems = oqs_entries(Kind::Kem);
+    let comp = composite_entries(&sigs, &kems);
+    let mut v = sigs;
+    v.extend(kems);
+    v.extend(openssl_entries());
+    v.extend(comp);
+    v
+}
+
+// ---------------------------------------------------------------- filters
+
+/// Lower-case with separators removed, for loose name matching.
+pub fn normalize(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '*' || *c == '+')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+fn glob(pattern: &str, text: &str) -> bool {
+    // Iterative glob with `*` only.
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// One `--filter` term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Term {
+    /// A name pattern: case- and separator-insensitive; `*` is a wildcard,
+    /// otherwise a substring.
+    Name(String),
+    /// `family:NAME` (same matching as names).
+    Family(String),
+    /// `provider:liboqs|openssl|composite`.
+    Provider(String),
+    /// `level:N` (NIST category).
+    Level(u8),
+    /// `kind:kem|sig`.
+    Kind(Kind),
+}
+
+fn pattern_matches(pattern: &str, text: &str) -> bool {
+    let (p, t) = (normalize(pattern), normalize(text));
+    if p.contains('*') {
+        glob(&p, &t)
+    } else {
+        t.contains(&p)
+    }
+}
+
+impl Term {
+    /// Parses `family:x`, `provider:x`, `level:n`, `kind:x` or a name pattern.
+    pub fn parse(s: &str) -> Result<Term> {
+        let s = s.trim();
+        let Some((k, v)) = s.split_once(':') else {
+            return Ok(Term::Name(s.to_string()));
+        };
+        let v = v.trim();
+        Ok(match k.trim().to_ascii_lowercase().as_str() {
+            "family" => Term::Family(v.to_string()),
+            "provider" => {
+                let valid = ["liboqs", "openssl", "composite"];
+                let p = v.to_ascii_lowercase();
+                if !valid.contains(&p.as_str()) {
+                    bail!("unknown provider '{v}' in --filter; valid: {}", valid.join(", "));
+                }
+                Term::Provider(p)
+            }
+            "level" | "nist" => match v.trim_start_matches(['L', 'l']).parse::<u8>() {
+                Ok(n) if (1..=5).contains(&n) => Term::Level(n),
+                _ => bail!("invalid NIST level '{v}' in --filter: use 1 to 5"),
+            },
+            "kind" => match v.to_ascii_lowercase().as_str() {
+                "kem" => Term::Kind(Kind::Kem),
+                "sig" | "signature" => Term::Kind(Kind::Signature),
+                _ => bail!("invalid kind '{v}' in --filter: use kem or sig"),
+            },
+            other => bail!(
+                "unknown --filter key '{other}:'; use family:, provider:, level:, kind: or a name pattern"
+            ),
+        })
+    }
+    fn field(&self) -> u8 {
+        match self {
+            // Names and families both say what to run: alternatives.
+            Term::Name(_) | Term::Family(_) => 0,
+            Term::Provider(_) => 2,
+            Term::Level(_) => 3,
+            Term::Kind(_) => 4,
+        }
+    }
+    /// Whether `e` matches this term.
+    pub fn matches(&self, e: &Entry) -> bool {
+        match self {
+            Term::Name(p) => pattern_matches(p, &e.name),
+            Term::Family(p) => pattern_matches(p, &e.family),
+            Term::Provider(p) => e.provider.name() == p,
+            Term::Level(n) => e.nist_level == Some(*n),
+            Term::Kind(k) => e.kind == *k,
+        }
+    }
+}
+
+/// A parsed `--filter`: name patterns and `family:` terms are alternatives
+/// (OR), and so are the terms of each of `provider:`, `level:` and `kind:`;
+/// those groups must all hold (AND).
+#[derive(Debug, Clone, Default)]
+pub struct Filter(Vec<Term>);
+
+impl Filter {
+    /// Parses comma-separated terms from every `--filter` given.
+    pub fn parse(args: &[String]) -> Result<Filter> {
+        let mut terms = vec![];
+        for t in args
+            .iter()
+            .flat_map(|a| a.split(','))
+            .filter(|t| !t.trim().is_empty())
+        {
+            terms.push(Term::parse(t)?);
+        }
+        Ok(Filter(terms))
+    }
+    /// True when no term was given.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Whether `e` passes.
+    pub fn matches(&self, e: &Entry) -> bool {
+        (0..5u8).all(|f| {
+            let of: Vec<_> = self.0.iter().filter(|t| t.field() == f).collect();
+            of.is_empty() || of.iter().any(|t| t.matches(e))
+        })
+    }
+    /// The entries that pass; an error naming the closest names when a
+    /// name or family pattern matches nothing at all.
+    pub fn select(&self, all: &[Entry]) -> Result<Vec<Entry>> {
+        for t in &self.0 {
+            let (Term::Name(p) | Term::Family(p)) = t else {
+                continue;
+            };
+            if !all.iter().any(|e| t.matches(e)) {
+                let names: Vec<&str> = match t {
+                    Term::Name(_) => all.iter().map(|e| e.name.as_str()).collect(),
+                    _ => all.iter().map(|e| e.family.as_str()).collect(),
+                };
+                bail!(
+                    "no algorithm matches '{p}'; closest: {}",
+                    closest(p, &names, 5).join(", ")
+                );
+            }
+        }
+        let v: Vec<Entry> = all.iter().filter(|e| self.matches(e)).cloned().collect();
+        if v.is_empty() {
+            bail!("no algorithm passes every --filter term together");
+        }
+        Ok(v)
+    }
+}
+
+/// Levenshtein distance.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The `n` names closest to `query` (normalised edit distance), distinct.
+pub fn closest(query: &str, names: &[&str], n: usize) -> Vec<String> {
+    let q = normalize(query);
+    let mut scored: Vec<(usize, &str)> = names
+        .iter()
+        .map(|name| (edit_distance(&q, &normalize(name)), *name))
+        .collect();
+    scored.sort();
+    let mut out: Vec<String> = vec![];
+    for (_, name) in scored {
+        if !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+        if out.len() == n {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_and_substrings() {
+        assert!(pattern_matches("falcon*512", "Falcon-padded-512"));
+        assert!(pattern_matches("mldsa65", "ML-DSA-65"));
+        assert!(!pattern_matches("mldsa65", "ML-DSA-87"));
+        assert!(glob("a*c", "abbc") && !glob("a*c", "abcd"));
+    }
+
+    #[test]
+    fn closest_names_come_first() {
+        let c = closest("ML-DSA-66", &["Ed25519", "ML-DSA-65", "ML-KEM-768"], 2);
+        assert_eq!(c[0], "ML-DSA-65");
+    }
+
+    #[test]
+    fn registry_lists_liboqs_openssl_and_composites() {
+        let all = all();
+        let has = |p: Provider, n: &str| all.iter().any(|e| e.provider == p && e.name == n);
+        assert!(has(Provider::Liboqs, "ML-DSA-65"));
+        assert!(has(Provider::Liboqs, "Falcon-512"));
+        assert!(has(Provider::Openssl, "Ed25519"));
+        assert!(has(Provider::Openssl, "SLH-DSA-SHAKE-256f"));
+        assert!(has(Provider::Composite, "ML-KEM-768+X25519"));
+        // Names are unique within a provider.
+        for e in &all {
+            assert_eq!(
+                all.iter()
+                    .filter(|o| o.provider == e.provider && o.name == e.name)
+                    .count(),
+                1,
+                "{}",
+                e.name
+            );
+        }
+    }
+
+    #[test]
+    fn filters_combine_keys_with_and() {
+        let all = all();
+        let f = Filter::parse(&["provider:openssl,level:3,kind:sig".into()]).unwrap();
+        let v = f.select(&all).unwrap();
+        assert!(v
+            .iter()
+            .all(|e| e.provider == Provider::Openssl && e.nist_level == Some(3)));
+        assert!(v.iter().any(|e| e.name == "Ed448"));
+        let e = Filter::parse(&["Falcn-512".into()])
+            .unwrap()
+            .select(&all)
+            .unwrap_err();
+        assert!(e.to_string().contains("Falcon-512"), "{e}");
+        assert!(Filter::parse(&["level:9".into()]).is_err());
+    }
+
+    #[test]
+    fn an_unknown_openssl_algorithm_is_unavailable_with_a_reason() {
+        let r = ossl::available(OsslAlg::NamedKem("NOT-A-KEM")).unwrap_err();
+        assert!(format!("{r:#}").contains("NOT-A-KEM"));
+    }
+}

@@ -1,0 +1,370 @@
+//! Timing as pqc-sig-bench-c: a warm-up of `warmup` seconds, then a
+//! measurement window of `window` seconds that fast operations fill with
+//! repetitions (timed in batches, so a median and a spread of per-batch
+//! throughputs come with the total), while an operation slower than the
+//! window runs once. ms/op is the total time over the operations done.
+//!
+//! Also the correctness gate every algorithm passes before it is timed.
+
+use super::scheme::{KemScheme, Scheme, SigScheme};
+use crate::backend::GateReport;
+use crate::catalog::Operation;
+use anyhow::{bail, ensure, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Batches a measurement window is cut into (about; at least one operation each).
+pub const BATCHES_PER_WINDOW: f64 = 20.0;
+
+/// Warm-up and window lengths.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    /// Warm-up, seconds (0 allowed).
+    pub warmup: f64,
+    /// Measurement window, seconds (> 0).
+    pub window: f64,
+}
+
+/// What one (algorithm, operation) measured on one thread.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Measurement {
+    /// Operations done in the window.
+    pub iterations: u64,
+    /// Time the window's operations took in total, seconds.
+    pub seconds: f64,
+    /// Per-batch (operations, seconds).
+    pub batches: Vec<(u64, f64)>,
+    /// Operations run during the warm-up.
+    pub warmup_ops: u64,
+    /// True when one operation outlasted the window and ran once.
+    pub once: bool,
+}
+
+/// Ctrl-C during a measurement.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+/// Measures `op`. `known` is how long one operation took already (in the
+/// gate): when that alone covers the warm-up, no extra warm-up runs.
+pub fn measure(
+    op: &mut dyn FnMut() -> Result<()>,
+    w: Window,
+    known: Option<Duration>,
+    cancel: &AtomicBool,
+) -> Result<Measurement> {
+    let mut m = Measurement::default();
+    let warmup = Duration::from_secs_f64(w.warmup);
+    let window = Duration::from_secs_f64(w.window);
+    // Warm-up: repeat until the warm-up time has passed; it also estimates
+    // the time per operation.
+    let per_op = match known {
+        Some(d) if d >= warmup && d > Duration::ZERO => d,
+        _ => {
+            let start = Instant::now();
+            loop {
+                if cancel.load(Ordering::SeqCst) {
+                    bail!(Interrupted);
+                }
+                op()?;
+                m.warmup_ops += 1;
+                if start.elapsed() >= warmup {
+                    break;
+                }
+            }
+            start.elapsed() / m.warmup_ops as u32
+        }
+    };
+    if per_op >= window {
+        // Slower than the window: one operation, as long as it needs.
+        let t = Instant::now();
+        op()?;
+        let s = t.elapsed().as_secs_f64();
+        m.iterations = 1;
+        m.seconds = s;
+        m.batches.push((1, s));
+        m.once = true;
+        return Ok(m);
+    }
+    let batch = ((w.window / BATCHES_PER_WINDOW) / per_op.as_secs_f64().max(1e-9))
+        .floor()
+        .max(1.0) as u64;
+    let mut total = Duration::ZERO;
+    while total < window {
+        if cancel.load(Ordering::SeqCst) {
+            bail!(Interrupted);
+        }
+        let t = Instant::now();
+        for _ in 0..batch {
+            op()?;
+        }
+        let d = t.elapsed();
+        total += d;
+        m.batches.push((batch, d.as_secs_f64()));
+        m.iterations += batch;
+    }
+    m.seconds = total.as_secs_f64();
+    Ok(m)
+}
+
+/// Runs `op` of an opened scheme once (keys, ciphertexts and signatures
+/// stay in the scheme for the next operation).
+pub fn run_op(s: &mut Scheme, op: Operation) -> Result<()> {
+    match (s, op) {
+        (Scheme::Kem(k), Operation::KeyGen) => k.keygen(),
+        (Scheme::Kem(k), Operation::Encaps) => k.encaps(),
+        (Scheme::Kem(k), Operation::Decaps) => k.decaps(),
+        (Scheme::Sig(g), Operation::KeyGen) => g.keygen(),
+        (Scheme::Sig(g), Operation::Sign) => g.sign(),
+        (Scheme::Sig(g), Operation::Verify) => {
+            ensure!(g.verify()?, "a valid signature was rejected");
+            Ok(())
+        }
+        (_, op) => bail!("{op} does not belong to this kind of algorithm"),
+    }
+}
+
+/// The gate's verdict and how long each first operation took.
+pub struct GateOutcome {
+    /// The checks made.
+    pub report: GateReport,
+    /// Duration of the gate's keygen, encaps/sign and decaps/verify.
+    pub first: [Duration; 3],
+}
+
+fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, Duration)> {
+    let t = Instant::now();
+    let v = f()?;
+    Ok((v, t.elapsed()))
+}
+
+fn kem_gate(k: &mut dyn KemScheme) -> Result<GateOutcome> {
+    let ((), t0) = timed(|| k.keygen())?;
+    let ((), t1) = timed(|| k.encaps())?;
+    let ((), t2) = timed(|| k.decaps())?;
+    let (e, d) = k.secrets();
+    ensure!(!e.is_empty(), "the shared secret is empty");
+    ensure!(
+        e == d,
+        "decapsulation gave a different shared secret than encapsulation"
+    );
+    let good = e.to_vec();
+    let ct = k.ciphertext_mut();
+    ensure!(!ct.is_empty(), "the ciphertext is empty");
+    let bit = ct.len() / 2;
+    ct[bit] ^= 0x01;
+    let flipped = match k.decaps() {
+        Ok(()) => {
+            ensure!(
+                k.secrets().1 != good.as_slice(),
+                "a flipped ciphertext bit still gave the same shared secret"
+            );
+            "a flipped ciphertext bit gives a different shared secret"
+        }
+        Err(_) => "a flipped ciphertext bit is rejected",
+    };
+    k.ciphertext_mut()[bit] ^= 0x01;
+    k.decaps()?;
+    ensure!(
+        k.secrets().1 == good.as_slice(),
+        "restored ciphertext no longer decapsulates"
+    );
+    Ok(GateOutcome {
+        report: GateReport {
+            checked_ops: 1,
+            checks: vec![
+                "encapsulation and decapsulation agree on the shared secret".into(),
+                flipped.into(),
+            ],
+        },
+        first: [t0, t1, t2],
+    })
+}
+
+fn sig_gate(g: &mut dyn SigScheme) -> Result<GateOutcome> {
+    let ((), t0) = timed(|| g.keygen())?;
+    let ((), t1) = timed(|| g.sign())?;
+    let (ok, t2) = timed(|| g.verify())?;
+    ensure!(ok, "a fresh signature does not verify");
+    ensure!(
+        g.signature_mut().len() <= g.max_signature_len(),
+        "signature longer than the scheme's maximum"
+    );
+    let mi = g.message_mut().len() / 2;
+    ensure!(!g.message_mut().is_empty(), "the message is empty");
+    g.message_mut()[mi] ^= 0x01;
+    ensure!(!g.verify()?, "a flipped message bit is accepted");
+    g.message_mut()[mi] ^= 0x01;
+    let si = g.signature_mut().len() / 2;
+    g.signature_mut()[si] ^= 0x01;
+    ensure!(!g.verify()?, "a flipped signature bit is accepted");
+    g.signature_mut()[si] ^= 0x01;
+    ensure!(g.verify()?, "the restored signature no longer verifies");
+    Ok(GateOutcome {
+        report: GateReport {
+            checked_ops: 1,
+            checks: vec![
+                "a fresh signature verifies".into(),
+                "a flipped message bit is rejected".into(),
+                "a flipped signature bit is rejected".into(),
+            ],
+        },
+        first: [t0, t1, t2],
+    })
+}
+
+/// The correctness gate: KEM secrets match and a flipped ciphertext bit
+/// changes the secret (or is rejected); signatures verify and flipped
+/// message and signature bits are rejected.
+pub fn gate(s: &mut Scheme) -> Result<GateOutcome> {
+    match s {
+        Scheme::Kem(k) => kem_gate(k.as_mut()),
+        Scheme::Sig(g) => sig_gate(g.as_mut()),
+    }
+}
+
+/// After the timed operations: the last decapsulation still matches its
+/// encapsulation, or the last signature still verifies.
+pub fn check_after(s: &mut Scheme) -> Result<()> {
+    match s {
+        Scheme::Kem(k) => {
+            let (e, d) = k.secrets();
+            ensure!(
+                e == d,
+                "after timing, decapsulation disagrees with encapsulation"
+            );
+        }
+        Scheme::Sig(g) => ensure!(
+            g.verify()?,
+            "after timing, the signature no longer verifies"
+        ),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fast_operation_fills_the_window_in_batches() {
+        let mut n = 0u64;
+        let m = measure(
+            &mut || {
+                n += 1;
+                std::hint::black_box(n);
+                Ok(())
+            },
+            Window {
+                warmup: 0.01,
+                window: 0.05,
+            },
+            None,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(m.seconds >= 0.05 && !m.once);
+        assert!(m.batches.len() >= 2, "{:?}", m.batches.len());
+        assert_eq!(m.batches.iter().map(|b| b.0).sum::<u64>(), m.iterations);
+        assert!(m.warmup_ops > 0);
+    }
+
+    #[test]
+    fn a_slow_operation_runs_once() {
+        let m = measure(
+            &mut || {
+                std::thread::sleep(Duration::from_millis(30));
+                Ok(())
+            },
+            Window {
+                warmup: 0.0,
+                window: 0.02,
+            },
+            Some(Duration::from_millis(30)),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(m.once);
+        assert_eq!(m.iterations, 1);
+        assert_eq!(m.warmup_ops, 0);
+    }
+
+    #[test]
+    fn cancel_stops_a_measurement() {
+        let r = measure(
+            &mut || Ok(()),
+            Window {
+                warmup: 0.0,
+                window: 1.0,
+            },
+            None,
+            &AtomicBool::new(true),
+        );
+        assert!(r.unwrap_err().downcast_ref::<Interrupted>().is_some());
+    }
+
+    /// A KEM that ignores its ciphertext: the gate must catch it.
+    struct DeafKem(Vec<u8>);
+    impl KemScheme for DeafKem {
+        fn keygen(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn encaps(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn decaps(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn secrets(&self) -> (&[u8], &[u8]) {
+            (&[7; 32], &[7; 32])
+        }
+        fn ciphertext_mut(&mut self) -> &mut [u8] {
+            &mut self.0
+        }
+        fn key_bytes(&self) -> Result<super::super::scheme::KeyBytes> {
+            Ok(Default::default())
+        }
+    }
+
+    /// A signature scheme that accepts anything.
+    struct Gullible(Vec<u8>, Vec<u8>);
+    impl SigScheme for Gullible {
+        fn keygen(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn sign(&mut self) -> Result<()> {
+            self.1 = vec![1; 8];
+            Ok(())
+        }
+        fn verify(&mut self) -> Result<bool> {
+            Ok(true)
+        }
+        fn message_mut(&mut self) -> &mut Vec<u8> {
+            &mut self.0
+        }
+        fn signature_mut(&mut self) -> &mut Vec<u8> {
+            &mut self.1
+        }
+        fn max_signature_len(&self) -> usize {
+            8
+        }
+        fn key_bytes(&self) -> Result<super::super::scheme::KeyBytes> {
+            Ok(Default::default())
+        }
+    }
+
+    #[test]
+    fn the_gate_catches_broken_schemes() {
+        let e = gate(&mut Scheme::Kem(Box::new(DeafKem(vec![0; 16]))))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("flipped ciphertext bit"), "{e}");
+        let e = gate(&mut Scheme::Sig(Box::new(Gullible(vec![0; 16], vec![]))))
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("flipped message bit is accepted"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,249 @@
+//! The cuPQC path. Built normally (no SDK), it checks that the build has no
+//! cupqc backend and that `check` and `bench` say how to enable it. Built
+//! with `CUPQC_HOME=tests/fixtures/cupqc-standin` and nvcc reachable (as
+//! `.ci/run` does), it checks the whole path through build.rs: the shim was
+//! compiled and device-linked by nvcc, the bindgen functions answer with the
+//! descriptors' sizes (equal to the catalogue's FIPS sizes for all six
+//! parameter sets), `check` reports the stand-in, and the backend refuses to
+//! benchmark it. With a GPU present, the stand-in kernels are also launched.
+//!
+//! `PQCPROF_EXPECT_CUPQC=standin|none` makes the build mode itself a test,
+//! so CI cannot pass by silently building without the backend.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn pqcprof() -> Command {
+    Command::cargo_bin("pqcprof").unwrap()
+}
+
+#[test]
+fn the_build_mode_is_the_one_expected() {
+    let b = pqcprof::gpu::cupqc::build_info();
+    match std::env::var("PQCPROF_EXPECT_CUPQC").as_deref() {
+        Ok("standin") => assert!(
+            b.built && b.standin,
+            "PQCPROF_EXPECT_CUPQC=standin but this build has no cuPQC stand-in: {b:?}"
+        ),
+        Ok("none") => assert!(!b.built, "PQCPROF_EXPECT_CUPQC=none but: {b:?}"),
+        Ok(other) => panic!("PQCPROF_EXPECT_CUPQC={other}: use standin or none"),
+        Err(_) => {}
+    }
+    assert_eq!(b.built, cfg!(pqcprof_cupqc));
+    assert_eq!(b.standin, cfg!(pqcprof_cupqc_standin));
+    assert!(b
+        .note
+        .starts_with(if b.built { "built" } else { "not built" }));
+}
+
+#[test]
+fn bench_with_cupqc_is_skipped_with_the_reason() {
+    let d = tempfile::tempdir().unwrap();
+    let reason = if cfg!(pqcprof_cupqc_standin) {
+        "stand-in"
+    } else if cfg!(pqcprof_cupqc) {
+        // A real SDK build: whatever this machine lacks is said instead.
+        ""
+    } else {
+        "scripts/fetch-cupqc"
+    };
+    let out = pqcprof()
+        .args([
+            "bench",
+            "--backend",
+            "cupqc",
+            "--alg",
+            "ML-KEM-512",
+            "--runs",
+            "2",
+            "--out",
+        ])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    if cfg!(pqcprof_cupqc) && !cfg!(pqcprof_cupqc_standin) {
+        return;
+    }
+    assert_eq!(out.status.code(), Some(3));
+    let run_file = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .expect("a run file");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_file).unwrap()).unwrap();
+    let recs = run["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 3);
+    for r in recs {
+        assert_eq!(r["backend"], "cupqc");
+        assert_eq!(r["status"], "skipped");
+        assert!(r["reason"].as_str().unwrap().contains(reason), "{r}");
+    }
+    // Nothing reaches the cuPQC-shaped files.
+    assert!(!d.path().join("cupqc").join("mlkem_results.json").exists());
+}
+
+#[cfg(not(pqcprof_cupqc))]
+mod without_the_sdk {
+    use super::*;
+
+    #[test]
+    fn check_says_the_backend_is_not_built_and_how_to_enable_it() {
+        pqcprof()
+            .arg("check")
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("cuPQC build   not built"))
+            .stdout(
+                predicate::str::is_match(r"cupqc\s+not ready\s+not part of this build").unwrap(),
+            )
+            .stdout(predicate::str::contains("scripts/fetch-cupqc"))
+            .stdout(predicate::str::contains("nvcc"));
+        let out = pqcprof().args(["check", "--json"]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["cupqc_build"]["built"], false);
+        let cupqc = v["backends"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["backend"] == "cupqc")
+            .unwrap();
+        assert_eq!(cupqc["ready"], false);
+    }
+}
+
+#[cfg(pqcprof_cupqc)]
+mod with_the_shim {
+    use super::*;
+    use pqcprof::backend::cupqc::{self, Cupqc};
+    use pqcprof::catalog::{Algorithm, Kind};
+    use pqcprof::gpu::cupqc::{self as shim, Batch, Role};
+
+    #[test]
+    fn sizes_come_from_the_descriptors_and_equal_fips() {
+        for alg in Algorithm::ALL {
+            let s = alg.sizes();
+            for op in alg.operations() {
+                let i = shim::op_info(alg, op).unwrap();
+                assert_eq!(i.public_key_size as usize, s.public_key_bytes, "{alg} {op}");
+                assert_eq!(i.secret_key_size as usize, s.secret_key_bytes, "{alg} {op}");
+                match alg.kind() {
+                    Kind::Kem => {
+                        assert_eq!(Some(i.ciphertext_size as usize), s.ciphertext_bytes);
+                        assert_eq!(Some(i.shared_secret_size as usize), s.shared_secret_bytes);
+                        assert_eq!(i.signature_size, 0, "a KEM has no signature_size");
+                    }
+                    Kind::Signature => {
+                        assert_eq!(Some(i.signature_size as usize), s.signature_bytes);
+                        assert_eq!(i.ciphertext_size, 0);
+                    }
+                }
+                assert!(i.block_threads > 0, "{alg} {op}: BlockDim");
+                if op == pqcprof::catalog::Operation::KeyGen {
+                    assert!(i.entropy_size > 0, "{alg} keygen takes entropy");
+                }
+            }
+        }
+        cupqc::check_sizes().unwrap();
+        assert!(shim::runtime_version() >= 12000);
+        assert!(shim::status_string(-3).contains("no such buffer"));
+    }
+
+    #[cfg(pqcprof_cupqc_standin)]
+    #[test]
+    fn the_standin_is_marked_and_refused() {
+        assert!(shim::is_standin(), "the shim must report the stand-in");
+        let e = cupqc::refuse_standin().unwrap_err().to_string();
+        assert!(e.contains("STAND-IN") && e.contains("refuses"), "{e}");
+        let e = Cupqc::new(0).err().expect("refused").to_string();
+        assert!(e.contains("STAND-IN"), "{e}");
+        pqcprof()
+            .arg("check")
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("STAND-IN"))
+            .stdout(
+                predicate::str::is_match(r"cupqc\s+not ready\s+this build has the cuPQC stand-in")
+                    .unwrap(),
+            );
+        let out = pqcprof().args(["check", "--json"]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["cupqc_build"]["built"], true);
+        assert_eq!(v["cupqc_build"]["standin"], true);
+        assert!(v["cupqc_build"]["nvcc"].as_str().unwrap().contains("nvcc"));
+    }
+
+    fn gpu_present() -> bool {
+        std::path::Path::new("/dev/nvidia0").exists()
+    }
+
+    /// Without a GPU, preparing a batch fails with the CUDA runtime's
+    /// reason, never a crash.
+    #[test]
+    fn preparing_without_a_gpu_is_a_clean_error() {
+        if gpu_present() {
+            eprintln!("a GPU is present: see the launch test instead");
+            return;
+        }
+        let e = Batch::prepare(
+            0,
+            Algorithm::MlKem768,
+            pqcprof::catalog::Operation::KeyGen,
+            4,
+            0,
+        )
+        .err()
+        .expect("no GPU here")
+        .to_string();
+        assert!(e.contains("preparing 4 × ML-KEM-768"), "{e}");
+    }
+
+    /// With a GPU: the stand-in's kernels run through the shim (buffers,
+    /// workspace, upload, timed launch, download) and sign/verify agree.
+    #[cfg(pqcprof_cupqc_standin)]
+    #[test]
+    fn standin_kernels_run_through_the_shim_on_a_gpu() {
+        use pqcprof::catalog::Operation;
+        if !gpu_present() {
+            eprintln!("no GPU: the launch path is not exercised here");
+            return;
+        }
+        let n = 5;
+        let mut kg = Batch::prepare(0, Algorithm::MlKem768, Operation::KeyGen, n, 0).unwrap();
+        let (len, stride) = kg.layout(Role::Entropy).unwrap();
+        assert_eq!(len, stride * n);
+        kg.upload(Role::Entropy, &vec![7u8; len]).unwrap();
+        let t = kg.launch_timed().unwrap();
+        assert!(t.as_secs_f64() > 0.0);
+        let pk = kg.download(Role::PublicKey).unwrap();
+        assert_eq!(pk.len(), 1184 * n);
+        assert!(pk.iter().any(|&b| b != 0));
+        assert!(
+            kg.upload(Role::Ciphertext, &[0]).is_err(),
+            "keygen has no CT"
+        );
+
+        let alg = Algorithm::MlDsa44;
+        let mut sign = Batch::prepare(0, alg, Operation::Sign, n, 1024).unwrap();
+        let (mlen, mstride) = sign.layout(Role::Message).unwrap();
+        assert_eq!(mstride, 1024);
+        sign.upload(Role::Message, &vec![0xAB; mlen]).unwrap();
+        sign.launch().unwrap();
+        let mut sigs = sign.download(Role::Signature).unwrap();
+        let (_, sstride) = sign.layout(Role::Signature).unwrap();
+        assert_eq!(Some(sstride), alg.signature_stride());
+        sigs[sstride * 2] ^= 1;
+        let mut ver = Batch::prepare(0, alg, Operation::Verify, n, 1024).unwrap();
+        ver.upload(Role::Message, &vec![0xAB; mlen]).unwrap();
+        ver.upload(Role::Signature, &sigs).unwrap();
+        ver.launch_timed().unwrap();
+        let ok: Vec<u8> = ver
+            .download(Role::Ok)
+            .unwrap()
+            .chunks(4)
+            .map(|c| c[0])
+            .collect();
+        assert_eq!(ok, vec![1, 1, 0, 1, 1]);
+    }
+}

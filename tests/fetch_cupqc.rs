@@ -1,0 +1,162 @@
+//! scripts/fetch-cupqc's error paths and its --from path, with archives made
+//! here. Nothing is downloaded: the one network case points the script at a
+//! closed local port.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-cupqc")
+}
+
+fn fetch(args: &[&str], dest: &Path) -> Output {
+    Command::new(script())
+        .args(args)
+        .arg("--dest")
+        .arg(dest)
+        // Never the real server, whatever a test asks for.
+        .env("PQCPROF_CUPQC_BASE_URL", "http://127.0.0.1:9/")
+        .output()
+        .expect("run scripts/fetch-cupqc")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A tiny archive with the 0.4+ SDK layout under one top folder.
+fn fake_sdk_archive(dir: &Path, name: &str) -> PathBuf {
+    let top = dir.join("src-tree").join("cupqc-sdk-0.4.1-x86_64");
+    std::fs::create_dir_all(top.join("include/cupqc")).unwrap();
+    std::fs::create_dir_all(top.join("lib")).unwrap();
+    std::fs::write(top.join("include/cupqc/pk.hpp"), "// test header\n").unwrap();
+    for lib in ["libcupqc-pk.a", "libcupqc-hash.a"] {
+        std::fs::write(top.join("lib").join(lib), "!<arch>\n").unwrap();
+    }
+    let archive = dir.join(name);
+    let ok = Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(dir.join("src-tree"))
+        .arg("cupqc-sdk-0.4.1-x86_64")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tar could not make the test archive");
+    archive
+}
+
+#[test]
+fn unknown_version_lists_the_valid_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let o = fetch(&["--version", "0.3.0"], &d.path().join("sdk"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("unknown cuPQC version '0.3.0'")
+            && e.contains("0.6.0")
+            && e.contains("0.4.1")
+            && e.contains("0.2.0"),
+        "{e}"
+    );
+    assert!(!d.path().join("sdk").exists());
+}
+
+#[test]
+fn list_and_bad_arguments() {
+    let d = tempfile::tempdir().unwrap();
+    let o = fetch(&["--list"], &d.path().join("sdk"));
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "0.6.0\n0.4.1\n0.2.0\n");
+    let o = fetch(&["--frobnicate"], &d.path().join("sdk"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown argument"));
+}
+
+#[test]
+fn from_a_file_that_is_not_an_archive_fails_clearly() {
+    let d = tempfile::tempdir().unwrap();
+    let junk = d.path().join("cupqc-sdk-0.4.1-x86_64.tar.gz");
+    std::fs::write(&junk, "this is not an archive").unwrap();
+    let dest = d.path().join("sdk");
+    let o = fetch(&["--from", junk.to_str().unwrap()], &dest);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("not a gzip-compressed tar archive"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dest.exists());
+
+    let o = fetch(&["--from", "/nonexistent/x.tar.gz"], &dest);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no such file"));
+}
+
+#[test]
+fn from_an_archive_without_the_sdk_layout_fails_clearly() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("t/other")).unwrap();
+    std::fs::write(d.path().join("t/other/readme.txt"), "x").unwrap();
+    let archive = d.path().join("other.tar.gz");
+    assert!(Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(d.path().join("t"))
+        .arg("other")
+        .status()
+        .unwrap()
+        .success());
+    let o = fetch(
+        &["--from", archive.to_str().unwrap()],
+        &d.path().join("sdk"),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not a cuPQC SDK"), "{}", stderr(&o));
+}
+
+#[test]
+fn from_a_tiny_sdk_archive_unpacks_it_and_records_the_version() {
+    let d = tempfile::tempdir().unwrap();
+    let archive = fake_sdk_archive(d.path(), "cupqc-sdk-0.4.1-x86_64.tar.gz");
+    let dest = d.path().join("third_party/cupqc");
+    // An older unpack is replaced.
+    std::fs::create_dir_all(dest.join("stale")).unwrap();
+    let o = fetch(&["--from", archive.to_str().unwrap()], &dest);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dest.join("include/cupqc/pk.hpp").is_file());
+    assert!(dest.join("lib/libcupqc-pk.a").is_file());
+    assert!(!dest.join("stale").exists());
+    let stamp = std::fs::read_to_string(dest.join(".pqcprof-fetched")).unwrap();
+    assert!(stamp.contains("version=0.4.1"), "{stamp}");
+    assert!(
+        stamp.contains("archive=cupqc-sdk-0.4.1-x86_64.tar.gz"),
+        "{stamp}"
+    );
+}
+
+#[test]
+fn without_network_the_error_says_so_and_suggests_from() {
+    let have = |c: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {c}")])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !have("curl") && !have("wget") {
+        eprintln!("neither curl nor wget here: the download path cannot run");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let o = fetch(&["--version", "0.4.1"], &d.path().join("sdk"));
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("--from"), "{e}");
+    if have("curl") {
+        assert!(e.contains("cannot reach"), "{e}");
+    }
+    assert!(!d.path().join("sdk").exists());
+}

@@ -1,0 +1,547 @@
+//! `report` and `compare` on real run files made by the binary, plus one
+//! clearly synthetic file that adds GPU and classical records the CI
+//! machine cannot produce, and bad input of every kind.
+
+use assert_cmd::Command;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn pqcprof() -> Command {
+    Command::cargo_bin("pqcprof").unwrap()
+}
+
+/// A real run file, made once per test process by the binary itself.
+fn real_run() -> &'static Path {
+    static RUN: OnceLock<PathBuf> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        pqcprof()
+            .args([
+                "cpu",
+                "--alg",
+                "ML-KEM-512,ML-DSA-44",
+                "--batch",
+                "8",
+                "--runs",
+                "3",
+                "--threads",
+                "1",
+                "--out",
+            ])
+            .arg(&dir)
+            .assert()
+            .success();
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                let n = p.file_name().unwrap().to_string_lossy();
+                n.starts_with("run-") && n.ends_with(".json")
+            })
+            .expect("the run wrote a run file")
+    })
+}
+
+fn read(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn write(dir: &Path, name: &str, v: &Value) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec_pretty(v).unwrap()).unwrap();
+    p
+}
+
+fn report(args: &[&Path], extra: &[&str]) -> (i32, String, String) {
+    let out = pqcprof()
+        .arg("report")
+        .args(args)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// SYNTHETIC, for tests only: the real run plus hand-made records of a GPU
+/// backend, OpenSSL classical algorithms, a failed record and symmetric
+/// figures. None of these numbers was measured.
+fn synthetic_run(dir: &Path) -> PathBuf {
+    let mut v = read(real_run());
+    let records = v["records"].as_array().unwrap().clone();
+    let find = |alg: &str, op: &str| {
+        records
+            .iter()
+            .find(|r| r["algorithm"] == alg && r["operation"] == op)
+            .unwrap()
+            .clone()
+    };
+    let scale = |r: &mut Value, factor: f64| {
+        let ops = r["ops_per_sec"].as_f64().unwrap() * factor;
+        r["ops_per_sec"] = json!(ops);
+        r["ms_per_op"] = json!(1000.0 / ops);
+        let t = &mut r["throughput_ops_per_sec"];
+        for k in ["mean", "median", "median_raw", "min", "max"] {
+            t[k] = json!(t[k].as_f64().unwrap() * factor);
+        }
+        for k in ["raw", "kept"] {
+            let scaled: Vec<f64> = t[k]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() * factor)
+                .collect();
+            t[k] = json!(scaled);
+        }
+        if t["ci95"].is_object() {
+            t["ci95"]["low"] = json!(t["ci95"]["low"].as_f64().unwrap() * factor);
+            t["ci95"]["high"] = json!(t["ci95"]["high"].as_f64().unwrap() * factor);
+        }
+    };
+    let mut extra = vec![];
+    // Classical baselines at level 1.
+    for (alg, family, kind_ops, factor, pk, ct_or_sig) in [
+        (
+            "ECDH-P256",
+            "ECDH",
+            ("ML-KEM-512", ["KeyGen", "Encaps", "Decaps"]),
+            0.2,
+            65,
+            None,
+        ),
+        (
+            "X25519",
+            "X25519",
+            ("ML-KEM-512", ["KeyGen", "Encaps", "Decaps"]),
+            0.6,
+            32,
+            None,
+        ),
+        (
+            "ECDSA-P256",
+            "ECDSA",
+            ("ML-DSA-44", ["KeyGen", "Sign", "Verify"]),
+            1.5,
+            65,
+            Some(72),
+        ),
+    ] {
+        for op in kind_ops.1 {
+            let mut r = find(kind_ops.0, op);
+            r["algorithm"] = json!(alg);
+            r["family"] = json!(family);
+            r["provider"] = json!("openssl");
+            r["backend"] = json!("openssl-cpu");
+            r["nist_level"] = json!(1);
+            scale(&mut r, factor);
+            r["sizes"] = match ct_or_sig {
+                None => json!({"public_key_bytes": pk, "secret_key_bytes": 32}),
+                Some(s) => {
+                    json!({"public_key_bytes": pk, "secret_key_bytes": 32, "signature_bytes": s})
+                }
+            };
+            extra.push(r);
+        }
+    }
+    // A GPU backend at two batch sizes, with energy.
+    for (alg, op) in [("ML-KEM-512", "Encaps"), ("ML-DSA-44", "Sign")] {
+        for (batch, factor) in [(1024, 20.0), (65536, 80.0)] {
+            let mut r = find(alg, op);
+            r["backend"] = json!("native-gpu");
+            r["provider"] = json!("pqcprof-native");
+            r["device"] = json!({"kind": "gpu", "name": "SYNTHETIC GPU", "memory_total_mb": 1000});
+            r["batch"] = json!(batch);
+            scale(&mut r, factor);
+            let mut e = r["peak_mem_mb"].clone();
+            e["median"] = json!(0.5);
+            r["energy_per_op_uj"] = e;
+            extra.push(r);
+        }
+    }
+    let mut failed = find("ML-KEM-512", "Decaps");
+    failed["backend"] = json!("native-gpu");
+    failed["device"] = json!({"kind": "gpu", "name": "SYNTHETIC GPU", "memory_total_mb": 1000});
+    failed["status"] = json!("failed");
+    failed["reason"] = json!("SYNTHETIC: gate found a mismatched secret at index 3");
+    extra.push(failed);
+    v["records"].as_array_mut().unwrap().extend(extra);
+    v["symmetric"] = json!([{
+        "algorithm": "SHA-256", "kind": "hash", "provider": "openssl",
+        "chunk_bytes": 16384, "mb_per_sec": 1500.0, "iterations": 1000, "seconds": 1.0
+    }]);
+    v["metadata"]["hostname"] = json!("synthetic-host");
+    write(dir, "synthetic-run.json", &v)
+}
+
+fn attr_values<'a>(html: &'a str, src: &str) -> Vec<&'a str> {
+    let needle = format!("data-src=\"{src}\"");
+    html.match_indices(&needle)
+        .filter_map(|(i, _)| {
+            let rest = &html[i..];
+            let end = rest.find('>')?;
+            let tag = &rest[..end];
+            let v = tag.split("data-value=\"").nth(1)?;
+            v.split('"').next()
+        })
+        .collect()
+}
+
+#[test]
+fn report_of_a_real_run_has_every_section_and_traceable_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.html");
+    let (code, stdout, stderr) = report(&[real_run()], &["-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Report:"), "{stdout}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    for id in [
+        "summary",
+        "vs-classical",
+        "gpu",
+        "results",
+        "charts",
+        "sizes",
+        "symmetric",
+        "appendix",
+        "standards",
+        "metadata",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "section {id}");
+    }
+    assert!(html.contains("No classical records in these files"));
+    assert!(html.contains("No GPU records in these files"));
+    for doc in [
+        "FIPS 203",
+        "FIPS 204",
+        "FIPS 205",
+        "FIPS 206",
+        "RFC 7748",
+        "RFC 8032",
+        "RFC 8439",
+        "FIPS 186-5",
+        "FIPS 180-4",
+        "FIPS 202",
+    ] {
+        assert!(html.contains(doc), "{doc}");
+    }
+    // Self-contained: nothing is loaded from elsewhere.
+    for bad in ["src=\"http", "<link", "@import", "url(http"] {
+        assert!(!html.contains(bad), "{bad}");
+    }
+    // Every ok record's median throughput is in the page under its source.
+    let run = read(real_run());
+    for (i, r) in run["records"].as_array().unwrap().iter().enumerate() {
+        let ops = r["ops_per_sec"].as_f64().unwrap();
+        let values = attr_values(&html, &format!("F1#{i}"));
+        assert!(
+            values
+                .iter()
+                .any(|v| (v.parse::<f64>().unwrap() - ops).abs() <= 1e-6 * ops),
+            "record {i} ({ops} ops/s) not traceable: {values:?}"
+        );
+    }
+    assert!(html.contains("<svg class=\"chart\""));
+    assert!(html.contains(real_run().file_name().unwrap().to_str().unwrap()));
+}
+
+#[test]
+fn synthetic_gpu_and_classical_records_fill_the_comparisons() {
+    let dir = tempfile::tempdir().unwrap();
+    let syn = synthetic_run(dir.path());
+    let out = dir.path().join("r.html");
+    let (code, _, stderr) = report(&[real_run(), &syn], &["-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("ML-KEM-512 vs ECDH-P256"), "pair table");
+    assert!(html.contains("ML-KEM-512 vs X25519"));
+    assert!(html.contains("ML-DSA-44 vs ECDSA-P256"));
+    assert!(html.contains("Where PQC is faster") || html.contains("Where PQC costs more"));
+    assert!(html.contains("GPU over CPU"));
+    assert!(html.contains("id=\"t-gpu\""));
+    assert!(
+        html.contains("80×"),
+        "GPU speed-up over the same host's CPU record"
+    );
+    assert!(
+        html.contains("0.500 µJ") || html.contains("0.5 µJ"),
+        "energy per op"
+    );
+    assert!(html.contains("SYNTHETIC: gate found a mismatched secret"));
+    assert!(html.contains("throughput against batch size"));
+    assert!(html.contains("SHA-256"));
+    // The synthetic file is F2; its GPU records are traceable.
+    assert!(html.contains("data-src=\"F2#"));
+}
+
+#[test]
+fn markdown_has_the_same_summary_and_tables() {
+    let (code, md, stderr) = report(&[real_run()], &["--format", "markdown", "-o", "-"]);
+    assert_eq!(code, 0, "{stderr}");
+    for s in [
+        "# pqcprof report",
+        "## Executive summary",
+        "## PQC against classical",
+        "## GPU against CPU",
+        "### Key encapsulation and key exchange",
+        "### Signatures",
+        "| Level | Algorithm |",
+        "F1#0",
+        "## Appendix: skipped and failed records",
+        "## Standards",
+        "## Run metadata",
+    ] {
+        assert!(md.contains(s), "{s}");
+    }
+    assert!(!md.contains("<svg"));
+}
+
+fn compare(old: &Path, new: &Path, extra: &[&str]) -> (i32, String, String) {
+    let out = pqcprof()
+        .arg("compare")
+        .arg(old)
+        .arg(new)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn compare_finds_no_regression_in_a_copy_and_one_in_a_doubled_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = compare(real_run(), real_run(), &["--fail-above", "5"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("+0.0%") && stdout.contains("overlap"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("6 record(s) compared"), "{stdout}");
+
+    // Every operation takes twice as long: throughput halves.
+    let mut v = read(real_run());
+    for r in v["records"].as_array_mut().unwrap() {
+        let ops = r["ops_per_sec"].as_f64().unwrap() / 2.0;
+        r["ops_per_sec"] = json!(ops);
+        r["ms_per_op"] = json!(1000.0 / ops);
+        let t = &mut r["throughput_ops_per_sec"];
+        for k in ["mean", "median", "min", "max", "median_raw"] {
+            t[k] = json!(t[k].as_f64().unwrap() / 2.0);
+        }
+        t["ci95"]["low"] = json!(t["ci95"]["low"].as_f64().unwrap() / 2.0);
+        t["ci95"]["high"] = json!(t["ci95"]["high"].as_f64().unwrap() / 2.0);
+        r["run_seconds"] = json!(r["run_seconds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_f64().unwrap() * 2.0)
+            .collect::<Vec<_>>());
+    }
+    let slow = write(dir.path(), "slow.json", &v);
+    let (code, stdout, stderr) = compare(real_run(), &slow, &["--fail-above", "10"]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("-50.0%") && stdout.contains("REGRESSION"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("regression"), "{stderr}");
+    // Without --fail-above the change is shown and the exit is 0.
+    let (code, stdout, _) = compare(real_run(), &slow, &[]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("-50.0%"));
+    // Faster is never a regression.
+    let (code, _, _) = compare(&slow, real_run(), &["--fail-above", "10"]);
+    assert_eq!(code, 0);
+    // A bad file is an error.
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, b"not json").unwrap();
+    let (code, _, stderr) = compare(real_run(), &junk, &[]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("junk.json"), "{stderr}");
+}
+
+#[test]
+fn bad_files_are_named_and_the_others_still_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let real = read(real_run());
+    let text = std::fs::read_to_string(real_run()).unwrap();
+
+    let not_json = d.join("notes.txt");
+    std::fs::write(&not_json, "hello").unwrap();
+    let truncated = d.join("truncated.json");
+    std::fs::write(&truncated, &text[..text.len() / 2]).unwrap();
+    let mut newer = real.clone();
+    newer["schema_version"] = json!(pqcprof::results::SCHEMA_VERSION + 1);
+    let newer = write(d, "newer.json", &newer);
+    let cupqc = write(d, "mlkem_results.json", &json!({"MLKEM": {}}));
+    let mut edited = real.clone();
+    edited["records"][1]["ops_per_sec"] = json!("fast");
+    edited["metadata"]["date"] = json!("2030-01-01T00:00:00Z");
+    let edited = write(d, "edited.json", &edited);
+    let mut conflict = real.clone();
+    conflict["metadata"]["cpu"] = json!("Another CPU entirely");
+    conflict["metadata"]["date"] = json!("2031-01-01T00:00:00Z");
+    let conflict = write(d, "conflict.json", &conflict);
+    let missing = d.join("missing.json");
+
+    let out = d.join("r.html");
+    let (code, _, stderr) = report(
+        &[
+            &not_json,
+            &truncated,
+            &newer,
+            &cupqc,
+            real_run(),
+            &edited,
+            &conflict,
+            &missing,
+        ],
+        &["-o", out.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    for expect in [
+        "notes.txt: left out: not valid JSON",
+        "truncated.json: left out: field `records`: the file is truncated",
+        "newer.json: left out: field `schema_version`",
+        "mlkem_results.json: left out: field `format`",
+        "cuPQC-shaped",
+        "edited.json: warning: field `records[1].ops_per_sec`",
+        "conflict.json: warning: field `metadata.cpu`",
+        "missing.json: left out: cannot read the file",
+    ] {
+        assert!(stderr.contains(expect), "missing {expect:?} in:\n{stderr}");
+    }
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("Input problems"));
+    assert!(html.contains("edited.json"));
+    // The edited file's other records are still there (F2 is edited.json).
+    assert!(html.contains("data-src=\"F2#0\""));
+    assert!(!html.contains("data-src=\"F2#1\""));
+
+    // Nothing usable: exit 1, nothing written.
+    let out2 = d.join("none.html");
+    let (code, _, stderr) = report(&[&not_json, &newer], &["-o", out2.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("none of the 2 file(s)"), "{stderr}");
+    assert!(!out2.exists());
+
+    // The same file twice is counted once.
+    let (code, _, stderr) = report(&[real_run(), real_run()], &["-o", out2.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(stderr.contains("the same run as"), "{stderr}");
+}
+
+/// Mutations of a real run file: cut, byte flips, values replaced or keys
+/// removed anywhere in the tree.
+#[derive(Debug, Clone)]
+enum Mutation {
+    Truncate(usize),
+    Flip(usize, u8),
+    Replace(usize, u8),
+    Remove(usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Mutation::Flip(i, b)),
+        (any::<usize>(), 0u8..8).prop_map(|(i, k)| Mutation::Replace(i, k)),
+        any::<usize>().prop_map(Mutation::Remove),
+    ]
+}
+
+/// Visits every value in depth-first order and applies `f` to the n-th.
+fn nth_value(v: &mut Value, n: &mut usize, f: &mut dyn FnMut(&mut Value)) -> bool {
+    if *n == 0 {
+        f(v);
+        return true;
+    }
+    *n -= 1;
+    match v {
+        Value::Object(m) => m.values_mut().any(|c| nth_value(c, n, f)),
+        Value::Array(a) => a.iter_mut().any(|c| nth_value(c, n, f)),
+        _ => false,
+    }
+}
+
+fn count_values(v: &Value) -> usize {
+    1 + match v {
+        Value::Object(m) => m.values().map(count_values).sum(),
+        Value::Array(a) => a.iter().map(count_values).sum(),
+        _ => 0,
+    }
+}
+
+fn apply(bytes: &[u8], value: &Value, m: &Mutation) -> Vec<u8> {
+    match m {
+        Mutation::Truncate(i) => bytes[..i % (bytes.len() + 1)].to_vec(),
+        Mutation::Flip(i, b) => {
+            let mut v = bytes.to_vec();
+            let i = i % v.len();
+            v[i] ^= b | 1;
+            v
+        }
+        Mutation::Replace(i, kind) => {
+            let mut v = value.clone();
+            let mut n = i % count_values(&v);
+            let replacement = match kind {
+                0 => Value::Null,
+                1 => json!(-1),
+                2 => json!(1e308),
+                3 => json!("text"),
+                4 => json!([]),
+                5 => json!({}),
+                6 => json!(u64::MAX),
+                _ => json!(true),
+            };
+            nth_value(&mut v, &mut n, &mut |x| *x = replacement.clone());
+            serde_json::to_vec(&v).unwrap()
+        }
+        Mutation::Remove(i) => {
+            let mut v = value.clone();
+            let mut n = i % count_values(&v);
+            nth_value(&mut v, &mut n, &mut |x| {
+                if let Value::Object(m) = x {
+                    let k = m.keys().next().cloned();
+                    if let Some(k) = k {
+                        m.remove(&k);
+                    }
+                } else if let Value::Array(a) = x {
+                    a.pop();
+                }
+            });
+            serde_json::to_vec(&v).unwrap()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #[test]
+    fn mutated_run_files_never_panic_the_reader(muts in proptest::collection::vec(mutation(), 1..4)) {
+        let bytes = std::fs::read(real_run()).unwrap();
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        let mut cur = bytes.clone();
+        for m in &muts {
+            let v: Value = serde_json::from_slice(&cur).unwrap_or_else(|_| value.clone());
+            cur = apply(&cur, &v, m);
+        }
+        let parsed = pqcprof::report::load::parse_run(&cur, Path::new("m.json"), "F1");
+        // And whatever loads also renders.
+        if let Ok((run, _)) = parsed {
+            let set = pqcprof::report::load::LoadSet { runs: vec![run], problems: vec![] };
+            let html = pqcprof::report::render(&set, pqcprof::report::Format::Html);
+            prop_assert!(html.ends_with("</html>\n"));
+            let _ = pqcprof::report::render(&set, pqcprof::report::Format::Markdown);
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The report in a real browser (headless Chromium): no script errors,
+//! the filters change what is shown, nothing wider than a 1280-px window,
+//! and a screenshot.
+//!
+//! Without Chromium the test says so and passes, unless
+//! `PQCPROF_REQUIRE_CHROMIUM=1` (CI sets it).
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Runs Chromium headless on `url` with `extra` flags; returns (stdout,
+/// stderr). Fresh profile, no network features, killed after two minutes.
+fn run_chromium(bin: &Path, profile: &Path, url: &str, extra: &[&str]) -> (String, String) {
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,2400",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let err_t = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (out_t.join().unwrap(), err_t.join().unwrap())
+}
+
+/// Console messages Chromium logged that are errors from the page.
+fn console_errors(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("error") || l.contains("uncaught") || l.contains("refused")
+        })
+        .collect()
+}
+
+#[test]
+fn report_works_in_headless_chromium() {
+    let Some(bin) = chromium() else {
+        if std::env::var("PQCPROF_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
+            panic!("PQCPROF_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)");
+        }
+        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium); set PQCPROF_REQUIRE_CHROMIUM=1 to make this a failure");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("outputs");
+    Command::cargo_bin("pqcprof")
+        .unwrap()
+        .args([
+            "cpu",
+            "--alg",
+            "ML-KEM-512,ML-DSA-44",
+            "--batch",
+            "8",
+            "--runs",
+            "3",
+            "--threads",
+            "1,all",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let run = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let html = dir.path().join("report.html");
+    Command::cargo_bin("pqcprof")
+        .unwrap()
+        .arg("report")
+        .arg(&run)
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success();
+    let url = format!("file://{}#selftest", html.display());
+
+    // The page's self-test toggles the kind filter and writes the visible
+    // row counts and any script error into the DOM.
+    let (dom, log) = run_chromium(&bin, &dir.path().join("profile1"), &url, &["--dump-dom"]);
+    let errors = console_errors(&log);
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let start = dom.find("<pre id=\"selftest-result\">").unwrap_or_else(|| {
+        panic!(
+            "no self-test result in the DOM:\n{}",
+            &dom[..dom.len().min(2000)]
+        )
+    });
+    let rest = &dom[start + "<pre id=\"selftest-result\">".len()..];
+    let json = &rest[..rest.find("</pre>").unwrap()];
+    let r: Value = serde_json::from_str(&json.replace("&quot;", "\"").replace("&amp;", "&"))
+        .unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(r["errors"], Value::Array(vec![]), "{r}");
+    let rows = r["rows"].as_u64().unwrap();
+    let kem = r["kemOnly"].as_u64().unwrap();
+    let sig = r["signatureOnly"].as_u64().unwrap();
+    assert!(rows >= 4, "{r}");
+    assert!(kem > 0 && kem < rows, "the kind filter hides rows: {r}");
+    assert!(sig > 0 && sig < rows, "{r}");
+    assert_eq!(
+        kem + sig,
+        rows,
+        "every filterable row is a KEM or a signature: {r}"
+    );
+    assert_eq!(r["reset"].as_u64().unwrap(), rows, "{r}");
+    assert!(
+        r["scrollWidth"].as_u64().unwrap() <= r["innerWidth"].as_u64().unwrap(),
+        "the page scrolls sideways at 1280 px: {r}"
+    );
+
+    // A screenshot at 1280 px.
+    let shot = dir.path().join("report.png");
+    let (_, log) = run_chromium(
+        &bin,
+        &dir.path().join("profile2"),
+        &format!("file://{}", html.display()),
+        &[&format!("--screenshot={}", shot.display())],
+    );
+    let errors = console_errors(&log);
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let png = std::fs::read(&shot).expect("a screenshot was written");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000);
+    // PNG width and height are big-endian at bytes 16..24.
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    assert_eq!(width, 1280);
+    if let Some(keep) = std::env::var_os("PQCPROF_SCREENSHOT_OUT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+}

@@ -1,0 +1,318 @@
+//! `pqcprof sweep` and `pqcprof sizes` as a user meets them. Tiny windows
+//! and small filters keep this to seconds.
+
+use assert_cmd::Command;
+use pqcprof::sweep::csv;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn pqcprof() -> Command {
+    Command::cargo_bin("pqcprof").unwrap()
+}
+
+fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_quick_filtered_sweep_writes_csvs_in_the_pqc_sig_bench_c_layout() {
+    let d = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args([
+            "sweep",
+            "--quick",
+            "--warmup",
+            "0.01",
+            "--seconds",
+            "0.05",
+            "--filter",
+            "ML-DSA-44,Ed25519,X25519,ML-KEM-512",
+            "--out",
+        ])
+        .arg(d.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("CSV:"));
+
+    let runs = files(d.path(), "-sweep.json");
+    assert_eq!(runs.len(), 1);
+    let run: Value = serde_json::from_slice(&std::fs::read(&runs[0]).unwrap()).unwrap();
+    assert_eq!(run["complete"], true);
+    assert!(
+        run["symmetric"].as_array().unwrap().is_empty(),
+        "symmetric needs --symmetric with a filter"
+    );
+    let recs = run["records"].as_array().unwrap();
+    // liboqs ML-DSA-44 and ML-KEM-512, OpenSSL's too, Ed25519, X25519, and
+    // the composites built on them.
+    let names: Vec<String> = recs
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}",
+                r["provider"].as_str().unwrap(),
+                r["algorithm"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for want in [
+        "liboqs/ML-DSA-44",
+        "openssl/ML-DSA-44",
+        "openssl/Ed25519",
+        "openssl/X25519",
+        "composite/ML-DSA-44+Ed25519",
+        "composite/ML-KEM-512+X25519",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "{want} missing from {names:?}"
+        );
+    }
+    for r in recs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["device"]["kind"], "cpu");
+        assert!(r["iterations"].as_u64().unwrap() >= 1);
+        assert!(r["ms_per_op"].as_f64().unwrap() > 0.0);
+        assert!(r["gate"]["checks"].as_array().unwrap().len() >= 2);
+        assert!(r["throughput_ops_per_sec"]["median"].as_f64().unwrap() > 0.0);
+        assert!(["liboqs-cpu", "openssl-cpu", "composite-cpu"]
+            .contains(&r["backend"].as_str().unwrap()));
+    }
+    let x = recs
+        .iter()
+        .find(|r| r["algorithm"] == "X25519" && r["operation"] == "Encaps")
+        .unwrap();
+    assert!(x["timed_window"]
+        .as_str()
+        .unwrap()
+        .contains("modelled as a KEM"));
+
+    let csvs = files(d.path(), ".csv");
+    let kinds: Vec<String> = csvs
+        .iter()
+        .map(|p| {
+            p.file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .rsplit('_')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(kinds.len(), 4, "{csvs:?}");
+    for k in ["traditional", "liboqs", "openssl-pqc", "composite"] {
+        assert!(kinds.iter().any(|x| x == k), "{k} CSV missing: {csvs:?}");
+    }
+    let mut rows = 0;
+    for p in &csvs {
+        // <timestamp>_<arch>_<hostname>_<type>.csv
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        let arch = format!("_{}_", std::env::consts::ARCH);
+        assert!(stem.contains(&arch), "{stem}");
+        assert!(stem.split('_').next().unwrap().ends_with('Z'), "{stem}");
+        let text = std::fs::read_to_string(p).unwrap();
+        let parsed = csv::parse(&text).unwrap_or_else(|e| panic!("{}: {e:#}", p.display()));
+        let keys: Vec<&str> = parsed.meta.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            &keys[..9],
+            [
+                "date",
+                "liboqs",
+                "openssl",
+                "arch",
+                "os",
+                "cpu",
+                "memory_mb",
+                "warmup_seconds",
+                "bench_seconds"
+            ]
+        );
+        assert!(text.contains("# algorithm,operation,ms_per_op,ops_per_sec,iterations\n"));
+        for row in &parsed.rows {
+            assert!(["keygen", "encaps", "decaps", "sign", "verify"].contains(&row[1].as_str()));
+        }
+        rows += parsed.rows.len();
+    }
+    assert_eq!(rows, recs.len());
+}
+
+#[test]
+fn list_prints_what_would_run() {
+    pqcprof()
+        .args(["sweep", "--list", "--filter", "provider:openssl,family:RSA"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("RSA-PSS-3072")
+                .and(predicate::str::contains("RSA-PKCS1-2048")),
+        )
+        .stdout(predicate::str::contains("RSA-PSS-8192").not());
+    pqcprof()
+        .args(["sweep", "--list", "--slow", "--filter", "RSA-PSS-8192"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("RSA-PSS-8192"));
+    // Every liboqs family this build enables is listed.
+    pqcprof()
+        .args(["sweep", "--list", "--filter", "provider:liboqs"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("Falcon-padded-512")
+                .and(predicate::str::contains("Classic-McEliece-348864")),
+        );
+}
+
+#[test]
+fn a_filter_matching_nothing_names_the_closest() {
+    pqcprof()
+        .args(["sweep", "--filter", "Falcon-513", "--seconds", "0.01"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("no algorithm matches 'Falcon-513'")
+                .and(predicate::str::contains("Falcon-512")),
+        );
+}
+
+#[test]
+fn zero_or_negative_windows_are_errors() {
+    pqcprof()
+        .args(["sweep", "--seconds", "0", "--filter", "Ed25519"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--seconds 0"));
+    pqcprof()
+        .args(["sweep", "--seconds", "-2", "--filter", "Ed25519"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--seconds -2"));
+    pqcprof()
+        .args(["sweep", "--warmup", "-1", "--filter", "Ed25519"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--warmup -1"));
+}
+
+#[test]
+fn sizes_match_fips_203_204_205() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("sizes.csv");
+    pqcprof()
+        .args([
+            "sizes",
+            "--filter",
+            "family:ML-KEM,family:ML-DSA,family:SLH-DSA,Ed25519",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let mut checked = 0;
+    for (name, pk, sk, third) in pqcprof::sweep::sizes::FIPS_SIZES {
+        for r in rows.iter().filter(|r| r[col("algorithm")] == name) {
+            let third_col = if name.starts_with("ML-KEM") {
+                "ciphertext"
+            } else {
+                "signature_observed"
+            };
+            assert_eq!(r[col("public_key")], pk.to_string(), "{name}");
+            assert_eq!(r[col("secret_key")], sk.to_string(), "{name}");
+            assert_eq!(r[col(third_col)], third.to_string(), "{name}");
+            checked += 1;
+        }
+    }
+    // Twelve SLH-DSA sets (OpenSSL), ML-KEM and ML-DSA from both libraries.
+    assert_eq!(checked, 12 + 2 * 6, "{text}");
+    let ed = rows.iter().find(|r| r[0] == "Ed25519").unwrap();
+    assert_eq!(
+        (
+            ed[col("public_key")],
+            ed[col("public_key_der")],
+            ed[col("signature_max")]
+        ),
+        ("32", "44", "64")
+    );
+}
+
+#[test]
+fn sizes_print_to_stdout() {
+    pqcprof()
+        .args(["sizes", "--filter", "X25519"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "algorithm,provider,kind,nist_level,public_key",
+        ));
+}
+
+#[test]
+fn ctrl_c_keeps_finished_algorithms_and_exits_130() {
+    use std::time::{Duration, Instant};
+    let d = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pqcprof"))
+        .args([
+            "sweep",
+            "--warmup",
+            "0",
+            "--seconds",
+            "1",
+            "--filter",
+            "ML-KEM-512,ML-KEM-1024",
+            "--filter",
+            "provider:liboqs",
+            "--out",
+        ])
+        .arg(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "ML-KEM-512 never finished"
+        );
+        if let Some(f) = files(d.path(), "-sweep.json").first() {
+            if let Ok(v) = serde_json::from_slice::<Value>(&std::fs::read(f).unwrap()) {
+                if v["records"].as_array().is_some_and(|r| r.len() >= 3) {
+                    break;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill sends a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f = &files(d.path(), "-sweep.json")[0];
+    let run: Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
+    assert_eq!(run["interrupted"], true);
+    assert_eq!(run["complete"], false);
+    let recs = run["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 3, "only ML-KEM-512 finished");
+    assert!(recs
+        .iter()
+        .all(|r| r["status"] == "ok" && r["algorithm"] == "ML-KEM-512"));
+    assert_eq!(files(d.path(), ".csv").len(), 1);
+}
