@@ -363,6 +363,29 @@ fn want_backend(opts: &BenchOptions, name: &str) -> bool {
     opts.backends.is_empty() || opts.backends.iter().any(|b| b == name)
 }
 
+/// A ready GPU backend with an NVML sampler on the same device (or, when
+/// NVML is missing, a sampler that records nothing and says why).
+fn gpu_slot(
+    backend: Box<dyn crate::backend::Backend>,
+    pci_bus_id: &str,
+    opts: &BenchOptions,
+) -> Slot {
+    let period = Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(1.0) / 1000.0);
+    let sampler: Box<dyn Sampler> = match NvmlSampler::new(pci_bus_id, opts.device, period) {
+        Ok(s) => Box::new(s),
+        Err(e) => {
+            eprintln!("pqcprof: {e:#}; GPU memory, utilisation and power will not be recorded");
+            Box::new(NoSampler(format!("{e:#}")))
+        }
+    };
+    Slot::Ready {
+        backend,
+        sampler,
+        threads: vec![1],
+        batch: opts.batch.unwrap_or(DEFAULT_GPU_BATCH),
+    }
+}
+
 /// The native GPU backend with its NVML sampler, or why it cannot run.
 fn native_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
     let not_ready = |reason: String| Slot::NotReady {
@@ -391,20 +414,8 @@ fn native_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
         "pqcprof: kernels compiled for {} in {:.1} s",
         backend.arch, backend.compile_seconds
     );
-    let period = Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(1.0) / 1000.0);
-    let sampler: Box<dyn Sampler> = match NvmlSampler::new(&backend.pci_bus_id, period) {
-        Ok(s) => Box::new(s),
-        Err(e) => {
-            eprintln!("pqcprof: {e:#}; GPU memory, utilisation and power will not be recorded");
-            Box::new(NoSampler(format!("{e:#}")))
-        }
-    };
-    Slot::Ready {
-        backend: Box::new(backend),
-        sampler,
-        threads: vec![1],
-        batch: opts.batch.unwrap_or(DEFAULT_GPU_BATCH),
-    }
+    let pci = backend.pci_bus_id.clone();
+    gpu_slot(Box::new(backend), &pci, opts)
 }
 
 /// The cuPQC backend with its NVML sampler, or why it cannot run.
@@ -435,20 +446,8 @@ fn cupqc_backend_slot(opts: &BenchOptions, not_ready: impl Fn(String) -> Slot) -
         Ok(b) => b,
         Err(e) => return not_ready(format!("{e:#}")),
     };
-    let period = Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(1.0) / 1000.0);
-    let sampler: Box<dyn Sampler> = match NvmlSampler::new(&backend.pci_bus_id, period) {
-        Ok(s) => Box::new(s),
-        Err(e) => {
-            eprintln!("pqcprof: {e:#}; GPU memory, utilisation and power will not be recorded");
-            Box::new(NoSampler(format!("{e:#}")))
-        }
-    };
-    Slot::Ready {
-        backend: Box::new(backend),
-        sampler,
-        threads: vec![1],
-        batch: opts.batch.unwrap_or(DEFAULT_GPU_BATCH),
-    }
+    let pci = backend.pci_bus_id.clone();
+    gpu_slot(Box::new(backend), &pci, opts)
 }
 
 #[cfg(not(pqcprof_cupqc))]

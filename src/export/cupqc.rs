@@ -42,21 +42,26 @@ pub fn latency_file_name(family: Family) -> &'static str {
     }
 }
 
-/// Builds the throughput file for one family from records of one backend
-/// and thread count. `None` when no record of the family passed.
-pub fn throughput_view(records: &[&Record], family: Family) -> Option<Value> {
-    let mut root = Map::new();
-    let ok: Vec<&&Record> = records
+/// The seed tool's layout: a device block, then per algorithm and
+/// operation the object `metrics` makes of the record. Only records of the
+/// family and mode that passed their gate; `None` when there are none.
+fn view(
+    records: &[&Record],
+    family: Family,
+    mode: Mode,
+    metrics: impl Fn(&Record) -> Value,
+) -> Option<Value> {
+    let ok: Vec<&Record> = records
         .iter()
-        .filter(|r| {
-            r.family == family.name() && r.status == Status::Ok && r.mode == Mode::Throughput
-        })
+        .copied()
+        .filter(|r| r.family == family.name() && r.status == Status::Ok && r.mode == mode)
         .collect();
     let first = ok.first()?;
     let key = match first.device.kind {
         DeviceKind::Gpu => "GPU",
         DeviceKind::Cpu => "CPU",
     };
+    let mut root = Map::new();
     root.insert(
         key.into(),
         json!({ "name": first.device.name, "memory_total_mb": first.device.memory_total_mb }),
@@ -68,14 +73,7 @@ pub fn throughput_view(records: &[&Record], family: Family) -> Option<Value> {
                 .iter()
                 .find(|r| r.algorithm == alg.name() && r.operation == op)
             {
-                ops.insert(
-                    op.label().into(),
-                    json!({
-                        "throughput": mean_std(r.throughput_ops_per_sec.as_ref()),
-                        "peak_mem_mb": mean_std(r.peak_mem_mb.as_ref()),
-                        "peak_gpu_util": mean_std(r.peak_util_pct.as_ref()),
-                    }),
-                );
+                ops.insert(op.label().into(), metrics(r));
             }
         }
         if !ops.is_empty() {
@@ -85,39 +83,25 @@ pub fn throughput_view(records: &[&Record], family: Family) -> Option<Value> {
     Some(Value::Object(root))
 }
 
+/// Builds the throughput file for one family from records of one backend
+/// and thread count. `None` when no record of the family passed.
+pub fn throughput_view(records: &[&Record], family: Family) -> Option<Value> {
+    view(records, family, Mode::Throughput, |r| {
+        json!({
+            "throughput": mean_std(r.throughput_ops_per_sec.as_ref()),
+            "peak_mem_mb": mean_std(r.peak_mem_mb.as_ref()),
+            "peak_gpu_util": mean_std(r.peak_util_pct.as_ref()),
+        })
+    })
+}
+
 /// Builds the latency file for one family: per algorithm and operation the
 /// IQR-filtered mean and std of single-operation latency, microseconds.
 pub fn latency_view(records: &[&Record], family: Family) -> Option<Value> {
-    let ok: Vec<&&Record> = records
-        .iter()
-        .filter(|r| r.family == family.name() && r.status == Status::Ok && r.mode == Mode::Latency)
-        .collect();
-    let first = ok.first()?;
-    let key = match first.device.kind {
-        DeviceKind::Gpu => "GPU",
-        DeviceKind::Cpu => "CPU",
-    };
-    let mut root = Map::new();
-    root.insert(
-        key.into(),
-        json!({ "name": first.device.name, "memory_total_mb": first.device.memory_total_mb }),
-    );
-    for alg in Algorithm::ALL.iter().filter(|a| a.family() == family) {
-        let mut ops = Map::new();
-        for op in alg.operations() {
-            if let Some(r) = ok
-                .iter()
-                .find(|r| r.algorithm == alg.name() && r.operation == op)
-            {
-                ops.insert(
-                    op.label().into(),
-                    json!({ "latency_us": mean_std(r.latency_us.as_ref()) }),
-                );
-            }
-        }
-        if !ops.is_empty() {
-            root.insert(alg.name().into(), Value::Object(ops));
-        }
-    }
-    Some(Value::Object(root))
+    view(
+        records,
+        family,
+        Mode::Latency,
+        |r| json!({ "latency_us": mean_std(r.latency_us.as_ref()) }),
+    )
 }
