@@ -30,23 +30,38 @@ pub struct NvmlSampler {
     period: Duration,
     running: Option<Running>,
     energy_source: &'static str,
+    matched: &'static str,
 }
 
 impl NvmlSampler {
     /// Opens NVML and finds the device with this PCI bus id
-    /// (`00000000:01:00.0`), so CUDA and NVML name the same GPU.
-    pub fn new(pci_bus_id: &str, period: Duration) -> anyhow::Result<Self> {
+    /// (`00000000:01:00.0`), so CUDA and NVML name the same GPU. If NVML
+    /// cannot resolve the id, it falls back to the CUDA ordinal (the same
+    /// GPU unless CUDA_VISIBLE_DEVICES reorders them) and says so.
+    pub fn new(pci_bus_id: &str, cuda_ordinal: usize, period: Duration) -> anyhow::Result<Self> {
         let nvml = Nvml::init().map_err(|e| anyhow::anyhow!("NVML could not be loaded: {e}"))?;
-        let index = nvml
+        let (index, matched) = match nvml
             .device_by_pci_bus_id(pci_bus_id)
             .and_then(|d| d.index())
-            .map_err(|e| anyhow::anyhow!("NVML has no device at PCI bus id {pci_bus_id}: {e}"))?;
+        {
+            Ok(i) => (i, "by PCI bus id"),
+            Err(_) => {
+                let i = u32::try_from(cuda_ordinal)?;
+                nvml.device_by_index(i).map_err(|e| {
+                    anyhow::anyhow!(
+                        "NVML has no device at PCI bus id {pci_bus_id} nor at index {i}: {e}"
+                    )
+                })?;
+                (i, "by CUDA ordinal (PCI bus id not found by NVML)")
+            }
+        };
         Ok(NvmlSampler {
             nvml: Arc::new(nvml),
             index,
             period,
             running: None,
             energy_source: "not yet measured",
+            matched,
         })
     }
 
@@ -154,8 +169,9 @@ impl Sampler for NvmlSampler {
 
     fn describe(&self) -> String {
         format!(
-            "NVML sampler on device {}: memory used, GPU utilisation, power, SM clock every {} us; energy from {}",
+            "NVML sampler on device {} (matched {}): memory used, GPU utilisation, power, SM clock every {} us; energy from {}",
             self.index,
+            self.matched,
             self.period.as_micros(),
             self.energy_source
         )
@@ -184,7 +200,7 @@ mod tests {
     #[test]
     fn a_missing_nvml_is_an_error_not_a_panic() {
         // On machines without the NVIDIA driver this must be a clean Err.
-        if let Err(e) = NvmlSampler::new("00000000:01:00.0", Duration::from_millis(1)) {
+        if let Err(e) = NvmlSampler::new("00000000:01:00.0", 0, Duration::from_millis(1)) {
             assert!(!e.to_string().is_empty());
         }
         let mut s = NoSampler("NVML missing".into());
