@@ -42,13 +42,13 @@ pub struct SweepArgs {
     /// Print what would run (and what is skipped, with the reason), then exit.
     #[arg(long)]
     pub list: bool,
-    /// Warm-up before each operation's window, seconds [default: 1; 0.1 with --quick]
+    /// Warm-up before each operation's window, seconds [default: 1; 0.05 with --quick]
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub warmup: Option<f64>,
-    /// Measurement window per operation, seconds [default: 10; 0.5 with --quick]
+    /// Measurement window per operation, seconds [default: 10; 0.25 with --quick]
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub seconds: Option<f64>,
-    /// A short sweep: 0.1 s warm-up and 0.5 s window (overridden by --warmup/--seconds).
+    /// A short sweep: 0.05 s warm-up and 0.25 s window (overridden by --warmup/--seconds).
     #[arg(long)]
     pub quick: bool,
     /// Also RSA-8192 and RSA-16384 (key generation takes seconds to minutes).
@@ -101,8 +101,8 @@ pub struct SweepOptions {
 impl SweepArgs {
     /// Checks every value, naming a bad one.
     pub fn validate(&self) -> Result<SweepOptions> {
-        let warmup = self.warmup.unwrap_or(if self.quick { 0.1 } else { 1.0 });
-        let seconds = self.seconds.unwrap_or(if self.quick { 0.5 } else { 10.0 });
+        let warmup = self.warmup.unwrap_or(if self.quick { 0.05 } else { 1.0 });
+        let seconds = self.seconds.unwrap_or(if self.quick { 0.25 } else { 10.0 });
         if !(warmup.is_finite() && (0.0..=3600.0).contains(&warmup)) {
             bail!("invalid --warmup {warmup}: must be from 0 to 3600 seconds");
         }
@@ -843,8 +843,8 @@ mod tests {
         assert_eq!(
             q.window,
             Window {
-                warmup: 0.1,
-                window: 0.5
+                warmup: 0.05,
+                window: 0.25
             }
         );
     }
