@@ -191,7 +191,12 @@ impl Backend for NullBackend {
         &self.0
     }
     fn provider(&self) -> &str {
-        "none"
+        match self.0.as_str() {
+            crate::backend::liboqs::NAME => "liboqs",
+            crate::backend::native_gpu::NAME => "pqcprof-native",
+            "cupqc" => "cupqc",
+            _ => "unknown",
+        }
     }
     fn device(&self) -> crate::backend::Device {
         crate::backend::Device {
