@@ -410,10 +410,17 @@ fn native_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
         Ok(b) => b,
         Err(e) => return not_ready(format!("{e:#}")),
     };
-    eprintln!(
-        "pqcprof: kernels compiled for {} in {:.1} s",
-        backend.arch, backend.compile_seconds
-    );
+    match &backend.ptx_source {
+        crate::gpu::kernels::PtxSource::Compiled => eprintln!(
+            "pqcprof: kernels compiled for {} in {:.1} s",
+            backend.arch, backend.compile_seconds
+        ),
+        crate::gpu::kernels::PtxSource::Cache(p) => eprintln!(
+            "pqcprof: kernels for {} read from the cache {}",
+            backend.arch,
+            p.display()
+        ),
+    }
     let pci = backend.pci_bus_id.clone();
     gpu_slot(Box::new(backend), &pci, opts)
 }

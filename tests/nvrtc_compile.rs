@@ -48,3 +48,25 @@ fn kernels_compile_for_turing_to_hopper() {
         );
     }
 }
+
+#[test]
+fn compiled_ptx_is_cached_and_reused() {
+    if probe::nvrtc_version().is_none() {
+        if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
+            panic!("PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded");
+        }
+        eprintln!("NVRTC not found: PTX cache test NOT run");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    // The only test in this process that reads the variable.
+    std::env::set_var("PQCPROF_PTX_CACHE", d.path());
+    let (first, src1) = kernels::compile_cached("sm_90").unwrap();
+    assert_eq!(src1, kernels::PtxSource::Compiled);
+    let (second, src2) = kernels::compile_cached("sm_90").unwrap();
+    match src2 {
+        kernels::PtxSource::Cache(p) => assert!(p.starts_with(d.path()), "{}", p.display()),
+        other => panic!("second compile did not use the cache: {other:?}"),
+    }
+    assert_eq!(first.to_src(), second.to_src());
+}

@@ -71,8 +71,10 @@ pub struct NativeGpu {
     pub arch: String,
     /// PCI bus id, for NVML.
     pub pci_bus_id: String,
-    /// Seconds NVRTC took.
+    /// Seconds NVRTC (or reading the cache) took.
     pub compile_seconds: f64,
+    /// Whether the kernels were compiled now or read from the cache.
+    pub ptx_source: kernels::PtxSource,
     resident_threads: usize,
 }
 
@@ -105,7 +107,7 @@ impl NativeGpu {
             * attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
         let arch = kernels::arch_for(cc);
         let t0 = Instant::now();
-        let ptx = kernels::compile(&arch)?;
+        let (ptx, ptx_source) = kernels::compile_cached(&arch)?;
         let compile_seconds = t0.elapsed().as_secs_f64();
         let module = ctx
             .load_module(ptx)
@@ -124,6 +126,7 @@ impl NativeGpu {
             arch,
             pci_bus_id,
             compile_seconds,
+            ptx_source,
             resident_threads,
         })
     }
