@@ -278,12 +278,6 @@ impl Backend for Cupqc {
     }
 }
 
-fn pick(buf: &[u8], idx: &[usize], stride: usize) -> Vec<u8> {
-    idx.iter()
-        .flat_map(|&i| buf[i * stride..(i + 1) * stride].iter().copied())
-        .collect()
-}
-
 impl Prepared for CupqcBatch {
     fn run(&mut self) -> anyhow::Result<Duration> {
         self.batch.launch_timed()
@@ -294,7 +288,7 @@ impl Prepared for CupqcBatch {
         let s = alg.sizes();
         let sampled = |role: Role| -> anyhow::Result<Vec<u8>> {
             let (_, stride) = b.layout(role)?;
-            Ok(pick(&b.download(role)?, idx, stride))
+            Ok(gate::pick(&b.download(role)?, idx, stride))
         };
         let check = match (alg.kind(), self.op) {
             (Kind::Kem, Operation::KeyGen) => {

@@ -536,12 +536,6 @@ impl Backend for NativeGpu {
     }
 }
 
-fn pick(buf: &[u8], idx: &[usize], len: usize) -> Vec<u8> {
-    idx.iter()
-        .flat_map(|&i| buf[i * len..(i + 1) * len].iter().copied())
-        .collect()
-}
-
 impl Prepared for GpuBatch {
     fn run(&mut self) -> anyhow::Result<Duration> {
         launch_timed(
@@ -565,8 +559,8 @@ impl Prepared for GpuBatch {
                     idx,
                     &h.d,
                     &h.z,
-                    &pick(&pk, idx, s.public_key_bytes),
-                    &pick(&sk, idx, s.secret_key_bytes),
+                    &gate::pick(&pk, idx, s.public_key_bytes),
+                    &gate::pick(&sk, idx, s.secret_key_bytes),
                 )?;
                 checks.push("sampled key pairs equal the host build for the same (d, z); liboqs round trip on each".into());
             }
@@ -579,8 +573,8 @@ impl Prepared for GpuBatch {
                     &h.pk,
                     &h.sk,
                     &h.m,
-                    &pick(&ct, idx, lct),
-                    &pick(&ss, idx, 32),
+                    &gate::pick(&ct, idx, lct),
+                    &gate::pick(&ss, idx, 32),
                 )?;
                 checks.push("liboqs decapsulates sampled GPU ciphertexts to the GPU's secrets; both equal the host build".into());
             }
@@ -593,7 +587,7 @@ impl Prepared for GpuBatch {
                     &h.ct,
                     &h.expected_ss,
                     &h.tampered,
-                    &pick(&ss, idx, 32),
+                    &gate::pick(&ss, idx, 32),
                 )?;
                 checks.push("sampled GPU decapsulations equal liboqs's, a tampered ciphertext included (implicit rejection)".into());
             }
@@ -603,8 +597,8 @@ impl Prepared for GpuBatch {
                     alg,
                     idx,
                     &h.xi,
-                    &pick(&pk, idx, s.public_key_bytes),
-                    &pick(&sk, idx, s.secret_key_bytes),
+                    &gate::pick(&pk, idx, s.public_key_bytes),
+                    &gate::pick(&sk, idx, s.secret_key_bytes),
                 )?;
                 checks.push("sampled key pairs equal the host build for the same xi".into());
             }
@@ -620,7 +614,7 @@ impl Prepared for GpuBatch {
                     self.msg_len,
                     &self.ctx,
                     &h.rnd,
-                    &pick(&sig, idx, stride),
+                    &gate::pick(&sig, idx, stride),
                     stride,
                 )?;
                 checks.push("sampled GPU signatures equal the host build for the same rnd and verify under liboqs".into());
