@@ -69,7 +69,6 @@ pub fn view_dir(rec: &Record) -> String {
 pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<()> {
     write_json(run_file, run)?;
     let mut dirs: Vec<String> = run.records.iter().map(view_dir).collect();
-    dirs.dedup();
     dirs.sort();
     dirs.dedup();
     for dir in dirs {
