@@ -410,15 +410,16 @@ fn native_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
         Ok(b) => b,
         Err(e) => return not_ready(format!("{e:#}")),
     };
-    match &backend.ptx_source {
-        crate::gpu::kernels::PtxSource::Compiled => eprintln!(
-            "pqcprof: kernels compiled for {} in {:.1} s",
-            backend.arch, backend.compile_seconds
+    match &backend.origin {
+        crate::gpu::kernels::Origin::Compiled => eprintln!(
+            "pqcprof: kernels compiled for {} in {:.1} s; loaded: {}",
+            backend.arch, backend.compile_seconds, backend.image
         ),
-        crate::gpu::kernels::PtxSource::Cache(p) => eprintln!(
-            "pqcprof: kernels for {} read from the cache {}",
+        crate::gpu::kernels::Origin::Cache(p) => eprintln!(
+            "pqcprof: kernels for {} read from the cache {}; loaded: {}",
             backend.arch,
-            p.display()
+            p.display(),
+            backend.image
         ),
     }
     let pci = backend.pci_bus_id.clone();
@@ -558,6 +559,9 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     install_ctrlc(cancel.clone());
     let outcome = session::run(plan, RunFile::new(meta, config), &out, &cancel)?;
     print!("{}", summary_table(&outcome.run));
+    if let Some(t) = kernel_table(&outcome.run.records) {
+        print!("\n{t}");
+    }
     println!("Run file: {}", outcome.run_file.display());
     println!(
         "cuPQC-shaped files: {}/<backend>/ml{{kem,dsa}}_results.json",
@@ -630,9 +634,95 @@ pub fn summary_table(run: &RunFile) -> String {
     s
 }
 
+/// The kernels behind the GPU records: launch, registers, local memory and
+/// occupancy, the first things that explain a GPU throughput. `None` when
+/// no record timed one of our kernels.
+pub fn kernel_table(records: &[crate::results::Record]) -> Option<String> {
+    let rows: Vec<_> = records
+        .iter()
+        .filter_map(|r| r.kernel.as_ref().map(|k| (r, k)))
+        .collect();
+    let image = rows.first()?.1.image.clone();
+    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+    let mut s = format!(
+        "{:<16} {:>7} {:>7} {:>5} {:>11} {:>9} {:>10}\n",
+        "kernel", "blocks", "thr/blk", "regs", "local B/thr", "blk/SM", "occupancy"
+    );
+    for (r, k) in &rows {
+        if r.mode == crate::results::Mode::Latency {
+            continue;
+        }
+        s += &format!(
+            "{:<16} {:>7} {:>7} {:>5} {:>11} {:>9} {:>10}\n",
+            k.name,
+            k.blocks,
+            k.threads_per_block,
+            opt(k.registers_per_thread),
+            opt(k.local_bytes_per_thread),
+            opt(k.resident_blocks_per_sm),
+            k.occupancy_pct
+                .map(|p| format!("{p:.1}%"))
+                .unwrap_or_else(|| "-".into()),
+        );
+    }
+    s += &format!("kernels loaded as: {image}\n");
+    Some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_table_lists_gpu_kernels_only() {
+        use crate::results::KernelInfo;
+        assert!(kernel_table(&[]).is_none(), "no records, no table");
+        let cfg = crate::runner::MeasureConfig {
+            batch: crate::backend::BatchConfig {
+                batch: 100_000,
+                threads: 1,
+                message_size: 0,
+                context: vec![],
+            },
+            runs: 1,
+            warmup_runs: 1,
+            mode: crate::results::Mode::Throughput,
+        };
+        let mut gpu = crate::runner::skipped(
+            &crate::backend::mock::Mock::default(),
+            Algorithm::MlKem768,
+            crate::catalog::Operation::KeyGen,
+            &cfg,
+            String::from("mock (test only)"),
+        );
+        let mut records = vec![gpu.clone()];
+        assert!(
+            kernel_table(&records).is_none(),
+            "a record without a kernel"
+        );
+        gpu.kernel = Some(KernelInfo {
+            name: "mlkem768_keygen".into(),
+            image: "sm_90 machine code from NVRTC 13.0 (mock)".into(),
+            threads_per_block: 128,
+            blocks: 782,
+            registers_per_thread: Some(128),
+            local_bytes_per_thread: Some(3104),
+            resident_blocks_per_sm: Some(4),
+            occupancy_pct: Some(25.0),
+        });
+        records.push(gpu);
+        let t = kernel_table(&records).unwrap();
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("mlkem768_keygen"))
+            .unwrap();
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cols,
+            ["mlkem768_keygen", "782", "128", "128", "3104", "4", "25.0%"]
+        );
+        assert!(t.ends_with("kernels loaded as: sm_90 machine code from NVRTC 13.0 (mock)\n"));
+    }
 
     #[test]
     fn oversized_batches_are_refused_with_the_limit() {

@@ -76,6 +76,9 @@ pub struct Record {
     pub message_bytes: Option<usize>,
     /// What the timed window covers.
     pub timed_window: String,
+    /// The GPU kernel timed (our own kernels only): launch and resources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelInfo>,
     /// The correctness gate after warm-up (and again after the last run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateReport>,
@@ -125,6 +128,34 @@ pub struct Record {
     pub sampler: String,
     /// Sizes of keys, ciphertexts, secrets and signatures, bytes.
     pub sizes: Sizes,
+}
+
+/// A GPU kernel's launch and the resources the driver reports for it: what
+/// explains its throughput before any profiler is run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelInfo {
+    /// Entry point, e.g. `mlkem768_keygen`.
+    pub name: String,
+    /// What the driver loaded: machine code for the device's architecture,
+    /// or PTX it compiled itself.
+    pub image: String,
+    /// Threads per block (one operation per thread).
+    pub threads_per_block: u32,
+    /// Blocks in the launch.
+    pub blocks: u32,
+    /// Registers per thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registers_per_thread: Option<u32>,
+    /// Local memory (stack and spills) per thread, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_bytes_per_thread: Option<u32>,
+    /// Blocks one multiprocessor holds at once (the driver's occupancy
+    /// calculator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident_blocks_per_sm: Option<u32>,
+    /// Resident threads per multiprocessor over its maximum, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occupancy_pct: Option<f64>,
 }
 
 /// The settings a run was made with.

@@ -57,6 +57,7 @@ fn blank_record(
         warmup_runs: cfg.warmup_runs,
         message_bytes: (alg.kind() == Kind::Signature).then_some(cfg.batch.message_size),
         timed_window: String::new(),
+        kernel: None,
         gate: None,
         run_seconds: vec![],
         throughput_ops_per_sec: None,
@@ -118,6 +119,7 @@ pub fn measure(
     };
     rec.threads = prepared.threads();
     rec.timed_window = prepared.timed_window().to_string();
+    rec.kernel = prepared.kernel();
     match timed_runs(prepared.as_mut(), cfg, sampler, cancel, progress, &mut rec) {
         Ok(()) => Ok(rec),
         Err(RunError::Interrupted) => Err(Interrupted),

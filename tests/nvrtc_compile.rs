@@ -1,5 +1,6 @@
 //! The native kernels compile with NVRTC for every supported architecture
-//! (Turing to Hopper), and the PTX holds every entry point.
+//! (Turing to Hopper), to PTX and to machine code, and both hold every entry
+//! point.
 //!
 //! Needs libnvrtc on the loader path (a CUDA toolkit, or pip's
 //! nvidia-cuda-nvrtc with its lib folder in LD_LIBRARY_PATH). Without it the
@@ -24,10 +25,29 @@ fn kernels_compile_for_turing_to_hopper() {
         return;
     };
     eprintln!("NVRTC {major}.{minor}");
-    for arch in ARCHS {
-        let t0 = std::time::Instant::now();
-        let ptx = kernels::compile(arch).unwrap_or_else(|e| panic!("{e}"));
-        let text = ptx.to_src();
+    // One NVRTC program per thread: the architectures compile in parallel.
+    let compiled: Vec<_> = std::thread::scope(|s| {
+        let jobs: Vec<_> = ARCHS
+            .map(|arch| {
+                s.spawn(move || {
+                    let t0 = std::time::Instant::now();
+                    (kernels::compile(arch), t0.elapsed())
+                })
+            })
+            .into_iter()
+            .collect();
+        jobs.into_iter().map(|j| j.join().unwrap()).collect()
+    });
+    for (arch, (compiled, took)) in ARCHS.into_iter().zip(compiled) {
+        let compiled = compiled.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(compiled.arch, arch);
+        let text = &compiled.ptx;
+        let cubin = &compiled.cubin;
+        assert!(
+            cubin.starts_with(b"\x7fELF"),
+            "{arch}: machine code is not ELF"
+        );
+        assert_eq!(kernels::cubin_arch(cubin).as_deref(), Some(arch));
         assert!(
             text.contains(&format!(".target {arch}")),
             "{arch}: wrong target"
@@ -39,34 +59,51 @@ fn kernels_compile_for_turing_to_hopper() {
                     text.contains(&format!(".entry {name}(")),
                     "{arch}: entry {name} missing"
                 );
+                let needle = format!("\0{name}\0");
+                assert!(
+                    cubin.windows(needle.len()).any(|w| w == needle.as_bytes()),
+                    "{arch}: entry {name} missing from the machine code"
+                );
             }
         }
         eprintln!(
-            "{arch}: {} bytes of PTX in {:.1?}",
+            "{arch}: {} bytes of PTX, {} bytes of machine code in {:.1?}",
             text.len(),
-            t0.elapsed()
+            cubin.len(),
+            took
         );
     }
 }
 
 #[test]
-fn compiled_ptx_is_cached_and_reused() {
+fn compiled_kernels_are_cached_and_reused() {
     if probe::nvrtc_version().is_none() {
         if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
             panic!("PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded");
         }
-        eprintln!("NVRTC not found: PTX cache test NOT run");
+        eprintln!("NVRTC not found: kernel cache test NOT run");
         return;
     }
     let d = tempfile::tempdir().unwrap();
     // The only test in this process that reads the variable.
     std::env::set_var("PQCPROF_PTX_CACHE", d.path());
     let (first, src1) = kernels::compile_cached("sm_90").unwrap();
-    assert_eq!(src1, kernels::PtxSource::Compiled);
+    assert_eq!(src1, kernels::Origin::Compiled);
     let (second, src2) = kernels::compile_cached("sm_90").unwrap();
     match src2 {
-        kernels::PtxSource::Cache(p) => assert!(p.starts_with(d.path()), "{}", p.display()),
+        kernels::Origin::Cache(p) => assert!(p.starts_with(d.path()), "{}", p.display()),
         other => panic!("second compile did not use the cache: {other:?}"),
     }
-    assert_eq!(first.to_src(), second.to_src());
+    assert_eq!(first.ptx, second.ptx);
+    assert_eq!(first.cubin, second.cubin);
+    let mut files: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(
+        files[0].ends_with(".cubin") && files[1].ends_with(".ptx"),
+        "{files:?}"
+    );
 }

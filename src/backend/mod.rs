@@ -76,6 +76,11 @@ pub trait Prepared {
     fn threads(&self) -> usize;
     /// What the timed window covers, said in the record.
     fn timed_window(&self) -> &'static str;
+    /// The GPU kernel timed, its launch and resources; `None` on a CPU or
+    /// where the kernel is not ours to inspect.
+    fn kernel(&self) -> Option<crate::results::KernelInfo> {
+        None
+    }
 }
 
 /// A source of batches: liboqs on the CPU, our kernels or cuPQC on a GPU.

@@ -12,6 +12,7 @@
 use super::{Backend, BatchConfig, Device, DeviceKind, GateReport, Prepared};
 use crate::catalog::{Algorithm, Kind, Operation};
 use crate::gpu::{gate, kernels};
+use crate::results::KernelInfo;
 use anyhow::{anyhow, bail, ensure, Context};
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute_enum};
 use cudarc::driver::{
@@ -74,8 +75,11 @@ pub struct NativeGpu {
     /// Seconds NVRTC (or reading the cache) took.
     pub compile_seconds: f64,
     /// Whether the kernels were compiled now or read from the cache.
-    pub ptx_source: kernels::PtxSource,
+    pub origin: kernels::Origin,
+    /// What the driver loaded: machine code, or PTX it compiled itself.
+    pub image: String,
     resident_threads: usize,
+    max_threads_per_sm: u32,
 }
 
 impl NativeGpu {
@@ -103,15 +107,39 @@ impl NativeGpu {
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
         );
-        let resident_threads = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            * attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+        let max_threads_per_sm =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+        let resident_threads =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) * max_threads_per_sm;
         let arch = kernels::arch_for(cc);
         let t0 = Instant::now();
-        let (ptx, ptx_source) = kernels::compile_cached(&arch)?;
+        let (compiled, origin) = kernels::compile_cached(&arch)?;
         let compile_seconds = t0.elapsed().as_secs_f64();
-        let module = ctx
-            .load_module(ptx)
-            .map_err(|e| anyhow!("loading the compiled kernels: {e:?}"))?;
+        let nvrtc = crate::gpu::probe::nvrtc_version()
+            .map(|(a, b)| format!("NVRTC {a}.{b}"))
+            .unwrap_or_else(|| "NVRTC".into());
+        // Machine code first: no JIT, and no dependence on the driver
+        // knowing this NVRTC's PTX ISA. The PTX is the fallback.
+        let (module, image) = match ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin))
+        {
+            Ok(m) => (m, format!("{arch} machine code from {nvrtc}")),
+            Err(cubin_err) => {
+                let m = ctx
+                    .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx))
+                    .map_err(|e| {
+                        anyhow!(
+                            "loading the compiled kernels failed: machine code: {cubin_err:?}; PTX: {e:?}"
+                        )
+                    })?;
+                eprintln!(
+                    "pqcprof: the driver refused the {arch} machine code ({cubin_err:?}); it compiled the PTX instead"
+                );
+                (
+                    m,
+                    format!("PTX from {nvrtc}, compiled by the driver (machine code refused: {cubin_err:?})"),
+                )
+            }
+        };
         let device = Device {
             kind: DeviceKind::Gpu,
             name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
@@ -126,8 +154,10 @@ impl NativeGpu {
             arch,
             pci_bus_id,
             compile_seconds,
-            ptx_source,
+            origin,
+            image,
             resident_threads,
+            max_threads_per_sm: max_threads_per_sm as u32,
         })
     }
 
@@ -178,6 +208,34 @@ impl NativeGpu {
             );
         }
         Ok(())
+    }
+
+    /// What a record says of the kernel it timed.
+    fn kernel_info(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        func: &CudaFunction,
+        shape: &LaunchConfig,
+    ) -> KernelInfo {
+        use CUfunction_attribute_enum as A;
+        let get = |a| func.get_attribute(a).ok().map(|v| v.max(0) as u32);
+        let block = shape.block_dim.0;
+        let per_sm = func
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .ok();
+        KernelInfo {
+            name: kernels::kernel_name(alg, op),
+            image: self.image.clone(),
+            threads_per_block: block,
+            blocks: shape.grid_dim.0,
+            registers_per_thread: get(A::CU_FUNC_ATTRIBUTE_NUM_REGS),
+            local_bytes_per_thread: get(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+            resident_blocks_per_sm: per_sm,
+            occupancy_pct: per_sm
+                .filter(|_| self.max_threads_per_sm > 0)
+                .map(|b| 100.0 * f64::from(b * block) / f64::from(self.max_threads_per_sm)),
+        }
     }
 
     fn launch(
@@ -369,6 +427,7 @@ struct GpuBatch {
     stream: Arc<CudaStream>,
     func: CudaFunction,
     shape: LaunchConfig,
+    kernel: KernelInfo,
     alg: Algorithm,
     op: Operation,
     n: usize,
@@ -520,10 +579,12 @@ impl Backend for NativeGpu {
             }
         };
         let shape = self.shape(&func, n)?;
+        let kernel = self.kernel_info(alg, op, &func, &shape);
         Ok(Box::new(GpuBatch {
             stream: self.stream.clone(),
             func,
             shape,
+            kernel,
             alg,
             op,
             n,
@@ -642,6 +703,10 @@ impl Prepared for GpuBatch {
 
     fn timed_window(&self) -> &'static str {
         "one kernel launch between two CUDA events (timing enabled); inputs generated and copied to the GPU before, outputs copied back after, untimed"
+    }
+
+    fn kernel(&self) -> Option<KernelInfo> {
+        Some(self.kernel.clone())
     }
 }
 

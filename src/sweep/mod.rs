@@ -338,6 +338,7 @@ fn blank(e: &Entry, op: Operation, device: &Device, opts: &SweepOptions) -> Reco
         warmup_runs: 0,
         message_bytes: (e.kind == Kind::Signature).then_some(opts.message.len()),
         timed_window: window_text(e, op, opts.window),
+        kernel: None,
         gate: None,
         iterations: None,
         run_seconds: vec![],
