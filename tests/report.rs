@@ -2,46 +2,18 @@
 //! clearly synthetic file that adds GPU and classical records the CI
 //! machine cannot produce, and bad input of every kind.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{cpu_run, outcome, pqcprof};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-fn pqcprof() -> Command {
-    Command::cargo_bin("pqcprof").unwrap()
-}
-
 /// A real run file, made once per test process by the binary itself.
 fn real_run() -> &'static Path {
     static RUN: OnceLock<PathBuf> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
-        pqcprof()
-            .args([
-                "cpu",
-                "--alg",
-                "ML-KEM-512,ML-DSA-44",
-                "--batch",
-                "8",
-                "--runs",
-                "3",
-                "--threads",
-                "1",
-                "--out",
-            ])
-            .arg(&dir)
-            .assert()
-            .success();
-        std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                let n = p.file_name().unwrap().to_string_lossy();
-                n.starts_with("run-") && n.ends_with(".json")
-            })
-            .expect("the run wrote a run file")
-    })
+    RUN.get_or_init(|| cpu_run(&tempfile::tempdir().unwrap().keep(), "1"))
 }
 
 fn read(p: &Path) -> Value {
@@ -55,17 +27,7 @@ fn write(dir: &Path, name: &str, v: &Value) -> PathBuf {
 }
 
 fn report(args: &[&Path], extra: &[&str]) -> (i32, String, String) {
-    let out = pqcprof()
-        .arg("report")
-        .args(args)
-        .args(extra)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    outcome(pqcprof().arg("report").args(args).args(extra))
 }
 
 /// SYNTHETIC, for tests only: the real run plus hand-made records of a GPU
@@ -301,18 +263,7 @@ fn markdown_has_the_same_summary_and_tables() {
 }
 
 fn compare(old: &Path, new: &Path, extra: &[&str]) -> (i32, String, String) {
-    let out = pqcprof()
-        .arg("compare")
-        .arg(old)
-        .arg(new)
-        .args(extra)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    outcome(pqcprof().arg("compare").arg(old).arg(new).args(extra))
 }
 
 #[test]

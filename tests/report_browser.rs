@@ -5,7 +5,9 @@
 //! Without Chromium the test says so and passes, unless
 //! `PQCPROF_REQUIRE_CHROMIUM=1` (CI sets it).
 
-use assert_cmd::Command;
+mod common;
+
+use common::{cpu_run, pqcprof};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -91,32 +93,9 @@ fn report_works_in_headless_chromium() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("outputs");
-    Command::cargo_bin("pqcprof")
-        .unwrap()
-        .args([
-            "cpu",
-            "--alg",
-            "ML-KEM-512,ML-DSA-44",
-            "--batch",
-            "8",
-            "--runs",
-            "3",
-            "--threads",
-            "1,all",
-            "--out",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    let run = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
+    let run = cpu_run(&dir.path().join("outputs"), "1,all");
     let html = dir.path().join("report.html");
-    Command::cargo_bin("pqcprof")
-        .unwrap()
+    pqcprof()
         .arg("report")
         .arg(&run)
         .arg("-o")

@@ -4,7 +4,7 @@ use super::model::{kind_name, Dataset, Entry};
 use super::svg::{dot_plot, line_chart, Dot, DotRow, Line};
 use super::table::natural_cmp;
 use super::units;
-use crate::catalog::{Kind, Operation};
+use crate::catalog::Kind;
 use crate::results::Mode;
 use std::collections::BTreeMap;
 
@@ -32,14 +32,7 @@ fn row_label(e: &Entry) -> (String, String) {
 pub fn throughput_charts(ds: &Dataset) -> Vec<Chart> {
     let mut out = vec![];
     for kind in [Kind::Kem, Kind::Signature] {
-        let mine: Vec<&Entry> = ds
-            .ok()
-            .filter(|e| e.rec.kind == kind && e.ok_throughput().is_some())
-            .collect();
-        let ops: Vec<Operation> = Operation::ALL
-            .into_iter()
-            .filter(|o| mine.iter().any(|e| e.rec.operation == *o))
-            .collect();
+        let (mine, ops) = ds.throughput(kind);
         // (algorithm, setup, file) -> best record per operation
         let mut rows: BTreeMap<(String, String, usize), BTreeMap<usize, &Entry>> = BTreeMap::new();
         for e in &mine {
@@ -236,13 +229,7 @@ pub fn batch_charts(ds: &Dataset) -> Vec<Chart> {
 
 /// Public key and ciphertext or signature per algorithm (log scale).
 pub fn sizes_chart(ds: &Dataset) -> Option<Chart> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut v: Vec<&Entry> = vec![];
-    for e in &ds.entries {
-        if e.rec.sizes.public_key_bytes > 0 && seen.insert(e.rec.algorithm.clone()) {
-            v.push(e);
-        }
-    }
+    let mut v = ds.sized();
     if v.is_empty() {
         return None;
     }
@@ -256,32 +243,24 @@ pub fn sizes_chart(ds: &Dataset) -> Option<Chart> {
         .iter()
         .map(|e| {
             let s = e.rec.sizes;
-            let mut dots = vec![Dot {
-                series: 0,
-                value: s.public_key_bytes as f64,
-                title: format!(
-                    "{} public key: {}",
-                    e.rec.algorithm,
-                    units::bytes(s.public_key_bytes)
-                ),
-                src: e.src,
-            }];
-            if let Some(c) = s.ciphertext_bytes.filter(|c| *c > 0) {
-                dots.push(Dot {
-                    series: 1,
-                    value: c as f64,
-                    title: format!("{} ciphertext: {}", e.rec.algorithm, units::bytes(c)),
+            // One series per size; the public key is always stated here.
+            let dots = [
+                ("public key", Some(s.public_key_bytes)),
+                ("ciphertext", s.ciphertext_bytes.filter(|c| *c > 0)),
+                ("signature", s.signature_bytes.filter(|c| *c > 0)),
+            ]
+            .into_iter()
+            .enumerate()
+            .filter_map(|(series, (name, bytes))| {
+                let b = bytes?;
+                Some(Dot {
+                    series,
+                    value: b as f64,
+                    title: format!("{} {name}: {}", e.rec.algorithm, units::bytes(b)),
                     src: e.src,
-                });
-            }
-            if let Some(c) = s.signature_bytes.filter(|c| *c > 0) {
-                dots.push(Dot {
-                    series: 2,
-                    value: c as f64,
-                    title: format!("{} signature: {}", e.rec.algorithm, units::bytes(c)),
-                    src: e.src,
-                });
-            }
+                })
+            })
+            .collect();
             DotRow {
                 label: e.rec.algorithm.clone(),
                 note: format!(

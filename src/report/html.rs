@@ -4,11 +4,10 @@
 use super::analysis::{Analysis, Group};
 use super::charts;
 use super::load::LoadSet;
-use super::model::{Dataset, SrcRef};
-use super::sections::{self, filter_values};
+use super::model::{src_list, Dataset, SrcRef};
+use super::outline::{Headed, Outline};
+use super::sections::filter_values;
 use super::table::{Cell, Table};
-use super::{context_line, counts, file_summary, metadata_rows};
-use crate::catalog::Kind;
 use std::fmt::Write;
 
 /// Escapes text for HTML content and attribute values.
@@ -208,11 +207,10 @@ fn cell_html(ds: &Dataset, c: &Cell, header: bool) -> String {
         let _ = write!(attrs, " style=\"{}\"", shade_css(s));
     }
     if !c.src.is_empty() {
-        let ids: Vec<String> = c.src.iter().map(|s| s.to_string()).collect();
         let _ = write!(
             attrs,
             " data-src=\"{}\" title=\"{}\"",
-            esc(&ids.join(" ")),
+            esc(&src_list(c.src.iter().copied(), " ")),
             esc(&src_title(ds, &c.src))
         );
     }
@@ -245,14 +243,7 @@ pub fn table_html(ds: &Dataset, t: &Table) -> String {
         "<div class=\"scroll\"><table class=\"data\" id=\"{}\"><thead><tr>",
         esc(&t.id)
     );
-    let numeric_col: Vec<bool> = (0..t.headers.len())
-        .map(|i| {
-            t.rows
-                .iter()
-                .filter_map(|r| r.cells.get(i))
-                .any(|c| c.numeric)
-        })
-        .collect();
+    let numeric_col = t.numeric_columns();
     for (i, h) in t.headers.iter().enumerate() {
         let _ = write!(
             s,
@@ -286,6 +277,20 @@ pub fn table_html(ds: &Dataset, t: &Table) -> String {
         s += "<p class=\"legend\">Shading compares rows within each NIST level: <span class=\"sw\" style=\"background:rgba(38,150,95,.26)\"></span>best <span class=\"sw\" style=\"background:rgba(226,128,40,.26)\"></span>worst. Hover a figure for the record it comes from.</p>";
     }
     s
+}
+
+/// A table under its `<h3>` heading.
+fn headed_html(ds: &Dataset, h: &Headed) -> String {
+    format!("<h3>{}</h3>{}", h.heading, table_html(ds, &h.table))
+}
+
+/// A section's table after its `intro` paragraph, or only the `absent`
+/// note when the section has no table (both are HTML already).
+fn table_or_note(ds: &Dataset, t: Option<&Table>, intro: &str, absent: &str) -> String {
+    match t {
+        Some(t) => format!("<p>{intro}</p>{}", table_html(ds, t)),
+        None => format!("<p class=\"note\">{absent}</p>"),
+    }
 }
 
 fn filters_html(ds: &Dataset) -> String {
@@ -337,8 +342,8 @@ fn filters_html(ds: &Dataset) -> String {
 
 /// The whole page.
 pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> String {
+    let o = Outline::new(set, ds, an);
     let mut s = String::new();
-    let c = counts(ds);
     s += "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">";
     s += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">";
     s += "<title>pqcprof report</title><style>";
@@ -348,42 +353,43 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     let _ = write!(
         s,
         "<p class=\"lede\">Post-quantum cryptography measured on CPUs and GPUs, every operation checked for correctness before it was timed. {}</p>",
-        esc(&file_summary(ds, &c))
+        esc(&o.file_summary)
     );
     s += "<nav><a href=\"#summary\">Summary</a><a href=\"#vs-classical\">PQC vs classical</a><a href=\"#gpu\">GPU vs CPU</a><a href=\"#results\">Results</a><a href=\"#charts\">Charts</a><a href=\"#sizes\">Sizes</a><a href=\"#symmetric\">Symmetric</a><a href=\"#appendix\">Skipped and failed</a><a href=\"#standards\">Standards</a><a href=\"#metadata\">Run metadata</a></nav>";
-    if !set.problems.is_empty() {
+    if !o.problems.is_empty() {
         s += "<div class=\"problems\"><strong>Input problems.</strong> What could be used is reported; the rest is named here.<ul>";
-        for p in &set.problems {
-            let _ = write!(s, "<li>{}</li>", esc(&p.to_string()));
+        for p in &o.problems {
+            let _ = write!(s, "<li>{}</li>", esc(p));
         }
         s += "</ul></div>";
     }
 
     // Executive summary.
     s += "<h2 id=\"summary\">Executive summary</h2>";
-    let _ = write!(s, "<p class=\"context\">{}</p>", esc(&context_line(ds)));
-    let mut groups: Vec<Group> = an.findings.iter().map(|f| f.group).collect();
-    groups.dedup();
-    for g in groups {
-        let class = match g {
+    let _ = write!(s, "<p class=\"context\">{}</p>", esc(&o.context));
+    for g in &o.findings {
+        let class = match g.group {
             Group::PqcFaster => "g-faster",
             Group::PqcCosts => "g-costs",
             Group::Gpu | Group::Energy => "g-gpu",
             Group::Cpu => "g-cpu",
         };
-        let _ = write!(s, "<h3>{}</h3><div class=\"findings {class}\">", g.title());
-        for f in an.findings.iter().filter(|f| f.group == g) {
-            let ids: Vec<String> = f.sources.iter().map(|x| x.to_string()).collect();
+        let _ = write!(
+            s,
+            "<h3>{}</h3><div class=\"findings {class}\">",
+            g.group.title()
+        );
+        for f in &g.findings {
             let _ = write!(
                 s,
                 "<div class=\"card\" data-src=\"{}\" title=\"{}\"><div><span class=\"fig\">{}</span><span class=\"word\">{}</span></div><p class=\"sent\">{}</p><div class=\"det\">{}</div><div class=\"srcs\">{}</div></div>",
-                esc(&ids.join(" ")),
+                esc(&src_list(f.sources.iter().copied(), " ")),
                 esc(&src_title(ds, &f.sources)),
                 esc(&f.figure),
                 esc(&f.word),
                 esc(&f.sentence),
                 esc(&f.detail),
-                esc(&ids.join(" · "))
+                esc(&src_list(f.sources.iter().copied(), " · "))
             );
         }
         s += "</div>";
@@ -409,54 +415,24 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     // PQC against classical.
     s += "<h2 id=\"vs-classical\">PQC against classical, by NIST level</h2>";
     s += "<p>Each row sets a post-quantum algorithm against a classical one of equivalent strength, measured on the same host with the same number of threads. Times are median time per operation; the ratio reads from the post-quantum side. ML-DSA-44 (category 2) is compared in the level 1 column.</p>";
-    for n in &an.pair_notes {
+    for n in o.pair_notes {
         let _ = write!(s, "<p class=\"note\">{}</p>", esc_code(n));
     }
-    for kind in [Kind::Kem, Kind::Signature] {
-        let t = sections::pairs_table(&an.pairs, kind);
-        if !t.is_empty() {
-            let _ = write!(
-                s,
-                "<h3>{}</h3>",
-                if kind == Kind::Kem {
-                    "ML-KEM against ECDH and X25519/X448"
-                } else {
-                    "ML-DSA against ECDSA, RSA and EdDSA"
-                }
-            );
-            s += &table_html(ds, &t);
-        }
+    for h in &o.pairs {
+        s += &headed_html(ds, h);
     }
 
     // GPU against CPU.
     s += "<h2 id=\"gpu\">GPU against CPU</h2>";
-    let _ = write!(s, "<p class=\"note\">{}</p>", esc_code(&an.gpu_note));
-    let gt = sections::gpu_table(an);
-    if !gt.is_empty() {
-        s += &table_html(ds, &gt);
+    let _ = write!(s, "<p class=\"note\">{}</p>", esc_code(o.gpu_note));
+    if let Some(t) = &o.gpu {
+        s += &table_html(ds, t);
     }
 
     // Main tables.
     s += "<h2 id=\"results\">Results</h2><p>Median time per operation (large) and median operations per second (small) of every successful throughput record. A row is one backend, thread count, algorithm and batch size from one file.</p>";
-    for kind in [Kind::Kem, Kind::Signature] {
-        let t = sections::throughput_table(ds, kind);
-        if !t.is_empty() {
-            let _ = write!(
-                s,
-                "<h3>{}</h3>",
-                if kind == Kind::Kem {
-                    "Key encapsulation and key exchange"
-                } else {
-                    "Signatures"
-                }
-            );
-            s += &table_html(ds, &t);
-        }
-    }
-    let lt = sections::latency_table(ds);
-    if !lt.is_empty() {
-        s += "<h3>Latency of single operations</h3>";
-        s += &table_html(ds, &lt);
+    for h in o.throughput.iter().chain(&o.latency) {
+        s += &headed_html(ds, h);
     }
 
     // Charts.
@@ -488,39 +464,37 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     }
 
     s += "<h2 id=\"sizes\">Sizes</h2><p>Bytes of keys, ciphertexts and signatures as the records state them (for ML-KEM and ML-DSA, FIPS 203 and FIPS 204). On the wire: what one side sends, public key plus ciphertext or signature.</p>";
-    s += &table_html(ds, &sections::sizes_table(ds));
+    s += &table_html(ds, &o.sizes);
 
     s += "<h2 id=\"symmetric\">Symmetric context</h2>";
-    let st = sections::symmetric_table(ds);
-    if st.is_empty() {
-        s += "<p class=\"note\">No symmetric records in these files: hashes and AEADs are measured by the CPU sweep and give a sense of scale (how many bytes a PQC operation costs in hashing time).</p>";
-    } else {
-        s += "<p>Hashes and AEADs on the same machines, in megabytes (10<sup>6</sup> bytes) per second, for scale: symmetric primitives are not threatened by quantum computers beyond Grover's square-root speed-up.</p>";
-        s += &table_html(ds, &st);
-    }
+    s += &table_or_note(
+        ds,
+        o.symmetric.as_ref(),
+        "Hashes and AEADs on the same machines, in megabytes (10<sup>6</sup> bytes) per second, for scale: symmetric primitives are not threatened by quantum computers beyond Grover's square-root speed-up.",
+        "No symmetric records in these files: hashes and AEADs are measured by the CPU sweep and give a sense of scale (how many bytes a PQC operation costs in hashing time).",
+    );
 
     s += "<h2 id=\"appendix\">Appendix: skipped and failed records</h2>";
-    let at = sections::appendix_table(ds);
-    if at.is_empty() {
-        s += "<p class=\"note\">Every record in these files was measured and passed its correctness gate.</p>";
-    } else {
-        s += "<p>Records that were not measured as fine: a failed correctness gate or run, or a backend that could not run here. None of them contributes a figure above.</p>";
-        s += &table_html(ds, &at);
-    }
+    s += &table_or_note(
+        ds,
+        o.appendix.as_ref(),
+        "Records that were not measured as fine: a failed correctness gate or run, or a backend that could not run here. None of them contributes a figure above.",
+        "Every record in these files was measured and passed its correctness gate.",
+    );
 
     s += "<h2 id=\"standards\">Standards</h2><p>Where each algorithm family is specified. Links open in a new tab; the report itself loads nothing.</p>";
-    s += &table_html(ds, &sections::standards_table(ds));
+    s += &table_html(ds, &o.standards);
 
     s += "<h2 id=\"metadata\">Run metadata</h2><p>Every figure above names its source as <code>F<i>n</i>#<i>i</i></code>: file <i>n</i> below, index <i>i</i> of its <code>records</code> array.</p><div class=\"files\">";
-    for run in ds.runs {
+    for run in &o.runs {
         let _ = write!(
             s,
             "<div class=\"card\"><h3 style=\"margin-top:0\">{} · {}</h3><dl class=\"meta\">",
-            esc(&run.label),
-            esc(&run.file_name)
+            esc(run.label),
+            esc(run.file_name)
         );
-        for (k, v) in metadata_rows(run) {
-            let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(&k), esc(&v));
+        for (k, v) in &run.rows {
+            let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
         }
         s += "</dl></div>";
     }

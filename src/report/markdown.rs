@@ -1,12 +1,10 @@
 //! The same summary and tables as Markdown (GitHub-flavoured tables).
 
-use super::analysis::{Analysis, Group};
+use super::analysis::Analysis;
 use super::load::LoadSet;
-use super::model::Dataset;
-use super::sections;
+use super::model::{src_list, Dataset};
+use super::outline::{Headed, Outline};
 use super::table::{Cell, Table};
-use super::{context_line, counts, file_summary, metadata_rows};
-use crate::catalog::Kind;
 use std::fmt::Write;
 
 /// Escapes what would break a table cell or start markup.
@@ -23,8 +21,7 @@ fn cell(c: &Cell) -> String {
         let _ = write!(s, " ({})", md(sub));
     }
     if !c.src.is_empty() && c.class.is_none_or(|k| k != "src") {
-        let ids: Vec<String> = c.src.iter().map(|x| x.to_string()).collect();
-        let _ = write!(s, " <sub>{}</sub>", ids.join(" "));
+        let _ = write!(s, " <sub>{}</sub>", src_list(c.src.iter().copied(), " "));
     }
     s
 }
@@ -41,18 +38,10 @@ pub fn table_md(t: &Table) -> String {
             .collect::<Vec<_>>()
             .join(" | ")
     );
-    let numeric: Vec<bool> = (0..t.headers.len())
-        .map(|i| {
-            t.rows
-                .iter()
-                .filter_map(|r| r.cells.get(i))
-                .any(|c| c.numeric)
-        })
-        .collect();
     let _ = writeln!(
         s,
         "|{}|",
-        numeric
+        t.numeric_columns()
             .iter()
             .map(|n| if *n { "---:" } else { "---" })
             .collect::<Vec<_>>()
@@ -68,25 +57,35 @@ pub fn table_md(t: &Table) -> String {
     s
 }
 
+/// A table under its `###` heading.
+fn headed_md(h: &Headed) -> String {
+    format!("### {}\n\n{}\n", h.heading, table_md(&h.table))
+}
+
+/// A section's table, or only the `absent` sentence when it has none.
+fn table_or_note(t: Option<&Table>, absent: &str) -> String {
+    match t {
+        Some(t) => format!("{}\n", table_md(t)),
+        None => format!("{absent}\n\n"),
+    }
+}
+
 /// The whole document.
 pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> String {
+    let o = Outline::new(set, ds, an);
     let mut s = String::new();
-    let c = counts(ds);
-    let _ = writeln!(s, "# pqcprof report\n\n{}\n", md(&file_summary(ds, &c)));
-    if !set.problems.is_empty() {
+    let _ = writeln!(s, "# pqcprof report\n\n{}\n", md(&o.file_summary));
+    if !o.problems.is_empty() {
         s += "**Input problems.** What could be used is reported; the rest is named here.\n\n";
-        for p in &set.problems {
-            let _ = writeln!(s, "- {}", md(&p.to_string()));
+        for p in &o.problems {
+            let _ = writeln!(s, "- {}", md(p));
         }
         s += "\n";
     }
-    let _ = writeln!(s, "## Executive summary\n\n{}\n", md(&context_line(ds)));
-    let mut groups: Vec<Group> = an.findings.iter().map(|f| f.group).collect();
-    groups.dedup();
-    for g in groups {
-        let _ = writeln!(s, "### {}\n", g.title());
-        for f in an.findings.iter().filter(|f| f.group == g) {
-            let ids: Vec<String> = f.sources.iter().map(|x| x.to_string()).collect();
+    let _ = writeln!(s, "## Executive summary\n\n{}\n", md(&o.context));
+    for g in &o.findings {
+        let _ = writeln!(s, "### {}\n", g.group.title());
+        for f in &g.findings {
             let _ = writeln!(
                 s,
                 "- **{} {}**: {} {} <sub>{}</sub>",
@@ -94,87 +93,47 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
                 md(&f.word),
                 md(&f.sentence),
                 md(&f.detail),
-                ids.join(" ")
+                src_list(f.sources.iter().copied(), " ")
             );
         }
         s += "\n";
     }
-    let _ = writeln!(s, "{}\n", md(&an.gpu_note));
+    let _ = writeln!(s, "{}\n", md(o.gpu_note));
     s += "## PQC against classical, by NIST level\n\n";
-    for n in &an.pair_notes {
+    for n in o.pair_notes {
         let _ = writeln!(s, "{}\n", md(n));
     }
-    for kind in [Kind::Kem, Kind::Signature] {
-        let t = sections::pairs_table(&an.pairs, kind);
-        if !t.is_empty() {
-            let _ = writeln!(
-                s,
-                "### {}\n\n{}",
-                if kind == Kind::Kem {
-                    "ML-KEM against ECDH and X25519/X448"
-                } else {
-                    "ML-DSA against ECDSA, RSA and EdDSA"
-                },
-                table_md(&t)
-            );
-        }
+    for h in &o.pairs {
+        s += &headed_md(h);
     }
     s += "## GPU against CPU\n\n";
-    let _ = writeln!(s, "{}\n", md(&an.gpu_note));
-    let gt = sections::gpu_table(an);
-    if !gt.is_empty() {
-        let _ = writeln!(s, "{}", table_md(&gt));
+    let _ = writeln!(s, "{}\n", md(o.gpu_note));
+    if let Some(t) = &o.gpu {
+        let _ = writeln!(s, "{}", table_md(t));
     }
     s += "## Results\n\nMedian time per operation, with median operations per second in parentheses.\n\n";
-    for kind in [Kind::Kem, Kind::Signature] {
-        let t = sections::throughput_table(ds, kind);
-        if !t.is_empty() {
-            let _ = writeln!(
-                s,
-                "### {}\n\n{}",
-                if kind == Kind::Kem {
-                    "Key encapsulation and key exchange"
-                } else {
-                    "Signatures"
-                },
-                table_md(&t)
-            );
-        }
+    for h in o.throughput.iter().chain(&o.latency) {
+        s += &headed_md(h);
     }
-    let lt = sections::latency_table(ds);
-    if !lt.is_empty() {
-        let _ = writeln!(s, "### Latency of single operations\n\n{}", table_md(&lt));
-    }
-    let _ = writeln!(s, "## Sizes\n\n{}", table_md(&sections::sizes_table(ds)));
+    let _ = writeln!(s, "## Sizes\n\n{}", table_md(&o.sizes));
     s += "## Symmetric context\n\n";
-    let st = sections::symmetric_table(ds);
-    if st.is_empty() {
-        s += "No symmetric records in these files.\n\n";
-    } else {
-        let _ = writeln!(s, "{}", table_md(&st));
-    }
+    s += &table_or_note(o.symmetric.as_ref(), "No symmetric records in these files.");
     s += "## Appendix: skipped and failed records\n\n";
-    let at = sections::appendix_table(ds);
-    if at.is_empty() {
-        s += "Every record was measured and passed its correctness gate.\n\n";
-    } else {
-        let _ = writeln!(s, "{}", table_md(&at));
-    }
-    let _ = writeln!(
-        s,
-        "## Standards\n\n{}",
-        table_md(&sections::standards_table(ds))
+    s += &table_or_note(
+        o.appendix.as_ref(),
+        "Every record was measured and passed its correctness gate.",
     );
+    let _ = writeln!(s, "## Standards\n\n{}", table_md(&o.standards));
     s += "## Run metadata\n\nSources are written `Fn#i`: file n below, index i of its `records` array.\n\n";
-    for run in ds.runs {
+    for run in &o.runs {
         let _ = writeln!(
             s,
             "### {} · {}\n\n| field | value |\n|---|---|",
             run.label,
-            md(&run.file_name)
+            md(run.file_name)
         );
-        for (k, v) in metadata_rows(run) {
-            let _ = writeln!(s, "| {} | {} |", md(&k), md(&v));
+        for (k, v) in &run.rows {
+            let _ = writeln!(s, "| {} | {} |", md(k), md(v));
         }
         s += "\n";
     }

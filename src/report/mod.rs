@@ -13,8 +13,9 @@
 //!
 //! Layout: [`load`] reads files forgivingly, [`model`] flattens and
 //! classifies records, [`analysis`] decides what to say, [`sections`]
-//! builds tables shared by [`html`] and [`markdown`], [`charts`] and
-//! [`svg`] draw, [`compare`] compares.
+//! builds the tables, [`outline`] puts every section's content together
+//! once for [`html`] and [`markdown`] to render, [`charts`] and [`svg`]
+//! draw, [`compare`] compares.
 
 pub mod analysis;
 pub mod charts;
@@ -23,6 +24,7 @@ pub mod html;
 pub mod load;
 pub mod markdown;
 pub mod model;
+pub mod outline;
 pub mod sections;
 pub mod svg;
 pub mod table;

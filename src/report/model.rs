@@ -3,8 +3,9 @@
 
 use super::load::LoadedRun;
 use crate::backend::DeviceKind;
-use crate::catalog::Kind;
+use crate::catalog::{Kind, Operation};
 use crate::results::{Mode, Record, Status, SymmetricRecord};
+use std::collections::BTreeSet;
 use std::fmt;
 
 /// Where a figure came from: file label and index in its `records` (or
@@ -21,6 +22,14 @@ impl fmt::Display for SrcRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "F{}#{}", self.file + 1, self.index)
     }
+}
+
+/// Sources as written in the report (`F1#0 F1#3`), joined by `sep`.
+pub fn src_list(src: impl IntoIterator<Item = SrcRef>, sep: &str) -> String {
+    src.into_iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(sep)
 }
 
 /// PQC, classical, or a combination of both.
@@ -219,6 +228,29 @@ impl<'a> Dataset<'a> {
     /// Records that were measured and passed.
     pub fn ok(&self) -> impl Iterator<Item = &Entry<'a>> {
         self.entries.iter().filter(|e| e.rec.status == Status::Ok)
+    }
+
+    /// Records of one kind with a usable median throughput, and the
+    /// operations among them in catalog order.
+    pub fn throughput(&self, kind: Kind) -> (Vec<&Entry<'a>>, Vec<Operation>) {
+        let entries: Vec<&Entry<'a>> = self
+            .ok()
+            .filter(|e| e.rec.kind == kind && e.ok_throughput().is_some())
+            .collect();
+        let ops = Operation::ALL
+            .into_iter()
+            .filter(|o| entries.iter().any(|e| e.rec.operation == *o))
+            .collect();
+        (entries, ops)
+    }
+
+    /// The first record of each algorithm that states its sizes.
+    pub fn sized(&self) -> Vec<&Entry<'a>> {
+        let mut seen = BTreeSet::new();
+        self.entries
+            .iter()
+            .filter(|e| e.rec.sizes.public_key_bytes > 0 && seen.insert(e.rec.algorithm.as_str()))
+            .collect()
     }
 
     /// Whether any GPU record exists (any status).

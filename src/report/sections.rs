@@ -1,10 +1,10 @@
 //! The report's tables, built once for both output formats.
 
 use super::analysis::{Analysis, Pair};
-use super::model::{kind_name, level_bucket, Class, Dataset, Entry};
-use super::table::{natural_cmp, shades, Cell, Row, Table};
+use super::model::{kind_name, level_bucket, src_list, Class, Dataset, Entry};
+use super::table::{natural_cmp, shades, shades_by_group, Cell, Row, Table};
 use super::units;
-use crate::catalog::{Kind, Operation};
+use crate::catalog::Kind;
 use crate::results::{Mode, Status};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,6 +29,16 @@ pub fn filters(e: &Entry) -> Vec<(&'static str, String)> {
 /// Level as shown: `1`, `2`, `–`.
 fn level_text(l: Option<u8>) -> String {
     l.map(|l| l.to_string()).unwrap_or_else(|| "–".into())
+}
+
+/// The `Where` column: backend and threads or device, host below.
+fn where_cell(e: &Entry) -> Cell {
+    Cell::text(e.setup()).below(e.host().to_string())
+}
+
+/// The `Source` column.
+fn src_cell(text: String) -> Cell {
+    Cell::text(text).class("src")
 }
 
 fn sort_entries(v: &mut [&Entry]) {
@@ -60,14 +70,7 @@ fn entry_cmp(a: &Entry, b: &Entry) -> std::cmp::Ordering {
 /// Median time and ops/s per algorithm and operation, one table per kind,
 /// shaded within each NIST level.
 pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
-    let entries: Vec<&Entry> = ds
-        .ok()
-        .filter(|e| e.rec.kind == kind && e.ok_throughput().is_some())
-        .collect();
-    let ops: Vec<Operation> = Operation::ALL
-        .into_iter()
-        .filter(|o| entries.iter().any(|e| e.rec.operation == *o))
-        .collect();
+    let (entries, ops) = ds.throughput(kind);
     // One row per (file, backend, threads, algorithm, batch).
     let mut rows: BTreeMap<(usize, String, usize, String, usize), Vec<&Entry>> = BTreeMap::new();
     for e in &entries {
@@ -83,46 +86,37 @@ pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
     }
     let mut groups: Vec<Vec<&Entry>> = rows.into_values().collect();
     groups.sort_by(|a, b| entry_cmp(a[0], b[0]));
-    // Shade per (level bucket, operation) on ops/s.
-    let mut shade_of: BTreeMap<(usize, usize), f64> = BTreeMap::new();
-    for (op_i, op) in ops.iter().enumerate() {
-        let mut by_level: BTreeMap<Option<u8>, Vec<(usize, f64)>> = BTreeMap::new();
-        for (row_i, g) in groups.iter().enumerate() {
-            if let Some(e) = g.iter().find(|e| e.rec.operation == *op) {
-                by_level
-                    .entry(level_bucket(e.rec.nist_level))
-                    .or_default()
-                    .push((row_i, e.ok_throughput().unwrap_or(0.0)));
-            }
-        }
-        for cells in by_level.values() {
-            let vals: Vec<f64> = cells.iter().map(|c| c.1).collect();
-            for ((row_i, _), s) in cells.iter().zip(shades(&vals, true)) {
-                if let Some(s) = s {
-                    shade_of.insert((*row_i, op_i), s);
-                }
-            }
-        }
-    }
-    let mut headers: Vec<String> = ["Level", "Algorithm", "Provider", "Where", "Batch"]
+    // Shade per (level bucket, operation) on ops/s: `shade_of[op][row]`.
+    let shade_of: Vec<Vec<Option<f64>>> = ops
         .iter()
-        .map(|s| s.to_string())
+        .map(|op| {
+            let cells = groups.iter().enumerate().filter_map(|(row_i, g)| {
+                let e = g.iter().find(|e| e.rec.operation == *op)?;
+                Some((
+                    row_i,
+                    level_bucket(e.rec.nist_level),
+                    e.ok_throughput().unwrap_or(0.0),
+                ))
+            });
+            shades_by_group(groups.len(), cells, true)
+        })
         .collect();
-    headers.extend(ops.iter().map(|o| o.label().to_string()));
-    headers.push("Source".into());
-    let mut table = Table {
-        id: format!("t-{}", kind_name(kind).to_ascii_lowercase()),
-        headers,
-        rows: vec![],
-        shaded: true,
-    };
+    let mut table = Table::new(
+        format!("t-{}", kind_name(kind).to_ascii_lowercase()),
+        &["Level", "Algorithm", "Provider", "Where", "Batch"],
+        true,
+    );
+    table
+        .headers
+        .extend(ops.iter().map(|o| o.label().to_string()));
+    table.headers.push("Source".into());
     for (row_i, g) in groups.iter().enumerate() {
         let first = g[0];
         let mut cells = vec![
             Cell::num(level_text(first.rec.nist_level)),
             Cell::text(first.rec.algorithm.clone()).below(first.rec.family.clone()),
             Cell::text(first.rec.provider.clone()).below(first.class.name()),
-            Cell::text(first.setup()).below(first.host().to_string()),
+            where_cell(first),
             Cell::num(units::grouped(first.rec.batch as f64)),
         ];
         for (op_i, op) in ops.iter().enumerate() {
@@ -132,14 +126,13 @@ pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
                         .below(units::ops(e.ok_throughput().unwrap_or(0.0)))
                         .from([e.src])
                         .value(e.ok_throughput().unwrap_or(0.0));
-                    c.shade = shade_of.get(&(row_i, op_i)).copied();
+                    c.shade = shade_of[op_i][row_i];
                     cells.push(c);
                 }
                 None => cells.push(Cell::empty()),
             }
         }
-        let srcs: Vec<String> = g.iter().map(|e| e.src.to_string()).collect();
-        cells.push(Cell::text(srcs.join(" ")).class("src"));
+        cells.push(src_cell(src_list(g.iter().map(|e| e.src), " ")));
         table.rows.push(Row {
             filters: filters(first),
             cells,
@@ -155,9 +148,9 @@ pub fn latency_table(ds: &Dataset) -> Table {
         .filter(|e| e.rec.mode == Mode::Latency && e.rec.latency_us.is_some())
         .collect();
     sort_entries(&mut v);
-    let mut t = Table {
-        id: "t-latency".into(),
-        headers: [
+    let mut t = Table::new(
+        "t-latency",
+        &[
             "Level",
             "Algorithm",
             "Operation",
@@ -167,13 +160,9 @@ pub fn latency_table(ds: &Dataset) -> Table {
             "Mean (95% CI)",
             "Runs",
             "Source",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        rows: vec![],
-        shaded: true,
-    };
+        ],
+        true,
+    );
     let p50s: Vec<f64> = v
         .iter()
         .map(|e| e.rec.latency_p50_us.unwrap_or(f64::NAN))
@@ -196,12 +185,12 @@ pub fn latency_table(ds: &Dataset) -> Table {
                 Cell::num(level_text(e.rec.nist_level)),
                 Cell::text(e.rec.algorithm.clone()),
                 Cell::text(e.rec.operation.label()),
-                Cell::text(e.setup()).below(e.host().to_string()),
+                where_cell(e),
                 p50,
                 Cell::num(e.rec.latency_p99_us.map(us).unwrap_or_else(|| "–".into())).from([e.src]),
                 Cell::num(format!("{}{ci}", us(l.mean))).from([e.src]),
                 Cell::num(l.raw.len().to_string()),
-                Cell::text(e.src.to_string()).class("src"),
+                src_cell(e.src.to_string()),
             ],
         });
     }
@@ -210,13 +199,7 @@ pub fn latency_table(ds: &Dataset) -> Table {
 
 /// Key, ciphertext and signature sizes per algorithm.
 pub fn sizes_table(ds: &Dataset) -> Table {
-    let mut seen = BTreeSet::new();
-    let mut v: Vec<&Entry> = vec![];
-    for e in &ds.entries {
-        if e.rec.sizes.public_key_bytes > 0 && seen.insert(e.rec.algorithm.clone()) {
-            v.push(e);
-        }
-    }
+    let mut v = ds.sized();
     sort_entries(&mut v);
     let wire = |e: &Entry| {
         let s = e.rec.sizes;
@@ -226,23 +209,21 @@ pub fn sizes_table(ds: &Dataset) -> Table {
                 .unwrap_or(s.public_key_bytes),
         )
     };
-    let mut by_level: BTreeMap<(bool, Option<u8>), Vec<usize>> = BTreeMap::new();
-    for (i, e) in v.iter().enumerate() {
-        by_level
-            .entry((e.rec.kind == Kind::Kem, level_bucket(e.rec.nist_level)))
-            .or_default()
-            .push(i);
-    }
-    let mut shade = vec![None; v.len()];
-    for idx in by_level.values() {
-        let vals: Vec<f64> = idx.iter().map(|i| wire(v[*i]) as f64).collect();
-        for (i, s) in idx.iter().zip(shades(&vals, false)) {
-            shade[*i] = s;
-        }
-    }
-    let mut t = Table {
-        id: "t-sizes".into(),
-        headers: [
+    // Shade within each kind and level bucket, smaller is better.
+    let shade = shades_by_group(
+        v.len(),
+        v.iter().enumerate().map(|(i, e)| {
+            (
+                i,
+                (e.rec.kind == Kind::Kem, level_bucket(e.rec.nist_level)),
+                wire(e) as f64,
+            )
+        }),
+        false,
+    );
+    let mut t = Table::new(
+        "t-sizes",
+        &[
             "Level",
             "Algorithm",
             "Kind",
@@ -251,13 +232,9 @@ pub fn sizes_table(ds: &Dataset) -> Table {
             "Ciphertext / signature",
             "On the wire",
             "Source",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        rows: vec![],
-        shaded: true,
-    };
+        ],
+        true,
+    );
     for (e, s) in v.iter().zip(shade) {
         let sz = e.rec.sizes;
         let ct = sz
@@ -284,7 +261,7 @@ pub fn sizes_table(ds: &Dataset) -> Table {
                 Cell::num(units::bytes(sz.secret_key_bytes)).from([e.src]),
                 Cell::num(ct).from([e.src]),
                 w,
-                Cell::text(e.src.to_string()).class("src"),
+                src_cell(e.src.to_string()),
             ],
         });
     }
@@ -302,14 +279,12 @@ pub fn pairs_table(pairs: &[Pair], kind: Kind) -> Table {
             }
         }
     }
-    let mut headers = vec!["Level".to_string(), "Pair".to_string()];
-    headers.extend(aspects.iter().cloned());
-    let mut t = Table {
-        id: format!("t-pairs-{}", kind_name(kind).to_ascii_lowercase()),
-        headers,
-        rows: vec![],
-        shaded: false,
-    };
+    let mut t = Table::new(
+        format!("t-pairs-{}", kind_name(kind).to_ascii_lowercase()),
+        &["Level", "Pair"],
+        false,
+    );
+    t.headers.extend(aspects.iter().cloned());
     for p in mine {
         let mut cells = vec![
             Cell::num(p.level.to_string()),
@@ -358,9 +333,9 @@ pub fn pairs_table(pairs: &[Pair], kind: Kind) -> Table {
 
 /// GPU against CPU for every GPU-measured operation.
 pub fn gpu_table(an: &Analysis) -> Table {
-    let mut t = Table {
-        id: "t-gpu".into(),
-        headers: [
+    let mut t = Table::new(
+        "t-gpu",
+        &[
             "Algorithm",
             "Operation",
             "GPU backend",
@@ -372,13 +347,9 @@ pub fn gpu_table(an: &Analysis) -> Table {
             "Utilisation",
             "Energy / op",
             "Source",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        rows: vec![],
-        shaded: false,
-    };
+        ],
+        false,
+    );
     for r in &an.gpu {
         let g = r.gpu;
         let gops = g.ok_throughput().unwrap_or(0.0);
@@ -428,7 +399,7 @@ pub fn gpu_table(an: &Analysis) -> Table {
                 summ(&g.rec.peak_mem_mb, "MiB"),
                 summ(&g.rec.peak_util_pct, "%"),
                 summ(&g.rec.energy_per_op_uj, "µJ"),
-                Cell::text(srcs.join(" ")).class("src"),
+                src_cell(srcs.join(" ")),
             ],
         });
     }
@@ -446,18 +417,17 @@ pub fn symmetric_table(ds: &Dataset) -> Table {
             .then_with(|| a.rec.chunk_bytes.cmp(&b.rec.chunk_bytes))
             .then_with(|| a.src.cmp(&b.src))
     });
-    let mut shade = vec![None; v.len()];
-    let kinds: BTreeSet<&str> = v.iter().map(|s| s.rec.kind.as_str()).collect();
-    for k in kinds {
-        let idx: Vec<usize> = (0..v.len()).filter(|i| v[*i].rec.kind == k).collect();
-        let vals: Vec<f64> = idx.iter().map(|i| v[*i].rec.mb_per_sec).collect();
-        for (i, s) in idx.iter().zip(shades(&vals, true)) {
-            shade[*i] = s;
-        }
-    }
-    let mut t = Table {
-        id: "t-symmetric".into(),
-        headers: [
+    // Shade within each kind (hash, AEAD, ...), faster is better.
+    let shade = shades_by_group(
+        v.len(),
+        v.iter()
+            .enumerate()
+            .map(|(i, s)| (i, s.rec.kind.as_str(), s.rec.mb_per_sec)),
+        true,
+    );
+    let mut t = Table::new(
+        "t-symmetric",
+        &[
             "Algorithm",
             "Kind",
             "Provider",
@@ -465,18 +435,13 @@ pub fn symmetric_table(ds: &Dataset) -> Table {
             "MB/s",
             "Host",
             "Source",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        rows: vec![],
-        shaded: true,
-    };
+        ],
+        true,
+    );
     for (s, sh) in v.iter().zip(shade) {
         let src = format!("F{}#symmetric[{}]", s.src.file + 1, s.src.index);
         let mut c = Cell::num(units::sig3(s.rec.mb_per_sec)).value(s.rec.mb_per_sec);
         c.shade = sh;
-        c.text = units::sig3(s.rec.mb_per_sec);
         t.rows.push(Row {
             filters: vec![],
             cells: vec![
@@ -486,7 +451,7 @@ pub fn symmetric_table(ds: &Dataset) -> Table {
                 Cell::num(units::bytes(s.rec.chunk_bytes)),
                 c,
                 Cell::text(s.run.metadata.hostname.clone()),
-                Cell::text(src).class("src"),
+                src_cell(src),
             ],
         });
     }
@@ -495,22 +460,18 @@ pub fn symmetric_table(ds: &Dataset) -> Table {
 
 /// Every record that was skipped or failed, with its reason.
 pub fn appendix_table(ds: &Dataset) -> Table {
-    let mut t = Table {
-        id: "t-appendix".into(),
-        headers: [
+    let mut t = Table::new(
+        "t-appendix",
+        &[
             "Status",
             "Algorithm",
             "Operation",
             "Where",
             "Reason",
             "Source",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        rows: vec![],
-        shaded: false,
-    };
+        ],
+        false,
+    );
     for e in ds.entries.iter().filter(|e| e.rec.status != Status::Ok) {
         t.rows.push(Row {
             filters: filters(e),
@@ -526,14 +487,14 @@ pub fn appendix_table(ds: &Dataset) -> Table {
                 }),
                 Cell::text(e.rec.algorithm.clone()),
                 Cell::text(e.rec.operation.label()),
-                Cell::text(e.setup()).below(e.host().to_string()),
+                where_cell(e),
                 Cell::text(
                     e.rec
                         .reason
                         .clone()
                         .unwrap_or_else(|| "no reason recorded".into()),
                 ),
-                Cell::text(e.src.to_string()).class("src"),
+                src_cell(e.src.to_string()),
             ],
         });
     }
@@ -659,15 +620,11 @@ pub fn standards_table(ds: &Dataset) -> Table {
             .iter()
             .map(|s| s.rec.algorithm.to_ascii_uppercase()),
     );
-    let mut t = Table {
-        id: "t-standards".into(),
-        headers: ["Covers", "Document", "Title", "Status", "In these files"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        rows: vec![],
-        shaded: false,
-    };
+    let mut t = Table::new(
+        "t-standards",
+        &["Covers", "Document", "Title", "Status", "In these files"],
+        false,
+    );
     for s in STANDARDS {
         let present = s.covers.iter().any(|c| {
             let c = c.to_ascii_uppercase();

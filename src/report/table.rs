@@ -2,6 +2,7 @@
 //! the two formats cannot disagree about a figure.
 
 use super::model::SrcRef;
+use std::collections::BTreeMap;
 
 /// One cell.
 #[derive(Debug, Clone, Default)]
@@ -100,9 +101,32 @@ pub struct Table {
 }
 
 impl Table {
+    /// A table with these column headings and no rows yet.
+    pub fn new(id: impl Into<String>, headers: &[&str], shaded: bool) -> Self {
+        Table {
+            id: id.into(),
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            rows: vec![],
+            shaded,
+        }
+    }
+
     /// Whether the table has no rows.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
+    }
+
+    /// For each column, whether any row has a numeric (right-aligned) cell
+    /// in it.
+    pub fn numeric_columns(&self) -> Vec<bool> {
+        (0..self.headers.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(i))
+                    .any(|c| c.numeric)
+            })
+            .collect()
     }
 }
 
@@ -165,6 +189,28 @@ pub fn shades(values: &[f64], higher_is_better: bool) -> Vec<Option<f64>> {
         .collect()
 }
 
+/// [`shades`] within groups: each item is `(position, group, value)`, and
+/// the result has one shade per position in `0..len`, `None` where no item
+/// stands or its group has fewer than two distinct values.
+pub fn shades_by_group<K: Ord>(
+    len: usize,
+    items: impl IntoIterator<Item = (usize, K, f64)>,
+    higher_is_better: bool,
+) -> Vec<Option<f64>> {
+    let mut groups: BTreeMap<K, Vec<(usize, f64)>> = BTreeMap::new();
+    for (i, k, v) in items {
+        groups.entry(k).or_default().push((i, v));
+    }
+    let mut out = vec![None; len];
+    for members in groups.values() {
+        let vals: Vec<f64> = members.iter().map(|m| m.1).collect();
+        for ((i, _), s) in members.iter().zip(shades(&vals, higher_is_better)) {
+            out[*i] = s;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +229,12 @@ mod tests {
         assert!((s[1].unwrap() - 0.5).abs() < 1e-9);
         assert_eq!(s[2], Some(1.0));
         assert_eq!(shades(&[5.0, 5.0], true), vec![None, None]);
+    }
+
+    #[test]
+    fn shading_by_group() {
+        // Positions 0 and 2 form one group, 3 stands alone, 1 has no value.
+        let s = shades_by_group(4, [(0, "a", 10.0), (2, "a", 1000.0), (3, "b", 5.0)], false);
+        assert_eq!(s, vec![Some(1.0), None, Some(0.0), None]);
     }
 }

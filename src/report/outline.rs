@@ -1,0 +1,137 @@
+//! What the report shows, section by section, computed once: [`html`] and
+//! [`markdown`] only render it, each with its own prose around it.
+//!
+//! [`html`]: super::html
+//! [`markdown`]: super::markdown
+
+use super::analysis::{Analysis, Finding, Group};
+use super::load::LoadSet;
+use super::model::Dataset;
+use super::sections;
+use super::table::Table;
+use super::{context_line, counts, file_summary, metadata_rows};
+use crate::catalog::Kind;
+
+/// A table under its own sub-heading.
+pub struct Headed {
+    /// The sub-heading (plain text, no markup).
+    pub heading: &'static str,
+    /// The table; never empty.
+    pub table: Table,
+}
+
+/// The findings of one group, in the order the analysis gave them.
+pub struct FindingGroup<'r> {
+    /// The group.
+    pub group: Group,
+    /// Its findings.
+    pub findings: Vec<&'r Finding>,
+}
+
+/// One file's metadata.
+pub struct RunCard<'r> {
+    /// `F1`, `F2`, ...
+    pub label: &'r str,
+    /// The file's name.
+    pub file_name: &'r str,
+    /// `(name, value)` rows.
+    pub rows: Vec<(String, String)>,
+}
+
+/// Every section's content, in report order.
+pub struct Outline<'r> {
+    /// `12 measured records (...) across 2 run files from vm.`
+    pub file_summary: String,
+    /// Input problems, one sentence each.
+    pub problems: Vec<String>,
+    /// The machines and software.
+    pub context: String,
+    /// Headline findings by group.
+    pub findings: Vec<FindingGroup<'r>>,
+    /// A sentence about GPU records (or their absence).
+    pub gpu_note: &'r str,
+    /// Sentences about missing PQC-against-classical pairs.
+    pub pair_notes: &'r [String],
+    /// PQC against classical, one table per kind that has pairs.
+    pub pairs: Vec<Headed>,
+    /// GPU against CPU, when there are GPU rows.
+    pub gpu: Option<Table>,
+    /// Throughput, one table per kind that has records.
+    pub throughput: Vec<Headed>,
+    /// Latency of single operations, when there are latency records.
+    pub latency: Option<Headed>,
+    /// Key, ciphertext and signature sizes.
+    pub sizes: Table,
+    /// Symmetric primitives, when there are any.
+    pub symmetric: Option<Table>,
+    /// Skipped and failed records, when there are any.
+    pub appendix: Option<Table>,
+    /// The standards.
+    pub standards: Table,
+    /// Each file's metadata.
+    pub runs: Vec<RunCard<'r>>,
+}
+
+/// `Some` for a table with rows.
+fn rows(table: Table) -> Option<Table> {
+    (!table.is_empty()).then_some(table)
+}
+
+/// A table under `heading`, when it has rows.
+fn headed(heading: &'static str, table: Table) -> Option<Headed> {
+    rows(table).map(|table| Headed { heading, table })
+}
+
+impl<'r> Outline<'r> {
+    /// Computes every section from the loaded files and their analysis.
+    pub fn new(set: &'r LoadSet, ds: &'r Dataset, an: &'r Analysis) -> Self {
+        let mut groups: Vec<Group> = an.findings.iter().map(|f| f.group).collect();
+        groups.dedup();
+        let findings = groups
+            .into_iter()
+            .map(|group| FindingGroup {
+                group,
+                findings: an.findings.iter().filter(|f| f.group == group).collect(),
+            })
+            .collect();
+        let pairs = [
+            (Kind::Kem, "ML-KEM against ECDH and X25519/X448"),
+            (Kind::Signature, "ML-DSA against ECDSA, RSA and EdDSA"),
+        ]
+        .into_iter()
+        .filter_map(|(kind, heading)| headed(heading, sections::pairs_table(&an.pairs, kind)))
+        .collect();
+        let throughput = [
+            (Kind::Kem, "Key encapsulation and key exchange"),
+            (Kind::Signature, "Signatures"),
+        ]
+        .into_iter()
+        .filter_map(|(kind, heading)| headed(heading, sections::throughput_table(ds, kind)))
+        .collect();
+        Outline {
+            file_summary: file_summary(ds, &counts(ds)),
+            problems: set.problems.iter().map(|p| p.to_string()).collect(),
+            context: context_line(ds),
+            findings,
+            gpu_note: &an.gpu_note,
+            pair_notes: &an.pair_notes,
+            pairs,
+            gpu: rows(sections::gpu_table(an)),
+            throughput,
+            latency: headed("Latency of single operations", sections::latency_table(ds)),
+            sizes: sections::sizes_table(ds),
+            symmetric: rows(sections::symmetric_table(ds)),
+            appendix: rows(sections::appendix_table(ds)),
+            standards: sections::standards_table(ds),
+            runs: ds
+                .runs
+                .iter()
+                .map(|run| RunCard {
+                    label: &run.label,
+                    file_name: &run.file_name,
+                    rows: metadata_rows(run),
+                })
+                .collect(),
+        }
+    }
+}
