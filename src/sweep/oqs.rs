@@ -4,6 +4,7 @@
 
 use super::scheme::{KemScheme, KeyBytes, SigScheme};
 use anyhow::{anyhow, ensure, Result};
+use libc::{c_char, c_int};
 use oqs::ffi::common::OQS_STATUS;
 use oqs::ffi::{kem as ffi_kem, sig as ffi_sig};
 use std::ffi::{CStr, CString};
@@ -18,49 +19,88 @@ pub struct OqsAlg {
     pub enabled: bool,
 }
 
-fn cstr_list(count: usize, ident: impl Fn(usize) -> *const libc::c_char) -> Vec<String> {
-    (0..count)
+/// What liboqs offers alike, each under its own names, for its KEMs
+/// (`OQS_KEM`) and its signature schemes (`OQS_SIG`).
+trait Family: Sized {
+    /// The family in messages: `KEM`, `signature scheme`.
+    const WHAT: &'static str;
+    /// `OQS_*_alg_count`.
+    const ALG_COUNT: unsafe extern "C" fn() -> c_int;
+    /// `OQS_*_alg_identifier`.
+    const ALG_IDENTIFIER: unsafe extern "C" fn(usize) -> *const c_char;
+    /// `OQS_*_alg_is_enabled`.
+    const ALG_IS_ENABLED: unsafe extern "C" fn(*const c_char) -> c_int;
+    /// `OQS_*_new`.
+    const NEW: unsafe extern "C" fn(*const c_char) -> *mut Self;
+    /// `OQS_*_free`.
+    const FREE: unsafe extern "C" fn(*mut Self);
+    /// `OQS_*_keypair`.
+    const KEYPAIR: unsafe extern "C" fn(*const Self, *mut u8, *mut u8) -> OQS_STATUS;
+    /// `length_public_key` and `length_secret_key`.
+    fn key_lengths(&self) -> (usize, usize);
+}
+
+impl Family for ffi_kem::OQS_KEM {
+    const WHAT: &'static str = "KEM";
+    const ALG_COUNT: unsafe extern "C" fn() -> c_int = ffi_kem::OQS_KEM_alg_count;
+    const ALG_IDENTIFIER: unsafe extern "C" fn(usize) -> *const c_char =
+        ffi_kem::OQS_KEM_alg_identifier;
+    const ALG_IS_ENABLED: unsafe extern "C" fn(*const c_char) -> c_int =
+        ffi_kem::OQS_KEM_alg_is_enabled;
+    const NEW: unsafe extern "C" fn(*const c_char) -> *mut Self = ffi_kem::OQS_KEM_new;
+    const FREE: unsafe extern "C" fn(*mut Self) = ffi_kem::OQS_KEM_free;
+    const KEYPAIR: unsafe extern "C" fn(*const Self, *mut u8, *mut u8) -> OQS_STATUS =
+        ffi_kem::OQS_KEM_keypair;
+    fn key_lengths(&self) -> (usize, usize) {
+        (self.length_public_key, self.length_secret_key)
+    }
+}
+
+impl Family for ffi_sig::OQS_SIG {
+    const WHAT: &'static str = "signature scheme";
+    const ALG_COUNT: unsafe extern "C" fn() -> c_int = ffi_sig::OQS_SIG_alg_count;
+    const ALG_IDENTIFIER: unsafe extern "C" fn(usize) -> *const c_char =
+        ffi_sig::OQS_SIG_alg_identifier;
+    const ALG_IS_ENABLED: unsafe extern "C" fn(*const c_char) -> c_int =
+        ffi_sig::OQS_SIG_alg_is_enabled;
+    const NEW: unsafe extern "C" fn(*const c_char) -> *mut Self = ffi_sig::OQS_SIG_new;
+    const FREE: unsafe extern "C" fn(*mut Self) = ffi_sig::OQS_SIG_free;
+    const KEYPAIR: unsafe extern "C" fn(*const Self, *mut u8, *mut u8) -> OQS_STATUS =
+        ffi_sig::OQS_SIG_keypair;
+    fn key_lengths(&self) -> (usize, usize) {
+        (self.length_public_key, self.length_secret_key)
+    }
+}
+
+/// Every algorithm of family `F` liboqs lists, in its order.
+fn algs<F: Family>() -> Vec<OqsAlg> {
+    oqs::init();
+    // SAFETY: plain query of liboqs's static algorithm table.
+    let n = unsafe { (F::ALG_COUNT)() }.max(0) as usize;
+    (0..n)
         .filter_map(|i| {
-            let p = ident(i);
-            // SAFETY: liboqs returns a pointer to a static NUL-terminated
-            // name for every index below its count (NULL otherwise).
+            // SAFETY: i < count, as OQS_*_alg_identifier requires; liboqs
+            // returns a pointer to a static NUL-terminated name (NULL otherwise).
+            let p = unsafe { (F::ALG_IDENTIFIER)(i) };
             (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        })
+        .map(|name| {
+            let c = CString::new(name.clone()).expect("liboqs names have no NUL");
+            // SAFETY: c is a valid NUL-terminated string.
+            let enabled = unsafe { (F::ALG_IS_ENABLED)(c.as_ptr()) } == 1;
+            OqsAlg { name, enabled }
         })
         .collect()
 }
 
 /// Every KEM liboqs lists, in its order.
 pub fn kems() -> Vec<OqsAlg> {
-    oqs::init();
-    // SAFETY: plain queries of liboqs's static algorithm table.
-    let n = unsafe { ffi_kem::OQS_KEM_alg_count() }.max(0) as usize;
-    // SAFETY: i < count, as OQS_KEM_alg_identifier requires.
-    cstr_list(n, |i| unsafe { ffi_kem::OQS_KEM_alg_identifier(i) })
-        .into_iter()
-        .map(|name| {
-            let c = CString::new(name.clone()).expect("liboqs names have no NUL");
-            // SAFETY: c is a valid NUL-terminated string.
-            let enabled = unsafe { ffi_kem::OQS_KEM_alg_is_enabled(c.as_ptr()) } == 1;
-            OqsAlg { name, enabled }
-        })
-        .collect()
+    algs::<ffi_kem::OQS_KEM>()
 }
 
 /// Every signature scheme liboqs lists, in its order.
 pub fn sigs() -> Vec<OqsAlg> {
-    oqs::init();
-    // SAFETY: plain queries of liboqs's static algorithm table.
-    let n = unsafe { ffi_sig::OQS_SIG_alg_count() }.max(0) as usize;
-    // SAFETY: i < count, as OQS_SIG_alg_identifier requires.
-    cstr_list(n, |i| unsafe { ffi_sig::OQS_SIG_alg_identifier(i) })
-        .into_iter()
-        .map(|name| {
-            let c = CString::new(name.clone()).expect("liboqs names have no NUL");
-            // SAFETY: c is a valid NUL-terminated string.
-            let enabled = unsafe { ffi_sig::OQS_SIG_alg_is_enabled(c.as_ptr()) } == 1;
-            OqsAlg { name, enabled }
-        })
-        .collect()
+    algs::<ffi_sig::OQS_SIG>()
 }
 
 fn ok(status: OQS_STATUS, what: &str) -> Result<()> {
@@ -71,11 +111,70 @@ fn ok(status: OQS_STATUS, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// A liboqs KEM with one key pair, ciphertext and the two secrets.
-pub struct OqsKem {
-    kem: NonNull<ffi_kem::OQS_KEM>,
+/// An `OQS_KEM` or `OQS_SIG` opened by name, freed on drop, with one key
+/// pair in buffers of the lengths it states.
+struct Opened<F: Family> {
+    obj: NonNull<F>,
     pk: Vec<u8>,
     sk: Vec<u8>,
+}
+
+impl<F: Family> Opened<F> {
+    /// Opens `name`; fails if liboqs does not have it enabled.
+    fn open(name: &str) -> Result<Self> {
+        oqs::init();
+        let c = CString::new(name)?;
+        // SAFETY: c is a valid NUL-terminated string; NULL means unknown or disabled.
+        let obj = NonNull::new(unsafe { (F::NEW)(c.as_ptr()) }).ok_or_else(|| {
+            anyhow!(
+                "liboqs could not open {} {name} (disabled in this build)",
+                F::WHAT
+            )
+        })?;
+        // SAFETY: non-null, owned by us until drop.
+        let (pk, sk) = unsafe { obj.as_ref() }.key_lengths();
+        Ok(Opened {
+            obj,
+            pk: vec![0; pk],
+            sk: vec![0; sk],
+        })
+    }
+    /// liboqs's description of the algorithm (lengths, claimed level).
+    fn info(&self) -> &F {
+        // SAFETY: non-null, owned by us until drop.
+        unsafe { self.obj.as_ref() }
+    }
+    /// The pointer the `OQS_*` calls take.
+    fn ptr(&self) -> *const F {
+        self.obj.as_ptr()
+    }
+    fn keygen(&mut self) -> Result<()> {
+        // SAFETY: pk and sk have exactly the lengths this object writes.
+        ok(
+            unsafe { (F::KEYPAIR)(self.ptr(), self.pk.as_mut_ptr(), self.sk.as_mut_ptr()) },
+            "keypair",
+        )
+    }
+    fn key_bytes(&self) -> KeyBytes {
+        KeyBytes {
+            public_raw: self.pk.len(),
+            secret_raw: Some(self.sk.len()),
+            public_der: None,
+            secret_der: None,
+        }
+    }
+}
+
+impl<F: Family> Drop for Opened<F> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by OQS_*_new, freed once.
+        unsafe { (F::FREE)(self.obj.as_ptr()) }
+    }
+}
+
+/// A liboqs KEM with one key pair, ciphertext and the two secrets.
+pub struct OqsKem {
+    kem: Opened<ffi_kem::OQS_KEM>,
     ct: Vec<u8>,
     ss_enc: Vec<u8>,
     ss_dec: Vec<u8>,
@@ -84,16 +183,9 @@ pub struct OqsKem {
 impl OqsKem {
     /// Opens `name`; fails if liboqs does not have it enabled.
     pub fn open(name: &str) -> Result<Self> {
-        oqs::init();
-        let c = CString::new(name)?;
-        // SAFETY: c is a valid NUL-terminated string; NULL means unknown or disabled.
-        let kem = NonNull::new(unsafe { ffi_kem::OQS_KEM_new(c.as_ptr()) })
-            .ok_or_else(|| anyhow!("liboqs could not open KEM {name} (disabled in this build)"))?;
-        // SAFETY: non-null, owned by us until drop.
-        let k = unsafe { kem.as_ref() };
+        let kem = Opened::<ffi_kem::OQS_KEM>::open(name)?;
+        let k = kem.info();
         Ok(OqsKem {
-            pk: vec![0; k.length_public_key],
-            sk: vec![0; k.length_secret_key],
             ct: vec![0; k.length_ciphertext],
             ss_enc: vec![0; k.length_shared_secret],
             ss_dec: vec![0; k.length_shared_secret],
@@ -102,45 +194,27 @@ impl OqsKem {
     }
     /// The NIST level liboqs claims.
     pub fn claimed_nist_level(&self) -> u8 {
-        // SAFETY: non-null, owned by us until drop.
-        unsafe { self.kem.as_ref() }.claimed_nist_level
+        self.kem.info().claimed_nist_level
     }
     /// Public key and ciphertext bytes (for composites).
     pub fn public_key(&self) -> &[u8] {
-        &self.pk
-    }
-}
-
-impl Drop for OqsKem {
-    fn drop(&mut self) {
-        // SAFETY: allocated by OQS_KEM_new, freed once.
-        unsafe { ffi_kem::OQS_KEM_free(self.kem.as_ptr()) }
+        &self.kem.pk
     }
 }
 
 impl KemScheme for OqsKem {
     fn keygen(&mut self) -> Result<()> {
-        // SAFETY: pk and sk have exactly the lengths this OQS_KEM writes.
-        ok(
-            unsafe {
-                ffi_kem::OQS_KEM_keypair(
-                    self.kem.as_ptr(),
-                    self.pk.as_mut_ptr(),
-                    self.sk.as_mut_ptr(),
-                )
-            },
-            "keypair",
-        )
+        self.kem.keygen()
     }
     fn encaps(&mut self) -> Result<()> {
         // SAFETY: buffers have exactly the lengths this OQS_KEM reads and writes.
         ok(
             unsafe {
                 ffi_kem::OQS_KEM_encaps(
-                    self.kem.as_ptr(),
+                    self.kem.ptr(),
                     self.ct.as_mut_ptr(),
                     self.ss_enc.as_mut_ptr(),
-                    self.pk.as_ptr(),
+                    self.kem.pk.as_ptr(),
                 )
             },
             "encaps",
@@ -151,10 +225,10 @@ impl KemScheme for OqsKem {
         ok(
             unsafe {
                 ffi_kem::OQS_KEM_decaps(
-                    self.kem.as_ptr(),
+                    self.kem.ptr(),
                     self.ss_dec.as_mut_ptr(),
                     self.ct.as_ptr(),
-                    self.sk.as_ptr(),
+                    self.kem.sk.as_ptr(),
                 )
             },
             "decaps",
@@ -167,20 +241,13 @@ impl KemScheme for OqsKem {
         &mut self.ct
     }
     fn key_bytes(&self) -> Result<KeyBytes> {
-        Ok(KeyBytes {
-            public_raw: self.pk.len(),
-            secret_raw: Some(self.sk.len()),
-            public_der: None,
-            secret_der: None,
-        })
+        Ok(self.kem.key_bytes())
     }
 }
 
 /// A liboqs signature scheme with one key pair, message and signature.
 pub struct OqsSig {
-    sig: NonNull<ffi_sig::OQS_SIG>,
-    pk: Vec<u8>,
-    sk: Vec<u8>,
+    sig: Opened<ffi_sig::OQS_SIG>,
     msg: Vec<u8>,
     signature: Vec<u8>,
     max_sig: usize,
@@ -189,50 +256,24 @@ pub struct OqsSig {
 impl OqsSig {
     /// Opens `name` to sign `message`; fails if liboqs does not have it enabled.
     pub fn open(name: &str, message: Vec<u8>) -> Result<Self> {
-        oqs::init();
-        let c = CString::new(name)?;
-        // SAFETY: c is a valid NUL-terminated string; NULL means unknown or disabled.
-        let sig = NonNull::new(unsafe { ffi_sig::OQS_SIG_new(c.as_ptr()) }).ok_or_else(|| {
-            anyhow!("liboqs could not open signature scheme {name} (disabled in this build)")
-        })?;
-        // SAFETY: non-null, owned by us until drop.
-        let s = unsafe { sig.as_ref() };
+        let sig = Opened::<ffi_sig::OQS_SIG>::open(name)?;
+        let max_sig = sig.info().length_signature;
         Ok(OqsSig {
-            pk: vec![0; s.length_public_key],
-            sk: vec![0; s.length_secret_key],
-            signature: Vec::with_capacity(s.length_signature),
-            max_sig: s.length_signature,
+            signature: Vec::with_capacity(max_sig),
+            max_sig,
             msg: message,
             sig,
         })
     }
     /// The NIST level liboqs claims.
     pub fn claimed_nist_level(&self) -> u8 {
-        // SAFETY: non-null, owned by us until drop.
-        unsafe { self.sig.as_ref() }.claimed_nist_level
-    }
-}
-
-impl Drop for OqsSig {
-    fn drop(&mut self) {
-        // SAFETY: allocated by OQS_SIG_new, freed once.
-        unsafe { ffi_sig::OQS_SIG_free(self.sig.as_ptr()) }
+        self.sig.info().claimed_nist_level
     }
 }
 
 impl SigScheme for OqsSig {
     fn keygen(&mut self) -> Result<()> {
-        // SAFETY: pk and sk have exactly the lengths this OQS_SIG writes.
-        ok(
-            unsafe {
-                ffi_sig::OQS_SIG_keypair(
-                    self.sig.as_ptr(),
-                    self.pk.as_mut_ptr(),
-                    self.sk.as_mut_ptr(),
-                )
-            },
-            "keypair",
-        )
+        self.sig.keygen()
     }
     fn sign(&mut self) -> Result<()> {
         self.signature.resize(self.max_sig, 0);
@@ -241,12 +282,12 @@ impl SigScheme for OqsSig {
         // most liboqs writes; message and secret key are only read.
         let st = unsafe {
             ffi_sig::OQS_SIG_sign(
-                self.sig.as_ptr(),
+                self.sig.ptr(),
                 self.signature.as_mut_ptr(),
                 &mut len,
                 self.msg.as_ptr(),
                 self.msg.len(),
-                self.sk.as_ptr(),
+                self.sig.sk.as_ptr(),
             )
         };
         ok(st, "sign")?;
@@ -261,12 +302,12 @@ impl SigScheme for OqsSig {
         // SAFETY: every buffer is only read, with its own length.
         let st = unsafe {
             ffi_sig::OQS_SIG_verify(
-                self.sig.as_ptr(),
+                self.sig.ptr(),
                 self.msg.as_ptr(),
                 self.msg.len(),
                 self.signature.as_ptr(),
                 self.signature.len(),
-                self.pk.as_ptr(),
+                self.sig.pk.as_ptr(),
             )
         };
         Ok(st == OQS_STATUS::OQS_SUCCESS)
@@ -281,11 +322,6 @@ impl SigScheme for OqsSig {
         self.max_sig
     }
     fn key_bytes(&self) -> Result<KeyBytes> {
-        Ok(KeyBytes {
-            public_raw: self.pk.len(),
-            secret_raw: Some(self.sk.len()),
-            public_der: None,
-            secret_der: None,
-        })
+        Ok(self.sig.key_bytes())
     }
 }
