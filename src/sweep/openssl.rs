@@ -129,36 +129,29 @@ fn key_bytes(pkey: &PKey<Private>, alg: OsslAlg) -> Result<KeyBytes> {
 /// uncompressed point for EC keys; also the public key of OpenSSL's
 /// SecP*MLKEM* hybrids, which have no raw form).
 fn encoded_public_key(pkey: &PKey<Private>) -> Result<Vec<u8>> {
-    let mut len = 0usize;
-    // SAFETY: a NULL buffer of size 0 asks only for the length.
-    let r = unsafe {
-        openssl_sys::EVP_PKEY_get_octet_string_param(
-            pkey.as_ptr(),
-            c"encoded-pub-key".as_ptr(),
-            std::ptr::null_mut(),
-            0,
-            &mut len,
-        )
+    // Fills `buf` (`size` bytes) and returns the parameter's length.
+    let get = |buf: *mut u8, size: usize| -> Result<usize> {
+        let mut len = 0usize;
+        // SAFETY: buf is NULL with size 0 (asking only for the length) or
+        // holds size bytes.
+        let r = unsafe {
+            openssl_sys::EVP_PKEY_get_octet_string_param(
+                pkey.as_ptr(),
+                c"encoded-pub-key".as_ptr(),
+                buf,
+                size,
+                &mut len,
+            )
+        };
+        if r <= 0 {
+            return Err(openssl::error::ErrorStack::get())
+                .context("EVP_PKEY_get_octet_string_param(encoded-pub-key)");
+        }
+        Ok(len)
     };
-    if r <= 0 {
-        return Err(openssl::error::ErrorStack::get())
-            .context("EVP_PKEY_get_octet_string_param(encoded-pub-key)");
-    }
-    let mut buf = vec![0u8; len];
-    // SAFETY: buf holds the length OpenSSL just reported.
-    let r = unsafe {
-        openssl_sys::EVP_PKEY_get_octet_string_param(
-            pkey.as_ptr(),
-            c"encoded-pub-key".as_ptr(),
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut len,
-        )
-    };
-    if r <= 0 {
-        return Err(openssl::error::ErrorStack::get())
-            .context("EVP_PKEY_get_octet_string_param(encoded-pub-key)");
-    }
+    // First the length, then the bytes into a buffer of that length.
+    let mut buf = vec![0u8; get(std::ptr::null_mut(), 0)?];
+    let len = get(buf.as_mut_ptr(), buf.len())?;
     buf.truncate(len);
     Ok(buf)
 }
@@ -247,45 +240,49 @@ enum SignWith {
     /// EVP_DigestSign/Verify with no digest on contexts bound to the key
     /// once and re-initialised per call (NULL key), as `openssl speed`
     /// does for EdDSA.
-    OneShot(DigestCtx, DigestCtx),
+    OneShot(DigestCtx<true>, DigestCtx<false>),
 }
 
-/// An EVP_MD_CTX bound to a key for one-shot signing or verifying.
-struct DigestCtx(*mut openssl_sys::EVP_MD_CTX);
+/// An EVP_MD_CTX bound to a key for one-shot signing (`SIGN`) or verifying.
+struct DigestCtx<const SIGN: bool>(*mut openssl_sys::EVP_MD_CTX);
 
-impl DigestCtx {
-    fn new(pkey: &PKey<Private>, sign: bool) -> Result<Self> {
+impl<const SIGN: bool> DigestCtx<SIGN> {
+    fn new(pkey: &PKey<Private>) -> Result<Self> {
         // SAFETY: allocation only; checked for NULL below.
         let ctx = DigestCtx(unsafe { openssl_sys::EVP_MD_CTX_new() });
         ensure!(!ctx.0.is_null(), "EVP_MD_CTX_new failed");
-        // SAFETY: ctx.0 and pkey are valid; no digest and no engine (EdDSA).
-        let r = unsafe {
-            if sign {
-                openssl_sys::EVP_DigestSignInit(
-                    ctx.0,
-                    std::ptr::null_mut(),
-                    std::ptr::null(),
-                    std::ptr::null_mut(),
-                    pkey.as_ptr(),
-                )
-            } else {
-                openssl_sys::EVP_DigestVerifyInit(
-                    ctx.0,
-                    std::ptr::null_mut(),
-                    std::ptr::null(),
-                    std::ptr::null_mut(),
-                    pkey.as_ptr(),
-                )
-            }
-        };
-        if r <= 0 {
+        // SAFETY: ctx.0 and pkey are valid.
+        if unsafe { ctx.init(pkey.as_ptr()) } <= 0 {
             return Err(openssl::error::ErrorStack::get()).context("EVP_Digest(Sign|Verify)Init");
         }
         Ok(ctx)
     }
+
+    /// EVP_DigestSignInit or EVP_DigestVerifyInit with no digest and no
+    /// engine (EdDSA); a NULL `pkey` keeps the key the context is bound to.
+    ///
+    /// # Safety
+    /// `pkey` is NULL (once the context is bound to a key) or a valid key.
+    unsafe fn init(&self, pkey: *mut openssl_sys::EVP_PKEY) -> libc::c_int {
+        let init = if SIGN {
+            openssl_sys::EVP_DigestSignInit
+        } else {
+            openssl_sys::EVP_DigestVerifyInit
+        };
+        // SAFETY: self.0 is a valid context; pkey as the caller guarantees.
+        unsafe {
+            init(
+                self.0,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null_mut(),
+                pkey,
+            )
+        }
+    }
 }
 
-impl Drop for DigestCtx {
+impl<const SIGN: bool> Drop for DigestCtx<SIGN> {
     fn drop(&mut self) {
         // SAFETY: allocated by EVP_MD_CTX_new, freed once.
         unsafe { openssl_sys::EVP_MD_CTX_free(self.0) }
@@ -387,9 +384,7 @@ impl OsslSig {
                     verify,
                 }
             }
-            OsslAlg::EdDsa(_) => {
-                SignWith::OneShot(DigestCtx::new(pkey, true)?, DigestCtx::new(pkey, false)?)
-            }
+            OsslAlg::EdDsa(_) => SignWith::OneShot(DigestCtx::new(pkey)?, DigestCtx::new(pkey)?),
             OsslAlg::NamedSig(n) => SignWith::Message {
                 sign: message_ctx(pkey, n, true)?,
                 verify: message_ctx(pkey, n, false)?,
@@ -419,13 +414,7 @@ impl SigScheme for OsslSig {
                 // SAFETY: ctx is bound to the key; re-initialising with all
                 // NULL arguments keeps it. sig holds EVP_PKEY_get_size bytes.
                 let r = unsafe {
-                    openssl_sys::EVP_DigestSignInit(
-                        ctx.0,
-                        std::ptr::null_mut(),
-                        std::ptr::null(),
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                    ) > 0
+                    ctx.init(std::ptr::null_mut()) > 0
                         && openssl_sys::EVP_DigestSign(
                             ctx.0,
                             self.sig.as_mut_ptr(),
@@ -458,13 +447,7 @@ impl SigScheme for OsslSig {
             SignWith::OneShot(_, ctx) => {
                 // SAFETY: as in sign; message and signature are only read.
                 let r = unsafe {
-                    openssl_sys::EVP_DigestVerifyInit(
-                        ctx.0,
-                        std::ptr::null_mut(),
-                        std::ptr::null(),
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                    ) > 0
+                    ctx.init(std::ptr::null_mut()) > 0
                         && openssl_sys::EVP_DigestVerify(
                             ctx.0,
                             self.sig.as_ptr(),
