@@ -122,6 +122,17 @@ fn synthetic_run(dir: &Path) -> PathBuf {
             let mut e = r["peak_mem_mb"].clone();
             e["median"] = json!(0.5);
             r["energy_per_op_uj"] = e;
+            let name = format!(
+                "{}_{}",
+                alg.to_lowercase().replace('-', ""),
+                op.to_lowercase()
+            );
+            r["kernel"] = json!({
+                "name": name, "image": "sm_90 machine code (SYNTHETIC)",
+                "threads_per_block": 128, "blocks": batch / 128,
+                "registers_per_thread": 128, "local_bytes_per_thread": 3104,
+                "resident_blocks_per_sm": 4, "occupancy_pct": 25.0
+            });
             extra.push(r);
         }
     }
@@ -234,6 +245,16 @@ fn synthetic_gpu_and_classical_records_fill_the_comparisons() {
         "energy per op"
     );
     assert!(html.contains("SYNTHETIC: gate found a mismatched secret"));
+    assert!(html.contains("id=\"t-kernels\""), "kernel resources table");
+    for s in [
+        "mldsa44_sign",
+        "512 × 128",
+        "3104 B",
+        "25.0%",
+        "4 blocks/SM",
+    ] {
+        assert!(html.contains(s), "{s} in the kernel table");
+    }
     assert!(html.contains("throughput against batch size"));
     assert!(html.contains("SHA-256"));
     // The synthetic file is F2; its GPU records are traceable.

@@ -134,6 +134,44 @@ impl Cupqc {
     ) -> anyhow::Result<Batch> {
         Batch::prepare(self.ordinal, alg, op, n, msg_len)
     }
+
+    /// Refuses a batch whose buffers and cuPQC workspaces do not fit in
+    /// the GPU's free memory, naming the largest that does. Preparing an
+    /// operation keeps at most its own batch and the key-generation batch
+    /// alive, each with its workspace and entropy.
+    fn check_memory(&self, alg: Algorithm, op: Operation, cfg: &BatchConfig) -> anyhow::Result<()> {
+        let (free, _) = self
+            ._ctx
+            .mem_get_info()
+            .map_err(|e| anyhow!("cuMemGetInfo: {e:?}"))?;
+        let bytes = |o: Operation| -> anyhow::Result<usize> {
+            let i = shim::op_info(alg, o)?;
+            // Slots are 8-byte aligned: at most 7 bytes more per buffer.
+            Ok(
+                super::native_gpu::device_bytes_per_op(alg, o, cfg.message_size)
+                    + i.entropy_size as usize
+                    + i.workspace_size as usize
+                    + 6 * 7,
+            )
+        };
+        let per_op = bytes(op)?
+            + if op == Operation::KeyGen {
+                0
+            } else {
+                bytes(Operation::KeyGen)?
+            };
+        match super::native_gpu::memory_refusal(
+            &format!("{alg} {op}"),
+            cfg.batch,
+            per_op,
+            0,
+            free,
+            &self.device.name,
+        ) {
+            Some(why) => bail!(why),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Host copies a batch's gate needs.
@@ -195,6 +233,7 @@ impl Backend for Cupqc {
         );
         let n = cfg.batch;
         ensure!(n > 0, "batch must be at least 1");
+        self.check_memory(alg, op, cfg)?;
         let mut rng = rand_chacha::ChaCha20Rng::from_os_rng();
         let sample = gate::sample_indices(n, gate::MIN_SAMPLE);
         let mut host = HostInputs::default();

@@ -62,6 +62,27 @@ pub fn max_batch(free: usize, per_op: usize, local_bytes_resident: usize) -> usi
     usable.saturating_sub(local_bytes_resident) / per_op.max(1)
 }
 
+/// Why a batch of `batch` operations needing `per_op` device bytes each,
+/// plus `fixed` bytes whatever the batch, does not fit in `free` bytes of
+/// `device`, naming the largest batch that does; `None` when it fits.
+pub fn memory_refusal(
+    what: &str,
+    batch: usize,
+    per_op: usize,
+    fixed: usize,
+    free: usize,
+    device: &str,
+) -> Option<String> {
+    let fits = max_batch(free, per_op, fixed);
+    (batch > fits).then(|| {
+        format!(
+            "batch {batch} of {what} needs about {} MiB on {device} but {} MiB are free; at most {fits} fits (use --batch {fits} or less)",
+            (per_op.saturating_mul(batch).saturating_add(fixed)) / (1024 * 1024),
+            free / (1024 * 1024)
+        )
+    })
+}
+
 /// Our kernels on one GPU.
 pub struct NativeGpu {
     ctx: Arc<CudaContext>,
@@ -197,17 +218,17 @@ impl NativeGpu {
         // Preparing some operations keeps their prerequisites' buffers too.
         let per_op = device_bytes_per_op(alg, op, cfg.message_size)
             + device_bytes_per_op(alg, Operation::KeyGen, cfg.message_size);
-        let fits = max_batch(free, per_op, local * self.resident_threads);
-        if cfg.batch > fits {
-            bail!(
-                "batch {} of {alg} {op} needs about {} MiB on {} but {} MiB are free; at most {fits} fits (use --batch {fits} or less)",
-                cfg.batch,
-                (per_op * cfg.batch + local * self.resident_threads) / (1024 * 1024),
-                self.device.name,
-                free / (1024 * 1024)
-            );
+        match memory_refusal(
+            &format!("{alg} {op}"),
+            cfg.batch,
+            per_op,
+            local * self.resident_threads,
+            free,
+            &self.device.name,
+        ) {
+            Some(why) => bail!(why),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// What a record says of the kernel it timed.
@@ -729,5 +750,15 @@ mod tests {
         assert_eq!(max_batch(1000, 10, 900), 0);
         let per = device_bytes_per_op(Algorithm::MlDsa87, Operation::Sign, 1024);
         assert_eq!(per, 4896 + 1024 + 32 + 4632);
+        assert_eq!(memory_refusal("x", 90, 10, 0, 1000, "GPU"), None);
+        let why = memory_refusal("ML-DSA-87 sign", 91, 10, 0, 1000, "GPU").unwrap();
+        assert!(why.contains("batch 91 of ML-DSA-87 sign"), "{why}");
+        assert!(
+            why.contains("at most 90 fits (use --batch 90 or less)"),
+            "{why}"
+        );
+        // Fixed costs (local memory of resident threads) come off first.
+        let why = memory_refusal("x", 50, 10, 500, 1000, "GPU").unwrap();
+        assert!(why.contains("at most 40 fits"), "{why}");
     }
 }

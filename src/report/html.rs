@@ -431,7 +431,7 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
 
     // Main tables.
     s += "<h2 id=\"results\">Results</h2><p>Median time per operation (large) and median operations per second (small) of every successful throughput record. A row is one backend, thread count, algorithm and batch size from one file.</p>";
-    for h in o.throughput.iter().chain(&o.latency) {
+    for h in o.throughput.iter().chain(&o.latency).chain(&o.kernels) {
         s += &headed_html(ds, h);
     }
 

@@ -112,7 +112,7 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         let _ = writeln!(s, "{}", table_md(t));
     }
     s += "## Results\n\nMedian time per operation, with median operations per second in parentheses.\n\n";
-    for h in o.throughput.iter().chain(&o.latency) {
+    for h in o.throughput.iter().chain(&o.latency).chain(&o.kernels) {
         s += &headed_md(h);
     }
     let _ = writeln!(s, "## Sizes\n\n{}", table_md(&o.sizes));

@@ -60,6 +60,8 @@ pub struct Outline<'r> {
     pub throughput: Vec<Headed>,
     /// Latency of single operations, when there are latency records.
     pub latency: Option<Headed>,
+    /// Our GPU kernels' launch and resources, when a record has them.
+    pub kernels: Option<Headed>,
     /// Key, ciphertext and signature sizes.
     pub sizes: Table,
     /// Symmetric primitives, when there are any.
@@ -119,6 +121,10 @@ impl<'r> Outline<'r> {
             gpu: rows(sections::gpu_table(an)),
             throughput,
             latency: headed("Latency of single operations", sections::latency_table(ds)),
+            kernels: headed(
+                "GPU kernels: launch and resources",
+                sections::kernels_table(ds),
+            ),
             sizes: sections::sizes_table(ds),
             symmetric: rows(sections::symmetric_table(ds)),
             appendix: rows(sections::appendix_table(ds)),

@@ -197,6 +197,60 @@ pub fn latency_table(ds: &Dataset) -> Table {
     t
 }
 
+/// Our GPU kernels behind throughput records: launch shape and the
+/// resources the driver reported (registers, local memory, occupancy), next
+/// to the throughput they gave.
+pub fn kernels_table(ds: &Dataset) -> Table {
+    let mut v: Vec<&Entry> = ds
+        .ok()
+        .filter(|e| e.ok_throughput().is_some() && e.rec.kernel.is_some())
+        .collect();
+    sort_entries(&mut v);
+    let mut t = Table::new(
+        "t-kernels",
+        &[
+            "Algorithm",
+            "Operation",
+            "Where",
+            "Ops/s",
+            "Kernel",
+            "Launch",
+            "Registers/thread",
+            "Local memory/thread",
+            "Occupancy",
+            "Source",
+        ],
+        false,
+    );
+    for e in v {
+        let k = e.rec.kernel.as_ref().expect("filtered");
+        let opt = |v: Option<u32>, unit: &str| {
+            v.map(|v| Cell::num(format!("{v}{unit}")))
+                .unwrap_or_else(Cell::empty)
+        };
+        let occupancy = match (k.occupancy_pct, k.resident_blocks_per_sm) {
+            (Some(p), Some(b)) => Cell::num(format!("{p:.1}%")).below(format!("{b} blocks/SM")),
+            _ => Cell::empty(),
+        };
+        t.rows.push(Row {
+            filters: filters(e),
+            cells: vec![
+                Cell::text(e.rec.algorithm.clone()),
+                Cell::text(e.rec.operation.label()),
+                where_cell(e),
+                Cell::num(units::ops(e.ok_throughput().expect("filtered"))).from([e.src]),
+                Cell::text(k.name.clone()).below(k.image.clone()),
+                Cell::num(format!("{} × {}", k.blocks, k.threads_per_block)),
+                opt(k.registers_per_thread, ""),
+                opt(k.local_bytes_per_thread, " B"),
+                occupancy,
+                src_cell(e.src.to_string()),
+            ],
+        });
+    }
+    t
+}
+
 /// Key, ciphertext and signature sizes per algorithm.
 pub fn sizes_table(ds: &Dataset) -> Table {
     let mut v = ds.sized();
