@@ -94,9 +94,10 @@ namespace {
 #define PQ_SMEM(Op)                                                                                \
     __shared__ alignas(16) uint8_t smem[Layout<Op>::smem > 0 ? Layout<Op>::smem : 1]
 
-// One thread block per operation, indexed by blockIdx.x.
+// One thread block per operation, indexed by blockIdx.x. Key generation has
+// the same form for ML-KEM and ML-DSA.
 template <class Op>
-__global__ void kem_keygen(uint8_t *pk, uint8_t *sk, uint8_t *entropy, uint8_t *ws) {
+__global__ void keygen(uint8_t *pk, uint8_t *sk, uint8_t *entropy, uint8_t *ws) {
     PQ_SMEM(Op);
     const size_t i = blockIdx.x;
     using L = Layout<Op>;
@@ -118,15 +119,6 @@ template <class Op> __global__ void kem_decaps(uint8_t *ss, uint8_t *ct, uint8_t
     const size_t i = blockIdx.x;
     using L = Layout<Op>;
     Op().execute(ss + i * L::ss, ct + i * L::ct, sk + i * L::sk, ws + i * L::workspace, smem);
-}
-
-template <class Op>
-__global__ void dsa_keygen(uint8_t *pk, uint8_t *sk, uint8_t *entropy, uint8_t *ws) {
-    PQ_SMEM(Op);
-    const size_t i = blockIdx.x;
-    using L = Layout<Op>;
-    Op().execute(pk + i * L::pk, sk + i * L::sk, entropy + i * L::entropy, ws + i * L::workspace,
-                 smem);
 }
 
 template <class Op>
@@ -156,9 +148,9 @@ template <class Op, int K> int launch(pqcprof_cupqc_batch &b) {
     uint8_t **p = b.buf;
     const dim3 grid(b.n), block = block_of<Op>();
     const size_t ms = b.stride[PQCPROF_CUPQC_MSG];
-    if constexpr (K == KEM_KEYGEN) {
-        kem_keygen<Op><<<grid, block, 0, b.stream>>>(p[PQCPROF_CUPQC_PK], p[PQCPROF_CUPQC_SK],
-                                                     p[PQCPROF_CUPQC_ENTROPY], b.workspace);
+    if constexpr (K == KEM_KEYGEN || K == DSA_KEYGEN) {
+        keygen<Op><<<grid, block, 0, b.stream>>>(p[PQCPROF_CUPQC_PK], p[PQCPROF_CUPQC_SK],
+                                                 p[PQCPROF_CUPQC_ENTROPY], b.workspace);
     } else if constexpr (K == KEM_ENCAPS) {
         kem_encaps<Op><<<grid, block, 0, b.stream>>>(p[PQCPROF_CUPQC_CT], p[PQCPROF_CUPQC_SS],
                                                      p[PQCPROF_CUPQC_PK], p[PQCPROF_CUPQC_ENTROPY],
@@ -166,9 +158,6 @@ template <class Op, int K> int launch(pqcprof_cupqc_batch &b) {
     } else if constexpr (K == KEM_DECAPS) {
         kem_decaps<Op><<<grid, block, 0, b.stream>>>(p[PQCPROF_CUPQC_SS], p[PQCPROF_CUPQC_CT],
                                                      p[PQCPROF_CUPQC_SK], b.workspace);
-    } else if constexpr (K == DSA_KEYGEN) {
-        dsa_keygen<Op><<<grid, block, 0, b.stream>>>(p[PQCPROF_CUPQC_PK], p[PQCPROF_CUPQC_SK],
-                                                     p[PQCPROF_CUPQC_ENTROPY], b.workspace);
     } else if constexpr (K == DSA_SIGN) {
         dsa_sign<Op><<<grid, block, 0, b.stream>>>(p[PQCPROF_CUPQC_SIG], p[PQCPROF_CUPQC_MSG],
                                                    b.msg_len, ms, p[PQCPROF_CUPQC_SK],

@@ -216,10 +216,6 @@ impl Backend for Cupqc {
         self.device.clone()
     }
 
-    fn supports(&self, alg: Algorithm, op: Operation) -> bool {
-        alg.operations().contains(&op)
-    }
-
     fn prepare(
         &mut self,
         alg: Algorithm,

@@ -239,9 +239,6 @@ impl Backend for LiboqsCpu {
     fn device(&self) -> Device {
         self.device.clone()
     }
-    fn supports(&self, alg: Algorithm, op: Operation) -> bool {
-        alg.has_operation(op)
-    }
     fn prepare(
         &mut self,
         alg: Algorithm,

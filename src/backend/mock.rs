@@ -33,9 +33,6 @@ impl Backend for Mock {
             memory_total_mb: 1024,
         }
     }
-    fn supports(&self, alg: Algorithm, op: Operation) -> bool {
-        alg.has_operation(op)
-    }
     fn prepare(
         &mut self,
         alg: Algorithm,

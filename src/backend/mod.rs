@@ -91,8 +91,11 @@ pub trait Backend {
     fn provider(&self) -> &str;
     /// The device it runs on.
     fn device(&self) -> Device;
-    /// Whether it implements `op` of `alg`.
-    fn supports(&self, alg: Algorithm, op: Operation) -> bool;
+    /// Whether it implements `op` of `alg`; by default, every operation
+    /// the algorithm has.
+    fn supports(&self, alg: Algorithm, op: Operation) -> bool {
+        alg.has_operation(op)
+    }
     /// Makes inputs and buffers for one batch, untimed.
     fn prepare(
         &mut self,

@@ -469,9 +469,6 @@ impl Backend for NativeGpu {
     fn device(&self) -> Device {
         self.device.clone()
     }
-    fn supports(&self, alg: Algorithm, op: Operation) -> bool {
-        alg.has_operation(op)
-    }
 
     fn prepare(
         &mut self,
