@@ -33,11 +33,47 @@ pub fn pick(buf: &[u8], idx: &[usize], len: usize) -> Vec<u8> {
 }
 
 fn slot(buf: &[u8], i: usize, len: usize) -> &[u8] {
-    &buf[i * len..(i + 1) * len]
+    strided(buf, i, len, len)
+}
+
+/// The first `len` bytes of slot `i` of a buffer of `stride`-byte slots.
+fn strided(buf: &[u8], i: usize, stride: usize, len: usize) -> &[u8] {
+    &buf[i * stride..i * stride + len]
 }
 
 fn arr32(b: &[u8]) -> [u8; 32] {
     b.try_into().expect("32-byte slot")
+}
+
+/// Runs `check` on each sampled operation in `idx` order, with `j` its slot
+/// among the sampled outputs and `i` its index in the batch, and stops at
+/// the first that fails: "operation {i}: " and what failed.
+fn each_sample(
+    idx: &[usize],
+    mut check: impl FnMut(usize, usize) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    for (j, &i) in idx.iter().enumerate() {
+        check(j, i).map_err(|e| anyhow!("operation {i}: {e:#}"))?;
+    }
+    Ok(())
+}
+
+/// The public and secret key lengths of `alg`, once `pk` and `sk` are found
+/// to hold `n` keys each of the sizes `standard` gives.
+fn key_lengths(
+    alg: Algorithm,
+    n: usize,
+    pk: &[u8],
+    sk: &[u8],
+    standard: &str,
+) -> anyhow::Result<(usize, usize)> {
+    let s = alg.sizes();
+    let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
+    ensure!(
+        pk.len() == n * lpk && sk.len() == n * lsk,
+        "{alg}: key buffers do not have the {standard} sizes ({lpk} and {lsk} bytes per key)"
+    );
+    Ok((lpk, lsk))
 }
 
 fn mlkem_k(alg: Algorithm) -> anyhow::Result<usize> {
@@ -55,22 +91,24 @@ fn mldsa_level(alg: Algorithm) -> anyhow::Result<u32> {
     }
 }
 
-fn liboqs_kem(alg: Algorithm) -> anyhow::Result<oqs::kem::Kem> {
+/// A liboqs object for `alg`, which liboqs names `id` when it is a `kind`.
+fn liboqs<A, T>(
+    alg: Algorithm,
+    id: Option<A>,
+    kind: &str,
+    new: impl FnOnce(A) -> oqs::Result<T>,
+) -> anyhow::Result<T> {
     oqs::init();
-    oqs::kem::Kem::new(
-        alg.liboqs_kem()
-            .ok_or_else(|| anyhow!("{alg} is not a KEM"))?,
-    )
-    .map_err(|e| anyhow!("liboqs {alg}: {e}"))
+    new(id.ok_or_else(|| anyhow!("{alg} is not a {kind}"))?)
+        .map_err(|e| anyhow!("liboqs {alg}: {e}"))
+}
+
+fn liboqs_kem(alg: Algorithm) -> anyhow::Result<oqs::kem::Kem> {
+    liboqs(alg, alg.liboqs_kem(), "KEM", oqs::kem::Kem::new)
 }
 
 fn liboqs_sig(alg: Algorithm) -> anyhow::Result<oqs::sig::Sig> {
-    oqs::init();
-    oqs::sig::Sig::new(
-        alg.liboqs_sig()
-            .ok_or_else(|| anyhow!("{alg} is not a signature"))?,
-    )
-    .map_err(|e| anyhow!("liboqs {alg}: {e}"))
+    liboqs(alg, alg.liboqs_sig(), "signature", oqs::sig::Sig::new)
 }
 
 /// liboqs decapsulation of arbitrary bytes.
@@ -87,6 +125,58 @@ fn oqs_decaps(kem: &oqs::kem::Kem, sk: &[u8], ct: &[u8]) -> anyhow::Result<Vec<u
         .into_vec())
 }
 
+/// liboqs decapsulates the GPU ciphertext `ct` under `sk` to the GPU's
+/// secret `ss`.
+fn oqs_decapsulates_to(kem: &oqs::kem::Kem, sk: &[u8], ct: &[u8], ss: &[u8]) -> anyhow::Result<()> {
+    ensure!(
+        oqs_decaps(kem, sk, ct)? == ss,
+        "liboqs decapsulates the GPU ciphertext to a different secret"
+    );
+    Ok(())
+}
+
+/// Whether liboqs accepts the signature `sig` of (`msg`, `ctx`) under the
+/// public key `pk`.
+fn oqs_verifies(
+    oqs_sig: &oqs::sig::Sig,
+    pk: &[u8],
+    msg: &[u8],
+    ctx: &[u8],
+    sig: &[u8],
+) -> anyhow::Result<bool> {
+    let pk = oqs_sig
+        .public_key_from_bytes(pk)
+        .ok_or_else(|| anyhow!("public key length"))?;
+    let sig = oqs_sig
+        .signature_from_bytes(sig)
+        .ok_or_else(|| anyhow!("signature length"))?;
+    Ok(oqs_sig.verify_with_ctx_str(msg, sig, ctx, pk).is_ok())
+}
+
+/// Each sampled key pair (`pk`, `sk`: the sampled slots in `idx` order)
+/// equals the one `host` makes for the same operation.
+fn keys_equal_host(
+    alg: Algorithm,
+    idx: &[usize],
+    pk: &[u8],
+    sk: &[u8],
+    host: impl Fn(usize) -> Result<(Vec<u8>, Vec<u8>), host::Code>,
+) -> anyhow::Result<()> {
+    let s = alg.sizes();
+    each_sample(idx, |j, i| {
+        let (hpk, hsk) = host(i).map_err(|c| anyhow!("host keygen failed with {c}"))?;
+        ensure!(
+            slot(pk, j, s.public_key_bytes) == hpk,
+            "GPU public key differs from the host implementation's"
+        );
+        ensure!(
+            slot(sk, j, s.secret_key_bytes) == hsk,
+            "GPU secret key differs from the host implementation's"
+        );
+        Ok(())
+    })
+}
+
 /// ML-KEM keygen: each sampled key pair equals the host implementation's
 /// for the same (d, z), and liboqs agrees on a secret with it.
 pub fn mlkem_keygen(
@@ -98,19 +188,9 @@ pub fn mlkem_keygen(
     sk: &[u8],
 ) -> anyhow::Result<()> {
     let k = mlkem_k(alg)?;
-    let s = alg.sizes();
-    for (j, &i) in idx.iter().enumerate() {
-        let (hpk, hsk) = host::mlkem_keygen(k, &arr32(slot(d, i, 32)), &arr32(slot(z, i, 32)))
-            .map_err(|c| anyhow!("host keygen failed with {c}"))?;
-        ensure!(
-            slot(pk, j, s.public_key_bytes) == hpk,
-            "operation {i}: GPU public key differs from the host implementation's"
-        );
-        ensure!(
-            slot(sk, j, s.secret_key_bytes) == hsk,
-            "operation {i}: GPU secret key differs from the host implementation's"
-        );
-    }
+    keys_equal_host(alg, idx, pk, sk, |i| {
+        host::mlkem_keygen(k, &arr32(slot(d, i, 32)), &arr32(slot(z, i, 32)))
+    })?;
     // The keys equal the host build's; liboqs must also agree on a secret.
     mlkem_keypairs_round_trip(alg, idx, pk, sk)
 }
@@ -135,21 +215,17 @@ pub fn mlkem_encaps(
         s.ciphertext_bytes.unwrap_or(0),
     );
     let kem = liboqs_kem(alg)?;
-    for (j, &i) in idx.iter().enumerate() {
+    each_sample(idx, |j, i| {
         let (gct, gss) = (slot(ct, j, lct), slot(ss, j, 32));
-        let dec = oqs_decaps(&kem, slot(sk_all, i, lsk), gct)?;
-        ensure!(
-            dec == gss,
-            "operation {i}: liboqs decapsulates the GPU ciphertext to a different secret"
-        );
+        oqs_decapsulates_to(&kem, slot(sk_all, i, lsk), gct, gss)?;
         let (hct, hss) = host::mlkem_encaps(k, slot(pk_all, i, lpk), &arr32(slot(m, i, 32)))
             .map_err(|c| anyhow!("host encaps failed with {c}"))?;
         ensure!(
             gct == hct && gss == hss,
-            "operation {i}: GPU encapsulation differs from the host implementation's"
+            "GPU encapsulation differs from the host implementation's"
         );
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// ML-KEM decaps: each sampled GPU secret equals liboqs's decapsulation of
@@ -169,26 +245,23 @@ pub fn mlkem_decaps(
     let s = alg.sizes();
     let (lsk, lct) = (s.secret_key_bytes, s.ciphertext_bytes.unwrap_or(0));
     let kem = liboqs_kem(alg)?;
-    for (j, &i) in idx.iter().enumerate() {
+    each_sample(idx, |j, i| {
         let gss = slot(ss, j, 32);
         let dec = oqs_decaps(&kem, slot(sk_all, i, lsk), slot(ct_all, i, lct))?;
-        ensure!(
-            dec == gss,
-            "operation {i}: GPU decapsulation differs from liboqs's"
-        );
+        ensure!(dec == gss, "GPU decapsulation differs from liboqs's");
         if tampered.contains(&i) {
             ensure!(
                 gss != slot(expected_ss, i, 32),
-                "operation {i}: a tampered ciphertext gave the original secret"
+                "a tampered ciphertext gave the original secret"
             );
         } else {
             ensure!(
                 gss == slot(expected_ss, i, 32),
-                "operation {i}: decapsulated secret differs from the encapsulated one"
+                "decapsulated secret differs from the encapsulated one"
             );
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// ML-DSA keygen: each sampled key pair equals the host implementation's
@@ -201,20 +274,9 @@ pub fn mldsa_keygen(
     sk: &[u8],
 ) -> anyhow::Result<()> {
     let level = mldsa_level(alg)?;
-    let s = alg.sizes();
-    for (j, &i) in idx.iter().enumerate() {
-        let (hpk, hsk) = host::mldsa_keygen(level, &arr32(slot(xi, i, 32)))
-            .map_err(|c| anyhow!("host keygen failed with {c}"))?;
-        ensure!(
-            slot(pk, j, s.public_key_bytes) == hpk,
-            "operation {i}: GPU public key differs from the host implementation's"
-        );
-        ensure!(
-            slot(sk, j, s.secret_key_bytes) == hsk,
-            "operation {i}: GPU secret key differs from the host implementation's"
-        );
-    }
-    Ok(())
+    keys_equal_host(alg, idx, pk, sk, |i| {
+        host::mldsa_keygen(level, &arr32(slot(xi, i, 32)))
+    })
 }
 
 /// ML-DSA sign: each sampled GPU signature equals the host implementation's
@@ -236,8 +298,8 @@ pub fn mldsa_sign(
     let s = alg.sizes();
     let lsig = s.signature_bytes.unwrap_or(0);
     let oqs_sig = liboqs_sig(alg)?;
-    for (j, &i) in idx.iter().enumerate() {
-        let g = &sig[j * stride..j * stride + lsig];
+    each_sample(idx, |j, i| {
+        let g = strided(sig, j, stride, lsig);
         let msg = slot(msg_all, i, msg_len);
         let h = host::mldsa_sign(
             level,
@@ -249,20 +311,15 @@ pub fn mldsa_sign(
         .map_err(|c| anyhow!("host sign failed with {c}"))?;
         ensure!(
             g == h,
-            "operation {i}: GPU signature differs from the host implementation's"
+            "GPU signature differs from the host implementation's"
         );
-        let pk = oqs_sig
-            .public_key_from_bytes(slot(pk_all, i, s.public_key_bytes))
-            .ok_or_else(|| anyhow!("public key length"))?;
-        let sg = oqs_sig
-            .signature_from_bytes(g)
-            .ok_or_else(|| anyhow!("signature length"))?;
+        let pk = slot(pk_all, i, s.public_key_bytes);
         ensure!(
-            oqs_sig.verify_with_ctx_str(msg, sg, ctx, pk).is_ok(),
-            "operation {i}: liboqs rejects the GPU signature"
+            oqs_verifies(&oqs_sig, pk, msg, ctx, g)?,
+            "liboqs rejects the GPU signature"
         );
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// ML-DSA verify: every valid signature was accepted and every deliberately
@@ -292,14 +349,9 @@ pub fn mlkem_keypairs_round_trip(
     pk: &[u8],
     sk: &[u8],
 ) -> anyhow::Result<()> {
-    let s = alg.sizes();
-    let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
-    ensure!(
-        pk.len() == idx.len() * lpk && sk.len() == idx.len() * lsk,
-        "{alg}: key buffers do not have the FIPS 203 sizes ({lpk} and {lsk} bytes per key)"
-    );
+    let (lpk, lsk) = key_lengths(alg, idx.len(), pk, sk, "FIPS 203")?;
     let kem = liboqs_kem(alg)?;
-    for (j, &i) in idx.iter().enumerate() {
+    each_sample(idx, |j, _| {
         let gpk = kem
             .public_key_from_bytes(slot(pk, j, lpk))
             .ok_or_else(|| anyhow!("public key length"))?;
@@ -308,10 +360,10 @@ pub fn mlkem_keypairs_round_trip(
             .map_err(|e| anyhow!("liboqs encaps: {e}"))?;
         ensure!(
             oqs_decaps(&kem, slot(sk, j, lsk), ct.as_ref())? == ss.as_ref(),
-            "operation {i}: liboqs round trip failed on the GPU key pair"
+            "liboqs round trip failed on the GPU key pair"
         );
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// ML-KEM encaps checked with liboqs only: liboqs decapsulates each sampled
@@ -333,21 +385,18 @@ pub fn mlkem_ciphertexts_decapsulate(
         "{alg}: ciphertext or secret buffers do not have the FIPS 203 sizes"
     );
     let kem = liboqs_kem(alg)?;
-    for (j, &i) in idx.iter().enumerate() {
+    each_sample(idx, |j, i| {
         let (gct, gss) = (slot(ct, j, lct), slot(ss, j, lss));
         let sk = slot(sk_all, i, lsk);
-        ensure!(
-            oqs_decaps(&kem, sk, gct)? == gss,
-            "operation {i}: liboqs decapsulates the GPU ciphertext to a different secret"
-        );
+        oqs_decapsulates_to(&kem, sk, gct, gss)?;
         let mut flipped = gct.to_vec();
         flipped[lct / 2] ^= 0x01;
         ensure!(
             oqs_decaps(&kem, sk, &flipped)? != gss,
-            "operation {i}: a flipped ciphertext bit still gives the GPU's secret"
+            "a flipped ciphertext bit still gives the GPU's secret"
         );
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// ML-DSA key pairs checked with liboqs only: FIPS 204 sizes, and a liboqs
@@ -361,29 +410,21 @@ pub fn mldsa_keypairs_sign(
     msg: &[u8],
     ctx: &[u8],
 ) -> anyhow::Result<()> {
-    let s = alg.sizes();
-    let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
-    ensure!(
-        pk.len() == idx.len() * lpk && sk.len() == idx.len() * lsk,
-        "{alg}: key buffers do not have the FIPS 204 sizes ({lpk} and {lsk} bytes per key)"
-    );
+    let (lpk, lsk) = key_lengths(alg, idx.len(), pk, sk, "FIPS 204")?;
     let sig = liboqs_sig(alg)?;
-    for (j, &i) in idx.iter().enumerate() {
+    each_sample(idx, |j, _| {
         let gsk = sig
             .secret_key_from_bytes(slot(sk, j, lsk))
             .ok_or_else(|| anyhow!("secret key length"))?;
-        let gpk = sig
-            .public_key_from_bytes(slot(pk, j, lpk))
-            .ok_or_else(|| anyhow!("public key length"))?;
         let signature = sig
             .sign_with_ctx_str(msg, ctx, gsk)
             .map_err(|e| anyhow!("liboqs sign: {e}"))?;
         ensure!(
-            sig.verify_with_ctx_str(msg, &signature, ctx, gpk).is_ok(),
-            "operation {i}: a liboqs signature with the GPU secret key fails under its public key"
+            oqs_verifies(&sig, slot(pk, j, lpk), msg, ctx, signature.as_ref())?,
+            "a liboqs signature with the GPU secret key fails under its public key"
         );
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// ML-DSA signatures checked with liboqs only: each sampled GPU signature
@@ -409,38 +450,28 @@ pub fn mldsa_signatures_verify(
         "{alg}: signature buffer does not hold {lsig}-byte signatures"
     );
     let oqs_sig = liboqs_sig(alg)?;
-    for (j, &i) in idx.iter().enumerate() {
-        let g = &sig[j * stride..j * stride + lsig];
-        let msg = &msg_all[i * msg_stride..i * msg_stride + msg_len];
-        let pk = oqs_sig
-            .public_key_from_bytes(slot(pk_all, i, lpk))
-            .ok_or_else(|| anyhow!("public key length"))?;
-        let verifies = |m: &[u8], sg: &[u8]| -> anyhow::Result<bool> {
-            let sg = oqs_sig
-                .signature_from_bytes(sg)
-                .ok_or_else(|| anyhow!("signature length"))?;
-            Ok(oqs_sig.verify_with_ctx_str(m, sg, ctx, pk).is_ok())
-        };
-        ensure!(
-            verifies(msg, g)?,
-            "operation {i}: liboqs rejects the GPU signature"
-        );
+    each_sample(idx, |j, i| {
+        let g = strided(sig, j, stride, lsig);
+        let msg = strided(msg_all, i, msg_stride, msg_len);
+        let verifies =
+            |m: &[u8], sg: &[u8]| oqs_verifies(&oqs_sig, slot(pk_all, i, lpk), m, ctx, sg);
+        ensure!(verifies(msg, g)?, "liboqs rejects the GPU signature");
         let mut bad = g.to_vec();
         bad[lsig / 2] ^= 0x01;
         ensure!(
             !verifies(msg, &bad)?,
-            "operation {i}: liboqs accepts the GPU signature with a flipped bit"
+            "liboqs accepts the GPU signature with a flipped bit"
         );
         if !msg.is_empty() {
             let mut m2 = msg.to_vec();
             m2[0] ^= 0x01;
             ensure!(
                 !verifies(&m2, g)?,
-                "operation {i}: the GPU signature also verifies for another message"
+                "the GPU signature also verifies for another message"
             );
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -456,6 +487,21 @@ mod tests {
         let mut v = vec![0u8; n];
         r.fill_bytes(&mut v);
         v
+    }
+
+    /// `r` failed with a message that names operation `i` and says `what`.
+    fn fails_at(r: anyhow::Result<()>, i: usize, what: &str) {
+        let e = format!("{:#}", r.expect_err("the gate should fail"));
+        assert!(
+            e.contains(&format!("operation {i}: ")) && e.contains(what),
+            "{e}"
+        );
+    }
+
+    /// `r` failed with a message that says `what`.
+    fn fails_with(r: anyhow::Result<()>, what: &str) {
+        let e = format!("{:#}", r.expect_err("the gate should fail"));
+        assert!(e.contains(what), "{e}");
     }
 
     #[test]
@@ -501,13 +547,51 @@ mod tests {
         mlkem_encaps(alg, &idx, &pk, &sk, &m, &pick(&ct, lct), &pick(&ss, 32)).unwrap();
         mlkem_decaps(alg, &idx, &sk, &ct, &ss, &[], &pick(&ss, 32)).unwrap();
 
+        assert_eq!(idx, [0, 1, 3, 5]);
         let mut bad_pk = pick(&pk, lpk);
         bad_pk[5] ^= 1;
-        assert!(mlkem_keygen(alg, &idx, &d, &z, &bad_pk, &pick(&sk, lsk)).is_err());
+        fails_at(
+            mlkem_keygen(alg, &idx, &d, &z, &bad_pk, &pick(&sk, lsk)),
+            0,
+            "GPU public key differs from the host implementation's",
+        );
+        let mut bad_sk = pick(&sk, lsk);
+        bad_sk[2 * lsk + 9] ^= 1;
+        fails_at(
+            mlkem_keygen(alg, &idx, &d, &z, &pick(&pk, lpk), &bad_sk),
+            3,
+            "GPU secret key differs from the host implementation's",
+        );
         let mut bad_ss = pick(&ss, 32);
         bad_ss[40] ^= 1;
-        assert!(mlkem_encaps(alg, &idx, &pk, &sk, &m, &pick(&ct, lct), &bad_ss).is_err());
-        assert!(mlkem_decaps(alg, &idx, &sk, &ct, &ss, &[], &bad_ss).is_err());
+        fails_at(
+            mlkem_encaps(alg, &idx, &pk, &sk, &m, &pick(&ct, lct), &bad_ss),
+            1,
+            "liboqs decapsulates the GPU ciphertext to a different secret",
+        );
+        fails_at(
+            mlkem_decaps(alg, &idx, &sk, &ct, &ss, &[], &bad_ss),
+            1,
+            "GPU decapsulation differs from liboqs's",
+        );
+        // A consistent encapsulation, but for another m than the host's.
+        let (c5, e5) = host::mlkem_encaps(3, slot(&pk, 5, lpk), &[7; 32]).unwrap();
+        let (mut other_ct, mut other_ss) = (pick(&ct, lct), pick(&ss, 32));
+        other_ct[3 * lct..].copy_from_slice(&c5);
+        other_ss[3 * 32..].copy_from_slice(&e5);
+        fails_at(
+            mlkem_encaps(alg, &idx, &pk, &sk, &m, &other_ct, &other_ss),
+            5,
+            "GPU encapsulation differs from the host implementation's",
+        );
+        // liboqs agrees with the GPU, but not with what was encapsulated.
+        let mut bad_expected = ss.clone();
+        bad_expected[3 * 32] ^= 1;
+        fails_at(
+            mlkem_decaps(alg, &idx, &sk, &ct, &bad_expected, &[], &pick(&ss, 32)),
+            3,
+            "decapsulated secret differs from the encapsulated one",
+        );
 
         // A tampered ciphertext: the right answer is liboqs's implicit rejection.
         let mut ct2 = ct.clone();
@@ -517,8 +601,20 @@ mod tests {
         let rej = oqs_decaps(&k3, slot(&sk, idx[1], lsk), slot(&ct2, idx[1], lct)).unwrap();
         gss[32..64].copy_from_slice(&rej);
         mlkem_decaps(alg, &idx, &sk, &ct2, &ss, &[idx[1]], &gss).unwrap();
-        // Claiming the original secret for a tampered ciphertext is caught.
-        assert!(mlkem_decaps(alg, &idx, &sk, &ct2, &ss, &[idx[1]], &pick(&ss, 32)).is_err());
+        // Claiming the original secret for a tampered ciphertext is caught:
+        // liboqs rejects it to another secret.
+        fails_at(
+            mlkem_decaps(alg, &idx, &sk, &ct2, &ss, &[idx[1]], &pick(&ss, 32)),
+            1,
+            "GPU decapsulation differs from liboqs's",
+        );
+        // And should the tampering not have taken (liboqs gives the original
+        // secret too), the listed ciphertext is still caught.
+        fails_at(
+            mlkem_decaps(alg, &idx, &sk, &ct, &ss, &[idx[1]], &pick(&ss, 32)),
+            1,
+            "a tampered ciphertext gave the original secret",
+        );
     }
 
     #[test]
@@ -557,14 +653,46 @@ mod tests {
         mldsa_sign(alg, &idx, &pk, &sk, &msgs, msg_len, ctx, &rnd, &sig, stride).unwrap();
         let mut bad = sig.clone();
         bad[stride + 100] ^= 2;
-        assert!(mldsa_sign(alg, &idx, &pk, &sk, &msgs, msg_len, ctx, &rnd, &bad, stride).is_err());
+        fails_at(
+            mldsa_sign(alg, &idx, &pk, &sk, &msgs, msg_len, ctx, &rnd, &bad, stride),
+            1,
+            "GPU signature differs from the host implementation's",
+        );
+        // Signatures equal the host's, but liboqs checks them under other keys.
+        let mut other_pk = pk.clone();
+        other_pk.rotate_left(lpk);
+        fails_at(
+            mldsa_sign(
+                alg, &idx, &other_pk, &sk, &msgs, msg_len, ctx, &rnd, &sig, stride,
+            ),
+            0,
+            "liboqs rejects the GPU signature",
+        );
         let mut bad_sk = sk.clone();
         bad_sk[lsk + 7] ^= 1;
-        assert!(mldsa_keygen(alg, &idx, &xi, &pk, &bad_sk).is_err());
-        let _ = lpk;
+        fails_at(
+            mldsa_keygen(alg, &idx, &xi, &pk, &bad_sk),
+            1,
+            "GPU secret key differs from the host implementation's",
+        );
+        let mut bad_pk = pk.clone();
+        bad_pk[2 * lpk + 3] ^= 1;
+        fails_at(
+            mldsa_keygen(alg, &idx, &xi, &bad_pk, &sk),
+            2,
+            "GPU public key differs from the host implementation's",
+        );
         mldsa_verify(&[1, 0, 1], &[1]).unwrap();
-        assert!(mldsa_verify(&[1, 1, 1], &[1]).is_err());
-        assert!(mldsa_verify(&[1, 0, 0], &[1]).is_err());
+        fails_at(
+            mldsa_verify(&[1, 1, 1], &[1]),
+            1,
+            "the GPU accepted a corrupted signature",
+        );
+        fails_at(
+            mldsa_verify(&[1, 0, 0], &[1]),
+            2,
+            "the GPU rejected a valid signature",
+        );
     }
     /// The liboqs-only gates (cuPQC's) accept liboqs's own outputs and
     /// reject corrupted ones.
@@ -586,11 +714,26 @@ mod tests {
         mlkem_ciphertexts_decapsulate(alg, &idx, &sk, &ct, &ss).unwrap();
         let mut bad_sk = sk.clone();
         bad_sk[alg.sizes().secret_key_bytes + 10] ^= 1;
-        assert!(mlkem_keypairs_round_trip(alg, &idx, &pk, &bad_sk).is_err());
+        fails_at(
+            mlkem_keypairs_round_trip(alg, &idx, &pk, &bad_sk),
+            1,
+            "liboqs round trip failed on the GPU key pair",
+        );
         let mut bad_ss = ss.clone();
         bad_ss[33] ^= 1;
-        assert!(mlkem_ciphertexts_decapsulate(alg, &idx, &sk, &ct, &bad_ss).is_err());
-        assert!(mlkem_keypairs_round_trip(alg, &idx, &pk[1..], &sk).is_err());
+        fails_at(
+            mlkem_ciphertexts_decapsulate(alg, &idx, &sk, &ct, &bad_ss),
+            1,
+            "liboqs decapsulates the GPU ciphertext to a different secret",
+        );
+        fails_with(
+            mlkem_keypairs_round_trip(alg, &idx, &pk[1..], &sk),
+            "ML-KEM-512: key buffers do not have the FIPS 203 sizes (800 and 1632 bytes per key)",
+        );
+        fails_with(
+            mlkem_ciphertexts_decapsulate(alg, &idx, &sk, &ct[1..], &ss),
+            "ML-KEM-512: ciphertext or secret buffers do not have the FIPS 203 sizes",
+        );
 
         let alg = Algorithm::MlDsa44;
         let sig = liboqs_sig(alg).unwrap();
@@ -608,34 +751,37 @@ mod tests {
         }
         let idx = [0, 1];
         mldsa_keypairs_sign(alg, &idx, &pk, &sk, b"m", &[]).unwrap();
-        mldsa_signatures_verify(
-            alg,
-            &idx,
-            &pk,
-            &msgs,
-            msg_stride,
-            msg_len,
-            &[],
-            &sigs,
-            stride,
-        )
-        .unwrap();
+        let verify = |sigs: &[u8]| {
+            mldsa_signatures_verify(
+                alg,
+                &idx,
+                &pk,
+                &msgs,
+                msg_stride,
+                msg_len,
+                &[],
+                sigs,
+                stride,
+            )
+        };
+        verify(&sigs).unwrap();
         let mut bad = sigs.clone();
         bad[stride + 40] ^= 4;
-        assert!(mldsa_signatures_verify(
-            alg,
-            &idx,
-            &pk,
-            &msgs,
-            msg_stride,
-            msg_len,
-            &[],
-            &bad,
-            stride
-        )
-        .is_err());
+        fails_at(verify(&bad), 1, "liboqs rejects the GPU signature");
+        fails_with(
+            verify(&sigs[1..]),
+            "ML-DSA-44: signature buffer does not hold 2420-byte signatures",
+        );
         let mut swapped = pk.clone();
         swapped.rotate_left(alg.sizes().public_key_bytes);
-        assert!(mldsa_keypairs_sign(alg, &idx, &swapped, &sk, b"m", &[]).is_err());
+        fails_at(
+            mldsa_keypairs_sign(alg, &idx, &swapped, &sk, b"m", &[]),
+            0,
+            "a liboqs signature with the GPU secret key fails under its public key",
+        );
+        fails_with(
+            mldsa_keypairs_sign(alg, &idx, &pk[1..], &sk, b"m", &[]),
+            "ML-DSA-44: key buffers do not have the FIPS 204 sizes (1312 and 2560 bytes per key)",
+        );
     }
 }
