@@ -244,6 +244,24 @@ mod tests {
         }
     }
 
+    /// `measure` with the fixed sampler, `cancel` as the Ctrl-C flag.
+    fn measure_with(
+        mock: &mut Mock,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &MeasureConfig,
+        cancel: bool,
+        progress: Progress<'_>,
+    ) -> Result<Record, Interrupted> {
+        let cancel = AtomicBool::new(cancel);
+        measure(mock, alg, op, cfg, &mut FixedSampler, &cancel, progress)
+    }
+
+    /// The record `measure` gives uninterrupted, progress unwatched.
+    fn measured(mock: &mut Mock, alg: Algorithm, op: Operation, cfg: &MeasureConfig) -> Record {
+        measure_with(mock, alg, op, cfg, false, &mut |_, _| {}).unwrap()
+    }
+
     #[test]
     fn throughput_is_batch_over_time_with_outliers_filtered() {
         // 19 runs of 10 ms and one of 100 ms: the slow one is filtered.
@@ -255,13 +273,12 @@ mod tests {
             ..Mock::default()
         };
         let mut calls = 0;
-        let rec = measure(
+        let rec = measure_with(
             &mut mock,
             Algorithm::MlKem768,
             Operation::KeyGen,
             &cfg(20),
-            &mut FixedSampler,
-            &AtomicBool::new(false),
+            false,
             &mut |_, _| calls += 1,
         )
         .unwrap();
@@ -284,16 +301,7 @@ mod tests {
             failing_gate: vec![(Algorithm::MlDsa44, Operation::Sign)],
             ..Mock::default()
         };
-        let rec = measure(
-            &mut mock,
-            Algorithm::MlDsa44,
-            Operation::Sign,
-            &cfg(5),
-            &mut FixedSampler,
-            &AtomicBool::new(false),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let rec = measured(&mut mock, Algorithm::MlDsa44, Operation::Sign, &cfg(5));
         assert_eq!(rec.status, Status::Failed);
         assert!(rec
             .reason
@@ -309,44 +317,30 @@ mod tests {
             failing_prepare: vec![(Algorithm::MlKem512, Operation::Decaps)],
             ..Mock::default()
         };
-        let rec = measure(
-            &mut mock,
-            Algorithm::MlKem512,
-            Operation::Decaps,
-            &cfg(5),
-            &mut FixedSampler,
-            &AtomicBool::new(false),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::Decaps, &cfg(5));
         assert_eq!(rec.status, Status::Failed);
         assert!(rec.reason.unwrap().contains("mock prepare failure"));
     }
 
     #[test]
     fn unsupported_operations_are_skipped() {
-        let rec = measure(
+        let rec = measured(
             &mut Mock::default(),
             Algorithm::MlKem512,
             Operation::Sign,
             &cfg(5),
-            &mut FixedSampler,
-            &AtomicBool::new(false),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        );
         assert_eq!(rec.status, Status::Skipped);
     }
 
     #[test]
     fn cancel_stops_before_the_next_run() {
-        let r = measure(
+        let r = measure_with(
             &mut Mock::default(),
             Algorithm::MlKem512,
             Operation::KeyGen,
             &cfg(5),
-            &mut FixedSampler,
-            &AtomicBool::new(true),
+            true,
             &mut |_, _| {},
         );
         assert!(r.is_err());
@@ -361,16 +355,7 @@ mod tests {
         let mut c = cfg(20);
         c.batch.batch = 1;
         c.mode = Mode::Latency;
-        let rec = measure(
-            &mut mock,
-            Algorithm::MlKem512,
-            Operation::Encaps,
-            &c,
-            &mut FixedSampler,
-            &AtomicBool::new(false),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::Encaps, &c);
         let l = rec.latency_us.unwrap();
         assert!((l.mean - 40.0).abs() < 1e-9);
         assert!((rec.latency_p99_us.unwrap() - 40.0).abs() < 1e-9);
