@@ -58,6 +58,29 @@ pub enum Command {
     Report(crate::report::ReportArgs),
     /// Compare two run files: change in median throughput per record.
     Compare(crate::report::CompareArgs),
+    /// Registers, stack and spills of every native kernel (ptxas's report
+    /// through NVRTC) and the occupancy they allow; needs NVRTC, not a GPU.
+    Kernels(KernelsArgs),
+}
+
+/// Options of `kernels`.
+#[derive(Debug, Args)]
+pub struct KernelsArgs {
+    /// GPU architectures, comma-separated, or `all`.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "sm_90",
+        value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "all"]
+    )]
+    pub arch: Vec<String>,
+    /// Threads per block for the occupancy estimate [default: the native-gpu
+    /// launch's]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads_per_block: Option<u32>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `check`.

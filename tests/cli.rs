@@ -79,6 +79,23 @@ fn bad_input_names_the_value_and_what_is_valid() {
             "{args:?} measured something"
         );
     }
+    // `kernels` checks its architectures before compiling anything.
+    for (args, needle) in [
+        (
+            &["kernels", "--arch", "sm_70"][..],
+            "possible values: sm_75, sm_80",
+        ),
+        (
+            &["kernels", "--threads-per-block", "0"][..],
+            "0 is not in 1..=1024",
+        ),
+    ] {
+        pqcprof()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(needle));
+    }
 }
 
 #[test]

@@ -107,3 +107,51 @@ fn compiled_kernels_are_cached_and_reused() {
         "{files:?}"
     );
 }
+
+#[test]
+fn kernels_command_reports_every_entry_point() {
+    if probe::nvrtc_version().is_none() {
+        if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
+            panic!("PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded");
+        }
+        eprintln!("NVRTC not found: `pqcprof kernels` test NOT run");
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqcprof"))
+        .args(["kernels", "--arch", "sm_90", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let arch = &v.as_array().unwrap()[0];
+    assert_eq!(arch["arch"], "sm_90");
+    assert_eq!(arch["threads_per_block"], 128);
+    let kernels = arch["kernels"].as_array().unwrap();
+    let mut names: Vec<&str> = kernels
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = Algorithm::ALL
+        .iter()
+        .flat_map(|&a| {
+            a.operations()
+                .into_iter()
+                .map(move |op| kernels::kernel_name(a, op))
+        })
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    for k in kernels {
+        let regs = k["registers"].as_u64().unwrap();
+        assert!((16..=255).contains(&regs), "{k}");
+        // Every kernel keeps its polynomials on the stack.
+        assert!(k["stack_bytes"].as_u64().unwrap() > 0, "{k}");
+        let occ = k["occupancy_pct"].as_f64().unwrap();
+        assert!(occ > 0.0 && occ <= 100.0, "{k}");
+    }
+}

@@ -95,6 +95,12 @@ pub struct Compiled {
 /// Compiles the kernels for `arch` (e.g. `sm_90`) to PTX and machine code.
 /// NVRTC must be present (see `gpu::probe::nvrtc_version`).
 pub fn compile(arch: &str) -> Result<Compiled, CompileFailure> {
+    compile_with(arch, &[]).map(|(c, _)| c)
+}
+
+/// Like `compile`, with `extra` NVRTC options after the usual ones (e.g.
+/// `--ptxas-options=-v`); also returns NVRTC's log.
+pub fn compile_with(arch: &str, extra: &[&str]) -> Result<(Compiled, String), CompileFailure> {
     use cudarc::nvrtc::{result, sys};
     use std::ffi::{CStr, CString};
     let fail = |message: String, log: String| CompileFailure {
@@ -126,8 +132,10 @@ pub fn compile(arch: &str) -> Result<Compiled, CompileFailure> {
             })
             .unwrap_or_default()
     };
+    let mut options = nvrtc_options(arch);
+    options.extend(extra.iter().map(|o| o.to_string()));
     // SAFETY: `prog.0` is a live program; the options are plain strings.
-    unsafe { result::compile_program(prog.0, &nvrtc_options(arch)) }
+    unsafe { result::compile_program(prog.0, &options) }
         .map_err(|e| fail(format!("{e:?}"), log()))?;
     // SAFETY: compiled above.
     let ptx = unsafe { result::get_ptx(prog.0) }
@@ -152,11 +160,14 @@ pub fn compile(arch: &str) -> Result<Compiled, CompileFailure> {
             log(),
         ));
     }
-    Ok(Compiled {
-        arch: arch.into(),
-        ptx,
-        cubin,
-    })
+    Ok((
+        Compiled {
+            arch: arch.into(),
+            ptx,
+            cubin,
+        },
+        log(),
+    ))
 }
 
 /// Where compiled kernels are kept between runs: `$PQCPROF_PTX_CACHE`, else

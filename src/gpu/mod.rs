@@ -5,3 +5,4 @@ pub mod cupqc;
 pub mod gate;
 pub mod kernels;
 pub mod probe;
+pub mod resources;
