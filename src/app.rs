@@ -659,7 +659,7 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     }
     println!("Run file: {}", outcome.run_file.display());
     println!(
-        "cuPQC-shaped files: {}/<backend>/ml{{kem,dsa}}_results.json",
+        "cuPQC-shaped files: {}/<backend>/ml{{kem,dsa}}_results.json (a GPU backend's also at {0}/ml{{kem,dsa}}_results.json and {0}/latency/, as cuPQC_benchmark writes them)",
         out.display()
     );
     if outcome.interrupted {

@@ -65,25 +65,46 @@ pub fn view_dir(rec: &Record) -> String {
     }
 }
 
-/// Rewrites the run file and every cuPQC-shaped view.
+/// GPU backends whose views are also written where cuPQC_benchmark writes
+/// its own (`outputs/ml*_results.json`, `outputs/latency/ml*_latency.json`),
+/// so scripts made for the seed tool read them unchanged; the first with a
+/// view wins: cuPQC (what the seed measures), then our own kernels.
+pub const SEED_LAYOUT_BACKENDS: [&str; 2] = [
+    crate::gpu::cupqc::BACKEND_NAME,
+    crate::backend::native_gpu::NAME,
+];
+
+/// Rewrites the run file and every cuPQC-shaped view: one folder per
+/// backend (and thread count), plus the seed tool's own paths for the
+/// first of `SEED_LAYOUT_BACKENDS` that has the view.
 pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<()> {
     write_json(run_file, run)?;
     let mut dirs: Vec<String> = run.records.iter().map(view_dir).collect();
     dirs.sort();
     dirs.dedup();
+    // (folder, path below it, content) of every view.
+    let mut views: Vec<(String, PathBuf, serde_json::Value)> = vec![];
     for dir in dirs {
         let recs: Vec<&Record> = run.records.iter().filter(|r| view_dir(r) == dir).collect();
         for family in [Family::MlKem, Family::MlDsa] {
             if let Some(v) = cupqc::throughput_view(&recs, family) {
-                write_json(&out.join(&dir).join(cupqc::results_file_name(family)), &v)?;
+                views.push((dir.clone(), cupqc::results_file_name(family).into(), v));
             }
             if let Some(v) = cupqc::latency_view(&recs, family) {
-                write_json(
-                    &out.join(&dir)
-                        .join("latency")
-                        .join(cupqc::latency_file_name(family)),
-                    &v,
-                )?;
+                let p = Path::new("latency").join(cupqc::latency_file_name(family));
+                views.push((dir.clone(), p, v));
+            }
+        }
+    }
+    for (dir, rel, v) in &views {
+        write_json(&out.join(dir).join(rel), v)?;
+    }
+    let mut seeded: Vec<&PathBuf> = vec![];
+    for backend in SEED_LAYOUT_BACKENDS {
+        for (dir, rel, v) in &views {
+            if dir == backend && !seeded.contains(&rel) {
+                write_json(&out.join(rel), v)?;
+                seeded.push(rel);
             }
         }
     }
@@ -218,5 +239,121 @@ impl Backend for NullBackend {
         _: &crate::backend::BatchConfig,
     ) -> anyhow::Result<Box<dyn crate::backend::Prepared>> {
         anyhow::bail!("backend {} is not ready", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::mock::Mock;
+    use crate::backend::{BatchConfig, DeviceKind};
+    use crate::results::{RunConfig, Status};
+
+    /// An ok record of `backend` on a (test-only) GPU, as if measured.
+    fn gpu_record(backend: &str, alg: Algorithm, op: Operation, mode: Mode) -> Record {
+        let cfg = MeasureConfig {
+            batch: BatchConfig {
+                batch: 10,
+                threads: 1,
+                message_size: 0,
+                context: vec![],
+            },
+            runs: 3,
+            warmup_runs: 0,
+            mode,
+        };
+        let mut r = skipped(&Mock::default(), alg, op, &cfg, String::new());
+        r.reason = None;
+        r.status = Status::Ok;
+        r.backend = backend.into();
+        r.device.kind = DeviceKind::Gpu;
+        r.device.name = "mock GPU (test only)".into();
+        let s = Some(crate::stats::summarize(
+            &crate::stats::Sample::new(vec![1.0, 2.0, 3.0]).unwrap(),
+        ));
+        match mode {
+            Mode::Throughput => r.throughput_ops_per_sec = s,
+            Mode::Latency => r.latency_us = s,
+        }
+        r
+    }
+
+    fn run_with(records: Vec<Record>) -> RunFile {
+        let config = RunConfig {
+            command_line: vec!["test".into()],
+            runs: 3,
+            warmup_runs: 0,
+            batch: 10,
+            threads: vec![1],
+            message_bytes: 0,
+            context_hex: String::new(),
+            sample_period_ms: 1.0,
+            randomness: "test only".into(),
+            backends: vec![],
+            algorithms: vec![],
+            operations: vec![],
+        };
+        let mut run = RunFile::new(crate::system::collect(None), config);
+        run.records = records;
+        run
+    }
+
+    fn device_name(p: &Path) -> String {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        v["GPU"]["name"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn gpu_views_also_land_where_the_seed_tool_writes_them() {
+        let d = tempfile::tempdir().unwrap();
+        let (kem, dsa) = (Algorithm::MlKem768, Algorithm::MlDsa44);
+        let mut cupqc_kem = gpu_record("cupqc", kem, Operation::KeyGen, Mode::Throughput);
+        cupqc_kem.device.name = "cupqc's mock GPU (test only)".into();
+        let run = run_with(vec![
+            gpu_record("native-gpu", kem, Operation::KeyGen, Mode::Throughput),
+            gpu_record("native-gpu", dsa, Operation::Sign, Mode::Throughput),
+            gpu_record("native-gpu", kem, Operation::KeyGen, Mode::Latency),
+            cupqc_kem,
+        ]);
+        write_all(d.path(), &d.path().join("run.json"), &run).unwrap();
+        let p = |s: &str| d.path().join(s);
+        // Per backend, as always.
+        for f in [
+            "native-gpu/mlkem_results.json",
+            "native-gpu/mldsa_results.json",
+            "native-gpu/latency/mlkem_latency.json",
+            "cupqc/mlkem_results.json",
+        ] {
+            assert!(p(f).exists(), "{f}");
+        }
+        // The seed's paths: cuPQC's view where it has one, else ours.
+        assert_eq!(
+            device_name(&p("mlkem_results.json")),
+            "cupqc's mock GPU (test only)"
+        );
+        assert_eq!(
+            device_name(&p("mldsa_results.json")),
+            "mock GPU (test only)"
+        );
+        assert!(p("latency/mlkem_latency.json").exists());
+        assert!(
+            !p("latency/mldsa_latency.json").exists(),
+            "no ML-DSA latency records"
+        );
+    }
+
+    #[test]
+    fn cpu_records_never_take_the_seed_paths() {
+        let d = tempfile::tempdir().unwrap();
+        let mut cpu = gpu_record(
+            "liboqs-cpu",
+            Algorithm::MlKem512,
+            Operation::KeyGen,
+            Mode::Throughput,
+        );
+        cpu.device.kind = DeviceKind::Cpu;
+        write_all(d.path(), &d.path().join("run.json"), &run_with(vec![cpu])).unwrap();
+        assert!(d.path().join("liboqs-cpu-1t/mlkem_results.json").exists());
+        assert!(!d.path().join("mlkem_results.json").exists());
     }
 }
