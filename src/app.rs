@@ -92,9 +92,14 @@ fn kernels(a: &crate::cli::KernelsArgs) -> anyhow::Result<i32> {
                 }
             })
             .collect();
+        let extra = crate::gpu::kernels::experiment_options();
         all.push(ArchResources {
             arch: arch.into(),
-            nvrtc: format!("{major}.{minor}"),
+            nvrtc: if extra.is_empty() {
+                format!("{major}.{minor}")
+            } else {
+                format!("{major}.{minor} with {}", extra.join(" "))
+            },
             threads_per_block: tpb,
             kernels,
         });

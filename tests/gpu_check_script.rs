@@ -9,7 +9,9 @@ use std::process::Command;
 
 /// A stand-in for pqcprof: `check` passes, `gpu --alg mlkem` writes a run
 /// file with one ML-KEM-768 keygen record, `gpu --alg mldsa` hangs until
-/// Ctrl-C, everything else succeeds and writes nothing.
+/// Ctrl-C, the experiment (which must see its NVRTC option) writes one
+/// faster and one failed record, everything else succeeds and writes
+/// nothing.
 const STAND_IN: &str = r#"#!/usr/bin/env bash
 cmd=$1; shift
 alg=; out=; o=
@@ -34,6 +36,16 @@ case "$cmd" in
       cat > "$out/run-20260101T000000Z.json" <<'JSON'
 {"records": [{"backend": "native-gpu", "algorithm": "ML-KEM-768", "operation": "keygen",
   "mode": "throughput", "status": "ok", "ops_per_sec": 14000000.0}]}
+JSON
+    fi
+    if [ "$alg" = ML-KEM-768,ML-DSA-44 ]; then
+      [ "$PQCPROF_NVRTC_OPTIONS" = --maxrregcount=64 ] || exit 9
+      mkdir -p "$out"
+      cat > "$out/run-20260101T000100Z.json" <<'JSON'
+{"records": [{"backend": "native-gpu", "algorithm": "ML-KEM-768", "operation": "keygen",
+  "mode": "throughput", "status": "ok", "ops_per_sec": 21000000.0},
+ {"backend": "native-gpu", "algorithm": "ML-DSA-44", "operation": "sign",
+  "mode": "throughput", "status": "failed", "reason": "stand-in failure (test only)"}]}
 JSON
     fi ;;
   report) echo "stand-in report (test only)" > "$o" ;;
@@ -60,7 +72,7 @@ fn a_step_at_its_limit_is_cut_short_and_the_others_still_run() {
         .arg(&out)
         .args(["--runs", "2"])
         .env("PQCPROF_BIN", &bin)
-        // Limits of 1-3 s instead of minutes.
+        // Limits of 1-2 s instead of minutes.
         .env("GPU_CHECK_SCALE", "0.016")
         .output()
         .unwrap();
@@ -73,12 +85,14 @@ fn a_step_at_its_limit_is_cut_short_and_the_others_still_run() {
     let log = std::fs::read_to_string(out.join("gpu-check.log")).unwrap();
     assert!(log.contains("throughput-mlkem: ok"), "{log}");
     assert!(
-        log.contains("throughput-mldsa: CUT SHORT at its 3s limit (exit 130)"),
+        log.contains("throughput-mldsa: CUT SHORT at its 2s limit (exit 130)"),
         "{log}"
     );
     // The steps after the cut one still ran.
     assert!(
-        log.contains("latency: ok") && log.contains("cpu: ok"),
+        log.contains("latency: ok")
+            && log.contains("experiment-regs64: ok")
+            && log.contains("cpu: ok"),
         "{log}"
     );
     let mldsa = std::fs::read_to_string(out.join("throughput-mldsa.txt")).unwrap();
@@ -91,6 +105,17 @@ fn a_step_at_its_limit_is_cut_short_and_the_others_still_run() {
     );
     assert!(
         targets.contains("ML-DSA-44 sign: no result (not measured)"),
+        "{targets}"
+    );
+    assert!(
+        targets.contains(
+            "experiment --maxrregcount=64 ML-KEM-768 keygen: 21.000M ops/s vs 14.000M default (1.50x)"
+        ),
+        "{targets}"
+    );
+    assert!(
+        targets
+            .contains("experiment --maxrregcount=64 ML-DSA-44 sign: stand-in failure (test only)"),
         "{targets}"
     );
     assert!(out.join("report.html").exists() && out.join("report.md").exists());

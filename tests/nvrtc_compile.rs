@@ -155,3 +155,37 @@ fn kernels_command_reports_every_entry_point() {
         assert!(occ > 0.0 && occ <= 100.0, "{k}");
     }
 }
+
+#[test]
+fn experiment_options_reach_nvrtc_and_are_named() {
+    if probe::nvrtc_version().is_none() {
+        if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
+            panic!("PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded");
+        }
+        eprintln!("NVRTC not found: PQCPROF_NVRTC_OPTIONS test NOT run");
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqcprof"))
+        .args(["kernels", "--arch", "sm_80", "--json"])
+        .env("PQCPROF_NVRTC_OPTIONS", "--maxrregcount=64")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let arch = &v.as_array().unwrap()[0];
+    assert!(
+        arch["nvrtc"]
+            .as_str()
+            .unwrap()
+            .ends_with("with --maxrregcount=64"),
+        "{}",
+        arch["nvrtc"]
+    );
+    for k in arch["kernels"].as_array().unwrap() {
+        assert!(k["registers"].as_u64().unwrap() <= 64, "{k}");
+    }
+}

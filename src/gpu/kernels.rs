@@ -69,13 +69,24 @@ pub struct CompileFailure {
     pub log: String,
 }
 
+/// Extra NVRTC options for experiments, from `$PQCPROF_NVRTC_OPTIONS`
+/// (space-separated, e.g. `--maxrregcount=128`): they join the cache key,
+/// and GPU records name them in their kernel image.
+pub fn experiment_options() -> Vec<String> {
+    std::env::var("PQCPROF_NVRTC_OPTIONS")
+        .map(|v| v.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
 /// NVRTC options for `arch`.
 fn nvrtc_options(arch: &str) -> Vec<String> {
-    vec![
+    let mut v = vec![
         format!("--gpu-architecture={arch}"),
         "--std=c++17".into(),
         "-DPQCPROF_NVRTC=1".into(),
-    ]
+    ];
+    v.extend(experiment_options());
+    v
 }
 
 /// What NVRTC made of the unit for one architecture.
