@@ -663,10 +663,12 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         print!("\n{t}");
     }
     println!("Run file: {}", outcome.run_file.display());
-    println!(
-        "cuPQC-shaped files: {}/<backend>/ml{{kem,dsa}}_results.json (a GPU backend's also at {0}/ml{{kem,dsa}}_results.json and {0}/latency/, as cuPQC_benchmark writes them)",
-        out.display()
-    );
+    if outcome.run.records.iter().any(|r| r.status == Status::Ok) {
+        println!(
+            "cuPQC-shaped files: {}/<backend>/ml{{kem,dsa}}_results.json (a GPU backend's also at {0}/ml{{kem,dsa}}_results.json and {0}/latency/, as cuPQC_benchmark writes them)",
+            out.display()
+        );
+    }
     if outcome.interrupted {
         eprintln!(
             "pqcprof: interrupted; finished records are in {}",

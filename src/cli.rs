@@ -103,7 +103,7 @@ pub struct BenchArgs {
     /// Operations to measure (keygen, encaps, decaps, sign, verify); default all.
     #[arg(long = "op", value_name = "OPS")]
     pub operations: Vec<String>,
-    /// Backends to run (liboqs-cpu, native-gpu); default every ready one.
+    /// Backends to run (liboqs-cpu or liboqs, native-gpu or native, cupqc); default every ready one.
     #[arg(long = "backend", value_name = "NAMES")]
     pub backends: Vec<String>,
     /// Operations per timed batch [default: 1000 on CPUs, 100000 on GPUs]
@@ -267,10 +267,21 @@ impl BenchArgs {
             .map(str::trim)
             .filter(|b| !b.is_empty())
         {
+            // Short names, as users (and the issues) write them.
+            let b = match b {
+                "native" => crate::backend::native_gpu::NAME,
+                "liboqs" => crate::backend::liboqs::NAME,
+                other => other,
+            };
             if !valid.contains(&b) {
-                bail!("unknown backend '{b}'; valid: {}", valid.join(", "));
+                bail!(
+                    "unknown backend '{b}'; valid: {} (or native, liboqs)",
+                    valid.join(", ")
+                );
             }
-            backends.push(b.to_string());
+            if !backends.iter().any(|x| x == b) {
+                backends.push(b.to_string());
+            }
         }
         Ok(BenchOptions {
             algorithms,
@@ -329,6 +340,14 @@ mod tests {
         assert!(e(&["--context", "zz"]).contains("hex"));
         assert!(e(&["--op", "frobnicate"]).contains("valid: keygen"));
         assert!(e(&["--alg", "mlkem", "--op", "sign"]).contains("belongs"));
+    }
+
+    #[test]
+    fn short_backend_names() {
+        let o = args(&["--backend", "native,liboqs,native-gpu"])
+            .validate()
+            .unwrap();
+        assert_eq!(o.backends, ["native-gpu", "liboqs-cpu"]);
     }
 
     #[test]
