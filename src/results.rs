@@ -130,6 +130,59 @@ pub struct Record {
     pub sizes: Sizes,
 }
 
+impl Record {
+    /// A `skipped` record of `operation` of `algorithm` on `backend`,
+    /// nothing measured yet: one thread, throughput mode, no batch, no
+    /// sizes. Callers set what they know with struct update syntax, so a
+    /// field added to `Record` is defaulted here once.
+    pub fn unmeasured(
+        backend: String,
+        device: Device,
+        provider: String,
+        algorithm: String,
+        family: String,
+        kind: Kind,
+        operation: Operation,
+    ) -> Record {
+        Record {
+            backend,
+            device,
+            threads: 1,
+            algorithm,
+            family,
+            kind,
+            provider,
+            nist_level: None,
+            operation,
+            mode: Mode::Throughput,
+            status: Status::Skipped,
+            reason: None,
+            batch: 0,
+            runs: 0,
+            warmup_runs: 0,
+            message_bytes: None,
+            timed_window: String::new(),
+            kernel: None,
+            gate: None,
+            iterations: None,
+            run_seconds: vec![],
+            throughput_ops_per_sec: None,
+            ops_per_sec: None,
+            ms_per_op: None,
+            latency_us: None,
+            latency_p50_us: None,
+            latency_p99_us: None,
+            usage: vec![],
+            peak_mem_mb: None,
+            peak_util_pct: None,
+            mean_power_w: None,
+            energy_per_op_uj: None,
+            sampler: String::new(),
+            sizes: Sizes::default(),
+        }
+    }
+}
+
 /// A GPU kernel's launch and the resources the driver reports for it: what
 /// explains its throughput before any profiler is run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -17,7 +17,7 @@ pub mod timing;
 use crate::backend::{Device, DeviceKind, GateReport};
 use crate::catalog::{Kind, Operation, Sizes};
 use crate::cli::exit;
-use crate::results::{Mode, Record, RunConfig, RunFile, Status};
+use crate::results::{Record, RunConfig, RunFile, Status};
 use crate::stats::{summarize, Sample};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -321,40 +321,20 @@ fn one_thread(
 
 fn blank(e: &Entry, op: Operation, device: &Device, opts: &SweepOptions) -> Record {
     Record {
-        backend: e.provider.backend().into(),
-        device: device.clone(),
         threads: opts.threads,
-        algorithm: e.name.clone(),
-        family: e.family.clone(),
-        kind: e.kind,
-        provider: e.provider.name().into(),
         nist_level: e.nist_level,
-        operation: op,
-        mode: Mode::Throughput,
-        status: Status::Skipped,
-        reason: None,
-        batch: 0,
-        runs: 0,
-        warmup_runs: 0,
         message_bytes: (e.kind == Kind::Signature).then_some(opts.message.len()),
         timed_window: window_text(e, op, opts.window),
-        kernel: None,
-        gate: None,
-        iterations: None,
-        run_seconds: vec![],
-        throughput_ops_per_sec: None,
-        ops_per_sec: None,
-        ms_per_op: None,
-        latency_us: None,
-        latency_p50_us: None,
-        latency_p99_us: None,
-        usage: vec![],
-        peak_mem_mb: None,
-        peak_util_pct: None,
-        mean_power_w: None,
-        energy_per_op_uj: None,
         sampler: "none: the sweep times windows and does not sample".into(),
-        sizes: Sizes::default(),
+        ..Record::unmeasured(
+            e.provider.backend().into(),
+            device.clone(),
+            e.provider.name().into(),
+            e.name.clone(),
+            e.family.clone(),
+            e.kind,
+            op,
+        )
     }
 }
 
