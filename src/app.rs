@@ -57,7 +57,7 @@ struct KernelRow {
 /// `pqcprof kernels`: the static cost of every native kernel.
 fn kernels(a: &crate::cli::KernelsArgs) -> anyhow::Result<i32> {
     use crate::gpu::resources;
-    let Some((major, minor)) = probe::nvrtc_version() else {
+    let Some(nvrtc) = crate::gpu::kernels::nvrtc_label() else {
         anyhow::bail!(
             "NVRTC is needed to compile the kernels and was not found (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH)"
         );
@@ -92,14 +92,9 @@ fn kernels(a: &crate::cli::KernelsArgs) -> anyhow::Result<i32> {
                 }
             })
             .collect();
-        let extra = crate::gpu::kernels::experiment_options();
         all.push(ArchResources {
             arch: arch.into(),
-            nvrtc: if extra.is_empty() {
-                format!("{major}.{minor}")
-            } else {
-                format!("{major}.{minor} with {}", extra.join(" "))
-            },
+            nvrtc: nvrtc.clone(),
             threads_per_block: tpb,
             kernels,
         });
@@ -110,7 +105,7 @@ fn kernels(a: &crate::cli::KernelsArgs) -> anyhow::Result<i32> {
     }
     for r in &all {
         println!(
-            "{} (NVRTC {}), {} threads per block; occupancy is the estimate from registers alone (a GPU run records the driver's figure)",
+            "{} ({}), {} threads per block; occupancy is the estimate from registers alone (a GPU run records the driver's figure)",
             r.arch, r.nvrtc, r.threads_per_block
         );
         println!(
@@ -663,7 +658,13 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         print!("\n{t}");
     }
     println!("Run file: {}", outcome.run_file.display());
-    if outcome.run.records.iter().any(|r| r.status == Status::Ok) {
+    let measured = outcome
+        .run
+        .records
+        .iter()
+        .filter(|r| r.status == Status::Ok)
+        .count();
+    if measured > 0 {
         println!(
             "cuPQC-shaped files: {}/<backend>/ml{{kem,dsa}}_results.json (a GPU backend's also at {0}/ml{{kem,dsa}}_results.json and {0}/latency/, as cuPQC_benchmark writes them)",
             out.display()
@@ -676,27 +677,25 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         );
         return Ok(exit::INTERRUPTED);
     }
-    let measured = outcome
-        .run
-        .records
-        .iter()
-        .filter(|r| r.status == Status::Ok)
-        .count();
     if measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
         eprintln!("pqcprof: nothing was measured: the backends asked for are not ready (see `pqcprof check`)");
         return Ok(exit::SOME_FAILED);
     }
-    let failed = outcome
-        .run
-        .records
+    Ok(exit_for_failures(&outcome.run.records))
+}
+
+/// `SOME_FAILED`, saying how many, when a record failed (its gate or a
+/// run); else `OK`. The last word of every measuring command.
+pub fn exit_for_failures(records: &[crate::results::Record]) -> i32 {
+    let failed = records
         .iter()
         .filter(|r| r.status == Status::Failed)
         .count();
     if failed > 0 {
         eprintln!("pqcprof: {failed} record(s) failed; reasons are in the run file and above");
-        return Ok(exit::SOME_FAILED);
+        return exit::SOME_FAILED;
     }
-    Ok(exit::OK)
+    exit::OK
 }
 
 /// A short table of what was measured.

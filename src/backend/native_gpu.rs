@@ -136,13 +136,7 @@ impl NativeGpu {
         let t0 = Instant::now();
         let (compiled, origin) = kernels::compile_cached(&arch)?;
         let compile_seconds = t0.elapsed().as_secs_f64();
-        let mut nvrtc = crate::gpu::probe::nvrtc_version()
-            .map(|(a, b)| format!("NVRTC {a}.{b}"))
-            .unwrap_or_else(|| "NVRTC".into());
-        let extra = kernels::experiment_options();
-        if !extra.is_empty() {
-            nvrtc += &format!(" with {}", extra.join(" "));
-        }
+        let nvrtc = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
         // Machine code first: no JIT, and no dependence on the driver
         // knowing this NVRTC's PTX ISA. The PTX is the fallback.
         let (module, image) = match ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin))

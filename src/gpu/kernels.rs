@@ -78,6 +78,19 @@ pub fn experiment_options() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `NVRTC 13.5`, with the experiment options when there are any (`NVRTC
+/// 13.5 with --maxrregcount=64`): what records and `kernels` name as the
+/// compiler. `None` without NVRTC.
+pub fn nvrtc_label() -> Option<String> {
+    let (major, minor) = crate::gpu::probe::nvrtc_version()?;
+    let extra = experiment_options();
+    Some(if extra.is_empty() {
+        format!("NVRTC {major}.{minor}")
+    } else {
+        format!("NVRTC {major}.{minor} with {}", extra.join(" "))
+    })
+}
+
 /// NVRTC options for `arch`.
 fn nvrtc_options(arch: &str) -> Vec<String> {
     let mut v = vec![

@@ -652,16 +652,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         );
         return Ok(exit::INTERRUPTED);
     }
-    let failed = run
-        .records
-        .iter()
-        .filter(|r| r.status == Status::Failed)
-        .count();
-    if failed > 0 {
-        eprintln!("pqcprof: {failed} record(s) failed; reasons are in the run file and above");
-        return Ok(exit::SOME_FAILED);
-    }
-    Ok(exit::OK)
+    Ok(crate::app::exit_for_failures(&run.records))
 }
 
 /// `pqcprof sizes`.
