@@ -1,14 +1,12 @@
 //! The binary as a user meets it: bad input, the files it writes, Ctrl-C.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-fn pqcprof() -> Command {
-    Command::cargo_bin("pqcprof").unwrap()
-}
+mod common;
+use common::pqcprof;
 
 fn run_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -273,23 +271,13 @@ fn ctrl_c_keeps_finished_records_as_valid_json() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    let done_kem = loop {
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "ML-KEM-512 never finished"
-        );
-        if let Some(f) = run_files(d.path()).first() {
-            if let Ok(v) = serde_json::from_slice::<Value>(&std::fs::read(f).unwrap()) {
-                if v["records"].as_array().is_some_and(|r| r.len() >= 3) {
-                    break v["records"].as_array().unwrap().len();
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    // SAFETY: kill sends a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let done_kem = common::wait_for_records(
+        || run_files(d.path()).first().cloned(),
+        3,
+        Duration::from_secs(120),
+        "ML-KEM-512 never finished",
+    );
+    common::interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),

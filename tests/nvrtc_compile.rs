@@ -12,16 +12,58 @@ use pqcprof::gpu::{kernels, probe};
 
 const ARCHS: [&str; 5] = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"];
 
-#[test]
-fn kernels_compile_for_turing_to_hopper() {
-    let Some((major, minor)) = probe::nvrtc_version() else {
+/// NVRTC's version; without NVRTC, says that `test` did not run and gives
+/// `None`, or fails when PQCPROF_REQUIRE_NVRTC=1 (as in CI).
+fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
+    let v = probe::nvrtc_version();
+    if v.is_none() {
         if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
             panic!(
                 "PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded (LD_LIBRARY_PATH={:?})",
                 std::env::var("LD_LIBRARY_PATH")
             );
         }
-        eprintln!("NVRTC not found: kernel compile test NOT run (set PQCPROF_REQUIRE_NVRTC=1 to make this a failure)");
+        eprintln!(
+            "NVRTC not found: {test} NOT run (set PQCPROF_REQUIRE_NVRTC=1 to make this a failure)"
+        );
+    }
+    v
+}
+
+/// Every kernel entry point, sorted.
+fn entry_points() -> Vec<String> {
+    let mut v: Vec<String> = Algorithm::ALL
+        .iter()
+        .flat_map(|&a| {
+            a.operations()
+                .into_iter()
+                .map(move |op| kernels::kernel_name(a, op))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `pqcprof kernels --arch ARCH --json` with `env` set: its one
+/// architecture's entry.
+fn kernels_json(arch: &str, env: &[(&str, &str)]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqcprof"))
+        .args(["kernels", "--arch", arch, "--json"])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v.as_array().unwrap()[0].clone()
+}
+
+#[test]
+fn kernels_compile_for_turing_to_hopper() {
+    let Some((major, minor)) = nvrtc_or_skip("kernel compile test") else {
         return;
     };
     eprintln!("NVRTC {major}.{minor}");
@@ -52,19 +94,16 @@ fn kernels_compile_for_turing_to_hopper() {
             text.contains(&format!(".target {arch}")),
             "{arch}: wrong target"
         );
-        for alg in Algorithm::ALL {
-            for op in alg.operations() {
-                let name = kernels::kernel_name(alg, op);
-                assert!(
-                    text.contains(&format!(".entry {name}(")),
-                    "{arch}: entry {name} missing"
-                );
-                let needle = format!("\0{name}\0");
-                assert!(
-                    cubin.windows(needle.len()).any(|w| w == needle.as_bytes()),
-                    "{arch}: entry {name} missing from the machine code"
-                );
-            }
+        for name in entry_points() {
+            assert!(
+                text.contains(&format!(".entry {name}(")),
+                "{arch}: entry {name} missing"
+            );
+            let needle = format!("\0{name}\0");
+            assert!(
+                cubin.windows(needle.len()).any(|w| w == needle.as_bytes()),
+                "{arch}: entry {name} missing from the machine code"
+            );
         }
         eprintln!(
             "{arch}: {} bytes of PTX, {} bytes of machine code in {:.1?}",
@@ -77,11 +116,7 @@ fn kernels_compile_for_turing_to_hopper() {
 
 #[test]
 fn compiled_kernels_are_cached_and_reused() {
-    if probe::nvrtc_version().is_none() {
-        if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!("PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded");
-        }
-        eprintln!("NVRTC not found: kernel cache test NOT run");
+    if nvrtc_or_skip("kernel cache test").is_none() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -110,24 +145,10 @@ fn compiled_kernels_are_cached_and_reused() {
 
 #[test]
 fn kernels_command_reports_every_entry_point() {
-    if probe::nvrtc_version().is_none() {
-        if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!("PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded");
-        }
-        eprintln!("NVRTC not found: `pqcprof kernels` test NOT run");
+    if nvrtc_or_skip("`pqcprof kernels` test").is_none() {
         return;
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqcprof"))
-        .args(["kernels", "--arch", "sm_90", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let arch = &v.as_array().unwrap()[0];
+    let arch = kernels_json("sm_90", &[]);
     assert_eq!(arch["arch"], "sm_90");
     assert_eq!(arch["threads_per_block"], 128);
     let kernels = arch["kernels"].as_array().unwrap();
@@ -136,16 +157,7 @@ fn kernels_command_reports_every_entry_point() {
         .map(|k| k["name"].as_str().unwrap())
         .collect();
     names.sort();
-    let mut want: Vec<String> = Algorithm::ALL
-        .iter()
-        .flat_map(|&a| {
-            a.operations()
-                .into_iter()
-                .map(move |op| kernels::kernel_name(a, op))
-        })
-        .collect();
-    want.sort();
-    assert_eq!(names, want);
+    assert_eq!(names, entry_points());
     for k in kernels {
         let regs = k["registers"].as_u64().unwrap();
         assert!((16..=255).contains(&regs), "{k}");
@@ -158,25 +170,10 @@ fn kernels_command_reports_every_entry_point() {
 
 #[test]
 fn experiment_options_reach_nvrtc_and_are_named() {
-    if probe::nvrtc_version().is_none() {
-        if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!("PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded");
-        }
-        eprintln!("NVRTC not found: PQCPROF_NVRTC_OPTIONS test NOT run");
+    if nvrtc_or_skip("PQCPROF_NVRTC_OPTIONS test").is_none() {
         return;
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqcprof"))
-        .args(["kernels", "--arch", "sm_80", "--json"])
-        .env("PQCPROF_NVRTC_OPTIONS", "--maxrregcount=64")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let arch = &v.as_array().unwrap()[0];
+    let arch = kernels_json("sm_80", &[("PQCPROF_NVRTC_OPTIONS", "--maxrregcount=64")]);
     assert!(
         arch["nvrtc"]
             .as_str()

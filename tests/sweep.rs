@@ -1,15 +1,13 @@
 //! `pqcprof sweep` and `pqcprof sizes` as a user meets them. Tiny windows
 //! and small filters keep this to seconds.
 
-use assert_cmd::Command;
 use pqcprof::sweep::csv;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn pqcprof() -> Command {
-    Command::cargo_bin("pqcprof").unwrap()
-}
+mod common;
+use common::pqcprof;
 
 fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -261,7 +259,7 @@ fn sizes_print_to_stdout() {
 
 #[test]
 fn ctrl_c_keeps_finished_algorithms_and_exits_130() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let d = tempfile::tempdir().unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pqcprof"))
         .args([
@@ -281,23 +279,13 @@ fn ctrl_c_keeps_finished_algorithms_and_exits_130() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    loop {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "ML-KEM-512 never finished"
-        );
-        if let Some(f) = files(d.path(), "-sweep.json").first() {
-            if let Ok(v) = serde_json::from_slice::<Value>(&std::fs::read(f).unwrap()) {
-                if v["records"].as_array().is_some_and(|r| r.len() >= 3) {
-                    break;
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: kill sends a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    common::wait_for_records(
+        || files(d.path(), "-sweep.json").first().cloned(),
+        3,
+        Duration::from_secs(60),
+        "ML-KEM-512 never finished",
+    );
+    common::interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),

@@ -1,5 +1,6 @@
-//! Helpers shared by the report tests: the binary, a small real run made
-//! by it, and what a finished command said.
+//! Helpers shared by the integration tests: the binary, a small real run
+//! made by it, what a finished command said, and Ctrl-C in the middle of a
+//! run.
 
 // Each test file uses only some of these.
 #![allow(dead_code)]
@@ -49,4 +50,33 @@ pub fn outcome(cmd: &mut Command) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Polls the JSON file `find` returns until it holds at least `n` records
+/// (it is rewritten atomically after each algorithm) and returns how many;
+/// fails the test after `limit`, saying `what` never happened.
+pub fn wait_for_records(
+    find: impl Fn() -> Option<PathBuf>,
+    n: usize,
+    limit: std::time::Duration,
+    what: &str,
+) -> usize {
+    let t0 = std::time::Instant::now();
+    loop {
+        assert!(t0.elapsed() < limit, "{what}");
+        if let Some(f) = find() {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&std::fs::read(f).unwrap()) {
+                if let Some(r) = v["records"].as_array().filter(|r| r.len() >= n) {
+                    return r.len();
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Ctrl-C: SIGINT to `child`.
+pub fn interrupt(child: &std::process::Child) {
+    // SAFETY: kill sends a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 }
