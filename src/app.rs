@@ -481,6 +481,16 @@ fn gpu_slot(
     }
 }
 
+/// Why GPU `device` cannot be used when the driver does not list it.
+fn missing_device(gpu: &GpuProbe, device: usize) -> Option<String> {
+    (!gpu.gpus.iter().any(|g| g.ordinal == device)).then(|| {
+        format!(
+            "no GPU with ordinal {device} (the driver lists {})",
+            gpu.gpus.len()
+        )
+    })
+}
+
 /// The native GPU backend with its NVML sampler, or why it cannot run.
 fn native_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
     let not_ready = |reason: String| Slot::NotReady {
@@ -490,12 +500,8 @@ fn native_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
     if let Some(reason) = native_not_ready(gpu) {
         return not_ready(reason);
     }
-    if !gpu.gpus.iter().any(|g| g.ordinal == opts.device) {
-        return not_ready(format!(
-            "no GPU with ordinal {} (the driver lists {})",
-            opts.device,
-            gpu.gpus.len()
-        ));
+    if let Some(reason) = missing_device(gpu, opts.device) {
+        return not_ready(reason);
     }
     eprintln!(
         "pqcprof: compiling the native kernels with NVRTC for GPU {} ...",
@@ -533,12 +539,8 @@ fn cupqc_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
     if let Some(v) = verdict.filter(|v| !v.ready) {
         return not_ready(v.detail);
     }
-    if !gpu.gpus.iter().any(|g| g.ordinal == opts.device) {
-        return not_ready(format!(
-            "no GPU with ordinal {} (the driver lists {})",
-            opts.device,
-            gpu.gpus.len()
-        ));
+    if let Some(reason) = missing_device(gpu, opts.device) {
+        return not_ready(reason);
     }
     cupqc_backend_slot(opts, not_ready)
 }
