@@ -128,6 +128,12 @@ pub struct Record {
     pub sampler: String,
     /// Sizes of keys, ciphertexts, secrets and signatures, bytes.
     pub sizes: Sizes,
+    /// Made on pqcprof's CPU stand-in CUDA driver (a test fixture), not on
+    /// a GPU: its gate proves correctness and the launch path; its timings
+    /// mean nothing, so it never reaches the cuPQC-shaped files or a speed
+    /// comparison. Absent (false) everywhere else.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulated: bool,
 }
 
 impl Record {
@@ -144,6 +150,10 @@ impl Record {
         kind: Kind,
         operation: Operation,
     ) -> Record {
+        // Every GPU record starts here: on the CPU stand-in driver, each one
+        // says so.
+        let emulated = device.kind == crate::backend::DeviceKind::Gpu
+            && crate::gpu::probe::standin_driver().is_some();
         Record {
             backend,
             device,
@@ -179,6 +189,7 @@ impl Record {
             energy_per_op_uj: None,
             sampler: String::new(),
             sizes: Sizes::default(),
+            emulated,
         }
     }
 }
