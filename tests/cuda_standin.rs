@@ -478,19 +478,14 @@ fn the_report_keeps_emulated_records_out_of_every_speed_claim() {
     );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let cpu = common::cpu_run(&d.path().join("cpu"), "1");
-    let out = common::pqcprof()
-        .arg("report")
-        .arg(run_file(&gpu_dir))
-        .arg(cpu)
-        .args(["--format", "markdown", "-o", "-"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (code, md, stderr) = outcome(
+        common::pqcprof()
+            .arg("report")
+            .arg(run_file(&gpu_dir))
+            .arg(cpu)
+            .args(["--format", "markdown", "-o", "-"]),
     );
-    let md = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(code, 0, "{stderr}");
     let section = "## Correctness on the CPU stand-in driver (emulated, not a GPU)";
     let at = md
         .find(section)
