@@ -8,20 +8,8 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-/// Exit codes, documented in `--help` and the README.
-pub mod exit {
-    /// Everything asked for ran and passed its correctness gate.
-    pub const OK: i32 = 0;
-    /// An error: bad input, an unwritable folder, an I/O failure.
-    pub const ERROR: i32 = 1;
-    /// The command line could not be parsed (clap's own code).
-    pub const USAGE: i32 = 2;
-    /// The run finished but some record failed (its gate or a run), or
-    /// `check --require-gpu` found no ready GPU backend.
-    pub const SOME_FAILED: i32 = 3;
-    /// Stopped by Ctrl-C; what finished is on disk.
-    pub const INTERRUPTED: i32 = 130;
-}
+/// The exit codes (documented in `--help` and the README), kept here under their old path for callers of `cli::exit`.
+pub use crate::exit;
 
 const AFTER_HELP: &str = "Exit codes: 0 success; 1 error (bad input, unwritable output, I/O); \
 2 command-line usage error; 3 finished but a record failed its correctness gate \

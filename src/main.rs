@@ -6,7 +6,7 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("pqcprof: error: {e:#}");
-            std::process::exit(pqcprof::cli::exit::ERROR);
+            std::process::exit(pqcprof::exit::ERROR);
         }
     }
 }

@@ -5,8 +5,9 @@
 
 use crate::backend::{Backend, DeviceKind};
 use crate::catalog::{Algorithm, Family, Operation};
-use crate::export::{cupqc, write_json};
+use crate::export::cupqc;
 use crate::monitor::Sampler;
+use crate::output::write_json;
 use crate::progress::RunBar;
 use crate::results::{Mode, Record, RunFile};
 use crate::runner::{measure, skipped, MeasureConfig};

@@ -30,7 +30,7 @@ pub mod svg;
 pub mod table;
 pub mod units;
 
-use crate::cli::exit;
+use crate::exit;
 use clap::{Args, ValueEnum};
 use load::{LoadSet, LoadedRun};
 use model::Dataset;
@@ -320,7 +320,7 @@ pub fn run_report(args: &ReportArgs) -> anyhow::Result<i32> {
     if out.as_os_str() == "-" {
         std::io::stdout().write_all(text.as_bytes())?;
     } else {
-        crate::export::write_atomic(&out, text.as_bytes())?;
+        crate::output::write_atomic(&out, text.as_bytes())?;
         let used: usize = set.runs.iter().map(|r| r.records.len()).sum();
         println!(
             "Report: {} ({} run file{}, {} records)",

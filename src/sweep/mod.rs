@@ -16,7 +16,7 @@ pub mod timing;
 
 use crate::backend::{Device, DeviceKind, GateReport};
 use crate::catalog::{Kind, Operation, Sizes};
-use crate::cli::exit;
+use crate::exit;
 use crate::results::{Record, RunConfig, RunFile, Status};
 use crate::stats::{summarize, Sample};
 use anyhow::{bail, Context, Result};
@@ -504,7 +504,7 @@ impl Writer {
         ))
     }
     fn write(&self, run: &RunFile, opts: &SweepOptions) -> Result<Vec<PathBuf>> {
-        crate::export::write_json(&self.run_path, run)?;
+        crate::output::write_json(&self.run_path, run)?;
         let mut written = vec![];
         for kind in CSV_TYPES {
             let recs: Vec<&Record> = run
@@ -520,7 +520,7 @@ impl Writer {
                 continue;
             }
             let path = self.csv_path(&run.metadata, kind);
-            crate::export::write_atomic(
+            crate::output::write_atomic(
                 &path,
                 csv::render(&csv_meta(&run.metadata, opts, kind), &recs).as_bytes(),
             )?;
@@ -551,7 +551,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         print!("{}", list(&entries));
         return Ok(exit::OK);
     }
-    let out = crate::export::ensure_writable_dir(&args.out)?;
+    let out = crate::output::ensure_writable_dir(&args.out)?;
     let meta = crate::system::collect(None);
     let device = Device {
         kind: DeviceKind::Cpu,
@@ -589,7 +589,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     };
     let mut run = RunFile::new(meta, config);
     let cancel = Arc::new(AtomicBool::new(false));
-    crate::app::install_ctrlc(cancel.clone());
+    crate::signals::install(cancel.clone());
     eprintln!(
         "pqcprof sweep: {} algorithms, {} thread(s), {}s warm-up + {}s window per operation",
         entries.len(),
@@ -652,7 +652,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         );
         return Ok(exit::INTERRUPTED);
     }
-    Ok(crate::app::exit_for_failures(&run.records))
+    Ok(exit::for_failures(&run.records))
 }
 
 /// `pqcprof sizes`.
@@ -685,7 +685,7 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
     let text = sizes::render(&rows);
     match &args.out {
         Some(p) => {
-            crate::export::write_atomic(Path::new(p), text.as_bytes())?;
+            crate::output::write_atomic(Path::new(p), text.as_bytes())?;
             eprintln!("pqcprof sizes: wrote {}", p.display());
         }
         None => print!("{text}"),
