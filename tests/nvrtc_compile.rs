@@ -7,6 +7,8 @@
 //! test says so and passes, unless PQCPROF_REQUIRE_NVRTC=1 (as in CI), where
 //! a missing NVRTC is a failure.
 
+mod common;
+
 use pqcprof::catalog::Algorithm;
 use pqcprof::gpu::{kernels, probe};
 
@@ -23,8 +25,9 @@ fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
                 std::env::var("LD_LIBRARY_PATH")
             );
         }
-        eprintln!(
-            "NVRTC not found: {test} NOT run (set PQCPROF_REQUIRE_NVRTC=1 to make this a failure)"
+        common::skipped(
+            test,
+            "NVRTC not found on the loader path (set PQCPROF_REQUIRE_NVRTC=1 to make this a failure)",
         );
     }
     v

@@ -80,3 +80,18 @@ pub fn interrupt(child: &std::process::Child) {
     // SAFETY: kill sends a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 }
+
+/// Says, where a reader of `cargo test` sees it, that `test` did not run
+/// and why: libtest hides a passing test's `eprintln!`, so a skip would
+/// otherwise read as a pass. Written straight to the process's stderr,
+/// which libtest does not capture.
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
+/// Sends `signal` (SIGTERM, SIGHUP...) to `child`.
+pub fn signal(child: &std::process::Child, signal: i32) {
+    // SAFETY: kill sends a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+}
