@@ -565,6 +565,11 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
             opts.backends = names.iter().map(|n| n.to_string()).collect();
         }
     }
+    if let Some(d) = args.device {
+        if opts.backends.iter().all(|b| b == liboqs::NAME) && !opts.backends.is_empty() {
+            bail!("invalid --device {d}: only GPU backends use a device, and this command runs liboqs-cpu only; use `pqcprof gpu` or `pqcprof bench`");
+        }
+    }
     let out = crate::output::ensure_writable_dir(&opts.out)?;
     let host = system::host();
     let cpu_batch = opts.batch.unwrap_or(DEFAULT_CPU_BATCH);
@@ -670,7 +675,7 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     }
     if measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
         eprintln!("pqcprof: nothing was measured: the backends asked for are not ready (see `pqcprof check`)");
-        return Ok(exit::SOME_FAILED);
+        return Ok(exit::NOT_READY);
     }
     Ok(exit_for_failures(&outcome.run.records))
 }
@@ -680,16 +685,25 @@ pub use crate::exit::for_failures as exit_for_failures;
 
 /// A short table of what was measured.
 pub fn summary_table(run: &RunFile) -> String {
+    // The interval printed is the median's own (distribution-free), not the
+    // mean's: the mean's can miss the median entirely on skewed runs.
     let mut s = format!(
-        "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7}\n",
-        "backend", "thr", "algorithm", "op", "status", "ops/s (median)", "ms/op", "±CI95"
+        "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10}  {}\n",
+        "backend",
+        "thr",
+        "algorithm",
+        "op",
+        "status",
+        "ops/s (median)",
+        "ms/op",
+        "95% CI of the median (ops/s)"
     );
     for r in &run.records {
         let ci = r
             .throughput_ops_per_sec
             .as_ref()
-            .and_then(|t| t.ci95.map(|c| (c.high - c.low) / 2.0 / t.mean * 100.0))
-            .map(|p| format!("{p:.1}%"))
+            .and_then(|t| t.median_ci95)
+            .map(|c| format!("{:.1} .. {:.1}", c.low, c.high))
             .unwrap_or_else(|| "-".into());
         let status = match r.status {
             Status::Ok => "ok",
@@ -697,7 +711,7 @@ pub fn summary_table(run: &RunFile) -> String {
             Status::Skipped => "skipped",
         };
         s += &format!(
-            "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7}\n",
+            "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10}  {}\n",
             r.backend,
             r.threads,
             r.algorithm,

@@ -13,8 +13,20 @@ pub const USAGE: i32 = 2;
 /// The run finished but some record failed (its gate or a run), or
 /// `check --require-gpu` found no ready GPU backend.
 pub const SOME_FAILED: i32 = 3;
-/// Stopped by Ctrl-C; what finished is on disk.
+/// Nothing could be measured: every backend asked for (`gpu`, `bench
+/// --backend ...`) is not ready here; the run file holds the skipped
+/// records with the reasons.
+pub const NOT_READY: i32 = 4;
+/// Stopped by Ctrl-C, SIGTERM or SIGHUP; what finished is on disk.
 pub const INTERRUPTED: i32 = 130;
+
+/// Every exit code in words, for `--help` (the README says the same).
+pub const HELP: &str = "Exit codes: 0 success; 1 error (bad input, unwritable output, I/O); \
+2 command-line usage error; 3 finished but a record failed its correctness gate \
+(or `check --require-gpu` found no ready GPU backend); 4 nothing measured: no backend \
+asked for is ready here (e.g. `gpu` without a GPU); 130 interrupted by Ctrl-C, SIGTERM \
+or SIGHUP (finished records stay on disk as valid JSON, the run file marked interrupted). \
+A closed output pipe (`| head`) ends pqcprof quietly, as any Unix tool (SIGPIPE).";
 
 /// `SOME_FAILED`, saying how many, when a record failed (its gate or a
 /// run); else `OK`. The last word of every measuring command.
