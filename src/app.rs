@@ -5,8 +5,9 @@ use crate::backend::native_gpu::{self, NativeGpu};
 use crate::backend::{Device, DeviceKind};
 use crate::catalog::{Algorithm, Kind, Operation};
 use crate::cli::{
-    exit, BenchArgs, BenchOptions, CheckArgs, Cli, Command, DEFAULT_CPU_BATCH, DEFAULT_GPU_BATCH,
+    BenchArgs, BenchOptions, CheckArgs, Cli, Command, DEFAULT_CPU_BATCH, DEFAULT_GPU_BATCH,
 };
+use crate::exit;
 use crate::gpu::cupqc;
 use crate::gpu::probe::{self, GpuProbe};
 use crate::monitor::host::HostSampler;
@@ -18,7 +19,7 @@ use crate::session::{self, Plan, Slot};
 use crate::system;
 use anyhow::bail;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -445,18 +446,6 @@ fn check_host_memory(opts: &BenchOptions, batch: usize, total_mb: u64) -> anyhow
     Ok(())
 }
 
-pub(crate) fn install_ctrlc(cancel: Arc<AtomicBool>) {
-    let first = Arc::new(AtomicBool::new(true));
-    let _ = ctrlc::set_handler(move || {
-        if first.swap(false, Ordering::SeqCst) {
-            eprintln!("\npqcprof: interrupted; stopping after the current run (Ctrl-C again to quit at once)");
-            cancel.store(true, Ordering::SeqCst);
-        } else {
-            std::process::exit(exit::INTERRUPTED);
-        }
-    });
-}
-
 fn want_backend(opts: &BenchOptions, name: &str) -> bool {
     opts.backends.is_empty() || opts.backends.iter().any(|b| b == name)
 }
@@ -579,7 +568,12 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
             opts.backends = names.iter().map(|n| n.to_string()).collect();
         }
     }
-    let out = crate::export::ensure_writable_dir(&opts.out)?;
+    if let Some(d) = args.device {
+        if opts.backends.iter().all(|b| b == liboqs::NAME) && !opts.backends.is_empty() {
+            bail!("invalid --device {d}: only GPU backends use a device, and this command runs liboqs-cpu only; use `pqcprof gpu` or `pqcprof bench`");
+        }
+    }
+    let out = crate::output::ensure_writable_dir(&opts.out)?;
     let host = system::host();
     let cpu_batch = opts.batch.unwrap_or(DEFAULT_CPU_BATCH);
     if want_backend(&opts, liboqs::NAME) {
@@ -656,7 +650,7 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         },
     };
     let cancel = Arc::new(AtomicBool::new(false));
-    install_ctrlc(cancel.clone());
+    crate::signals::install(cancel.clone());
     let outcome = session::run(plan, RunFile::new(meta, config), &out, &cancel)?;
     print!("{}", summary_table(&outcome.run));
     if let Some(t) = kernel_table(&outcome.run.records) {
@@ -693,37 +687,35 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     }
     if measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
         eprintln!("pqcprof: nothing was measured: the backends asked for are not ready (see `pqcprof check`)");
-        return Ok(exit::SOME_FAILED);
+        return Ok(exit::NOT_READY);
     }
     Ok(exit_for_failures(&outcome.run.records))
 }
 
-/// `SOME_FAILED`, saying how many, when a record failed (its gate or a
-/// run); else `OK`. The last word of every measuring command.
-pub fn exit_for_failures(records: &[crate::results::Record]) -> i32 {
-    let failed = records
-        .iter()
-        .filter(|r| r.status == Status::Failed)
-        .count();
-    if failed > 0 {
-        eprintln!("pqcprof: {failed} record(s) failed; reasons are in the run file and above");
-        return exit::SOME_FAILED;
-    }
-    exit::OK
-}
+/// The last word of every measuring command, under its old path.
+pub use crate::exit::for_failures as exit_for_failures;
 
 /// A short table of what was measured.
 pub fn summary_table(run: &RunFile) -> String {
+    // The interval printed is the median's own (distribution-free), not the
+    // mean's: the mean's can miss the median entirely on skewed runs.
     let mut s = format!(
-        "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7}\n",
-        "backend", "thr", "algorithm", "op", "status", "ops/s (median)", "ms/op", "±CI95"
+        "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10}  {}\n",
+        "backend",
+        "thr",
+        "algorithm",
+        "op",
+        "status",
+        "ops/s (median)",
+        "ms/op",
+        "95% CI of the median (ops/s)"
     );
     for r in &run.records {
         let ci = r
             .throughput_ops_per_sec
             .as_ref()
-            .and_then(|t| t.ci95.map(|c| (c.high - c.low) / 2.0 / t.mean * 100.0))
-            .map(|p| format!("{p:.1}%"))
+            .and_then(|t| t.median_ci95)
+            .map(|c| format!("{:.1} .. {:.1}", c.low, c.high))
             .unwrap_or_else(|| "-".into());
         let status = match r.status {
             Status::Ok => "ok",
@@ -731,7 +723,7 @@ pub fn summary_table(run: &RunFile) -> String {
             Status::Skipped => "skipped",
         };
         s += &format!(
-            "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7}\n",
+            "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10}  {}\n",
             r.backend,
             r.threads,
             r.algorithm,

@@ -8,29 +8,12 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-/// Exit codes, documented in `--help` and the README.
-pub mod exit {
-    /// Everything asked for ran and passed its correctness gate.
-    pub const OK: i32 = 0;
-    /// An error: bad input, an unwritable folder, an I/O failure.
-    pub const ERROR: i32 = 1;
-    /// The command line could not be parsed (clap's own code).
-    pub const USAGE: i32 = 2;
-    /// The run finished but some record failed (its gate or a run), or
-    /// `check --require-gpu` found no ready GPU backend.
-    pub const SOME_FAILED: i32 = 3;
-    /// Stopped by Ctrl-C; what finished is on disk.
-    pub const INTERRUPTED: i32 = 130;
-}
-
-const AFTER_HELP: &str = "Exit codes: 0 success; 1 error (bad input, unwritable output, I/O); \
-2 command-line usage error; 3 finished but a record failed its correctness gate \
-(or `check --require-gpu` found no ready GPU backend); 130 interrupted by Ctrl-C \
-(finished records stay on disk as valid JSON).";
+/// The exit codes (documented in `--help` and the README), kept here under their old path for callers of `cli::exit`.
+pub use crate::exit;
 
 /// pqcprof: batched post-quantum cryptography throughput on GPUs and CPUs.
 #[derive(Debug, Parser)]
-#[command(name = "pqcprof", version, about, after_help = AFTER_HELP)]
+#[command(name = "pqcprof", version, about, after_help = crate::exit::HELP)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -76,7 +59,7 @@ pub struct KernelsArgs {
     pub arch: Vec<String>,
     /// Threads per block for the occupancy estimate [default: the native-gpu
     /// launch's]
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024), allow_negative_numbers = true)]
     pub threads_per_block: Option<u32>,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -107,28 +90,29 @@ pub struct BenchArgs {
     #[arg(long = "backend", value_name = "NAMES")]
     pub backends: Vec<String>,
     /// Operations per timed batch [default: 1000 on CPUs, 100000 on GPUs]
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub batch: Option<usize>,
-    /// CUDA device ordinal for GPU backends.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
+    /// CUDA device ordinal for GPU backends [default: 0]
+    #[arg(long, allow_negative_numbers = true)]
+    pub device: Option<usize>,
     /// Timed runs per operation.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
     pub runs: usize,
     /// Untimed warm-up runs before the correctness gate.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub warmup: usize,
     /// CPU thread counts, comma-separated: numbers or `all` (every core).
-    #[arg(long, default_value = "1,all")]
+    #[arg(long, default_value = "1,all", allow_negative_numbers = true)]
     pub threads: String,
-    /// Message size for signing and verifying, bytes of 0xAB.
-    #[arg(long, default_value_t = 1024)]
+    /// Message size for signing and verifying, bytes of 0xAB (0: the empty
+    /// message, meaningful for ML-DSA).
+    #[arg(long, default_value_t = 1024, allow_negative_numbers = true)]
     pub message_size: usize,
     /// ML-DSA context string, hex (empty by default).
     #[arg(long, default_value = "")]
     pub context: String,
     /// Sampler period, milliseconds [default: 10 for the host, 1 for NVML]
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub sample_period_ms: Option<f64>,
     /// Per-operation latency: batch 1, `--runs` timed single operations.
     #[arg(long)]
@@ -199,8 +183,11 @@ pub fn parse_threads(s: &str, cores: usize) -> anyhow::Result<Vec<usize>> {
 
 fn parse_hex(s: &str) -> anyhow::Result<Vec<u8>> {
     let s = s.trim();
-    if s.len() % 2 != 0 || !s.chars().all(|c| c.is_ascii_hexdigit()) {
-        bail!("invalid --context '{s}': expected an even number of hex digits");
+    if let Some(c) = s.chars().find(|c| !c.is_ascii_hexdigit()) {
+        bail!("invalid --context '{s}': '{c}' is not a hex digit; give the context as hex, two digits (0-9, a-f) per byte, e.g. 0a1b");
+    }
+    if s.len() % 2 != 0 {
+        bail!("invalid --context '{s}': an odd number of hex digits; give two per byte, e.g. 0a1b");
     }
     (0..s.len())
         .step_by(2)
@@ -208,9 +195,35 @@ fn parse_hex(s: &str) -> anyhow::Result<Vec<u8>> {
         .collect()
 }
 
+/// Refuses an empty item in a list flag (`--alg ""`, `--op ,`): leaving
+/// the flag out means "all", an empty value is a mistake.
+fn no_empty_items(flag: &str, values: &[String], valid: &str) -> anyhow::Result<()> {
+    for v in values {
+        if v.split(',').any(|p| p.trim().is_empty()) {
+            bail!("invalid {flag} '{v}': an empty name; valid: {valid} (leave {flag} out for all)");
+        }
+    }
+    Ok(())
+}
+
 impl BenchArgs {
     /// Checks every value and names what is wrong and what is valid.
     pub fn validate(&self) -> anyhow::Result<BenchOptions> {
+        no_empty_items(
+            "--alg",
+            &self.algorithms,
+            "ML-KEM-512/768/1024, ML-DSA-44/65/87, or a group: all, mlkem, mldsa",
+        )?;
+        no_empty_items(
+            "--op",
+            &self.operations,
+            "keygen, encaps, decaps, sign, verify",
+        )?;
+        no_empty_items(
+            "--backend",
+            &self.backends,
+            &crate::backend::BACKEND_NAMES.join(", "),
+        )?;
         let algorithms = parse_algorithms(&self.algorithms).map_err(anyhow::Error::msg)?;
         let mut operations = vec![];
         for part in self
@@ -232,6 +245,9 @@ impl BenchArgs {
         if let Some(b) = self.batch {
             if b == 0 || b > MAX_BATCH {
                 bail!("invalid --batch {b}: must be from 1 to {MAX_BATCH}");
+            }
+            if self.latency {
+                bail!("invalid --batch {b} with --latency: latency mode times single operations (batch 1); leave --batch out");
             }
         }
         if self.runs == 0 || self.runs > MAX_RUNS {
@@ -258,6 +274,23 @@ impl BenchArgs {
                 context.len()
             );
         }
+        if !context.is_empty() {
+            let dsa = algorithms
+                .iter()
+                .any(|a| a.family() == crate::catalog::Family::MlDsa);
+            if !dsa {
+                bail!(
+                    "invalid --context {}: only ML-DSA takes a context, and none of the algorithms chosen is ML-DSA",
+                    self.context
+                );
+            }
+            if algorithms
+                .iter()
+                .any(|a| a.family() != crate::catalog::Family::MlDsa)
+            {
+                eprintln!("pqcprof: warning: --context applies to the ML-DSA algorithms only; the others run without it");
+            }
+        }
         let valid = crate::backend::BACKEND_NAMES;
         let mut backends = vec![];
         for b in self
@@ -267,8 +300,9 @@ impl BenchArgs {
             .map(str::trim)
             .filter(|b| !b.is_empty())
         {
-            // Short names, as users (and the issues) write them.
-            let b = match b {
+            // Short names, as users (and the issues) write them, in any case.
+            let lower = b.to_ascii_lowercase();
+            let b = match lower.as_str() {
                 "native" => crate::backend::native_gpu::NAME,
                 "liboqs" => crate::backend::liboqs::NAME,
                 other => other,
@@ -283,6 +317,35 @@ impl BenchArgs {
                 backends.push(b.to_string());
             }
         }
+        let cores = available_cores();
+        let mut threads = parse_threads(&self.threads, cores)?;
+        if !self.latency {
+            // A CPU batch is split over the threads: no more threads than
+            // operations can run, so a record must not claim more.
+            let cpu_batch = self.batch.unwrap_or(DEFAULT_CPU_BATCH);
+            let explicit = self
+                .threads
+                .split(',')
+                .filter_map(|p| p.trim().parse::<usize>().ok());
+            if let Some(t) = explicit.filter(|&t| t > cpu_batch).max() {
+                bail!(
+                    "invalid --threads {t}: more threads than operations per CPU batch ({cpu_batch}); use at most {cpu_batch}, or a larger --batch"
+                );
+            }
+            // `all` on a machine with more cores than the batch: the batch's size.
+            threads = threads
+                .into_iter()
+                .map(|t| t.min(cpu_batch))
+                .fold(vec![], |mut v, t| {
+                    if !v.contains(&t) {
+                        v.push(t);
+                    }
+                    v
+                });
+        }
+        if let Some(&t) = threads.iter().find(|&&t| t > cores) {
+            eprintln!("pqcprof: warning: --threads {t} is more than this machine's {cores} cores: the threads will share cores");
+        }
         Ok(BenchOptions {
             algorithms,
             operations,
@@ -290,10 +353,10 @@ impl BenchArgs {
             batch: if self.latency { Some(1) } else { self.batch },
             runs: self.runs,
             warmup: self.warmup,
-            threads: parse_threads(&self.threads, available_cores())?,
+            threads,
             message_size: self.message_size,
             context,
-            device: self.device,
+            device: self.device.unwrap_or(0),
             sample_period_ms: self.sample_period_ms,
             latency: self.latency,
             out: self.out.clone(),
@@ -359,12 +422,12 @@ mod tests {
 
     #[test]
     fn latency_forces_batch_one() {
-        assert_eq!(
-            args(&["--latency", "--batch", "50"])
-                .validate()
-                .unwrap()
-                .batch,
-            Some(1)
-        );
+        assert_eq!(args(&["--latency"]).validate().unwrap().batch, Some(1));
+        // A batch given with --latency would be ignored: refused instead.
+        let e = args(&["--latency", "--batch", "50"])
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--batch 50") && e.contains("--latency"), "{e}");
     }
 }

@@ -5,8 +5,9 @@
 
 use crate::backend::{Backend, DeviceKind};
 use crate::catalog::{Algorithm, Family, Operation};
-use crate::export::{cupqc, write_json};
+use crate::export::cupqc;
 use crate::monitor::Sampler;
+use crate::output::write_json;
 use crate::progress::RunBar;
 use crate::results::{Mode, Record, RunFile};
 use crate::runner::{measure, skipped, MeasureConfig};
@@ -125,13 +126,28 @@ pub fn run(
     out: &Path,
     cancel: &AtomicBool,
 ) -> anyhow::Result<Outcome> {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     let suffix = match plan.measure.mode {
-        Mode::Throughput => "",
-        Mode::Latency => "-latency",
+        Mode::Throughput => ".json",
+        Mode::Latency => "-latency.json",
     };
-    let run_file = out.join(format!("run-{stamp}{suffix}.json"));
-    write_all(out, &run_file, &run)?;
+    let (run_file, _) = crate::output::reserve(out, "run-", suffix)?;
+    // The cuPQC-shaped files have fixed names: only one run at a time
+    // writes them in a folder; another keeps everything in its run file.
+    let lock = crate::output::try_lock(out);
+    if lock.is_none() {
+        eprintln!(
+            "pqcprof: another pqcprof run is writing into {}: this run leaves its cuPQC-shaped files alone and keeps every record in its own run file",
+            out.display()
+        );
+    }
+    let save = |out: &Path, run_file: &Path, run: &RunFile| {
+        if lock.is_some() {
+            write_all(out, run_file, run)
+        } else {
+            write_json(run_file, run)
+        }
+    };
+    save(out, &run_file, &run)?;
     let mut interrupted = false;
     'outer: for slot in plan.slots.iter_mut() {
         match slot {
@@ -147,7 +163,7 @@ pub fn run(
                         run.records.push(rec);
                     }
                 }
-                write_all(out, &run_file, &run)?;
+                save(out, &run_file, &run)?;
             }
             Slot::Ready {
                 backend,
@@ -187,7 +203,7 @@ pub fn run(
                             }
                         }
                         // After each algorithm: everything so far is on disk.
-                        write_all(out, &run_file, &run)?;
+                        save(out, &run_file, &run)?;
                     }
                 }
             }
@@ -195,7 +211,7 @@ pub fn run(
     }
     run.complete = !interrupted;
     run.interrupted = interrupted;
-    write_all(out, &run_file, &run)?;
+    save(out, &run_file, &run)?;
     Ok(Outcome {
         run_file,
         run,

@@ -136,6 +136,12 @@ pub struct Summary {
     /// 95% confidence interval of the mean of the kept values (Student's t);
     /// absent for a single value.
     pub ci95: Option<Interval>,
+    /// Distribution-free confidence interval of `median`: two order
+    /// statistics of the kept values, chosen from the binomial
+    /// distribution so that the coverage (`level`, the exact figure) is
+    /// at least 95%; absent below 6 kept values, where none is.
+    #[serde(default)]
+    pub median_ci95: Option<Interval>,
 }
 
 /// The seed tool's quartile: the value at 1-based position `pos`, clamped
@@ -195,6 +201,41 @@ fn ci95_of_mean(v: &[f64], m: f64) -> Option<Interval> {
     })
 }
 
+/// The distribution-free confidence interval of the median of sorted
+/// values: `[x(j), x(n+1-j)]` (1-based) with the largest `j` for which
+/// P(Binomial(n, 1/2) < j) <= 2.5%, so its coverage,
+/// 1 - 2 P(Binomial(n, 1/2) < j), is at least 95%. Needs no assumption
+/// about the distribution, unlike the mean's t interval; `None` when
+/// `n < 6` (even `[min, max]` covers less than 95% there).
+pub fn median_ci95(sorted: &[f64]) -> Option<Interval> {
+    let n = sorted.len();
+    if n < 6 {
+        return None;
+    }
+    // P(X = i) for X ~ Binomial(n, 1/2), summed in logs: n may be large.
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut ln_choose = 0.0f64; // ln C(n, 0)
+    let mut below = 0.0f64; // P(X < j)
+    let mut j = 0usize;
+    for i in 0..n / 2 {
+        let p = (ln_choose + ln_half_n).exp();
+        if below + p > 0.025 {
+            break;
+        }
+        below += p;
+        j = i + 1;
+        ln_choose += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+    }
+    if j == 0 {
+        return None;
+    }
+    Some(Interval {
+        low: sorted[j - 1],
+        high: sorted[n - j],
+        level: 1.0 - 2.0 * below,
+    })
+}
+
 /// Applies the IQR filter and summarises what it kept.
 pub fn summarize(sample: &Sample) -> Summary {
     let sorted = sample.sorted();
@@ -240,6 +281,7 @@ pub fn summarize(sample: &Sample) -> Summary {
         min: kept_sorted[0],
         max: kept_sorted[kept_sorted.len() - 1],
         ci95: ci95_of_mean(&kept, m),
+        median_ci95: median_ci95(&kept_sorted),
         kept,
     }
 }
@@ -379,5 +421,30 @@ mod tests {
         };
         assert!(a.overlaps(&b));
         assert!(!a.overlaps(&c));
+    }
+
+    #[test]
+    fn the_median_interval_uses_binomial_order_statistics() {
+        // n = 20: P(Bin(20, 1/2) <= 5) = 0.0207, <= 6 = 0.0577: x(6)..x(15).
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        let c = median_ci95(&v).unwrap();
+        assert_eq!((c.low, c.high), (6.0, 15.0));
+        assert!(
+            (c.level - (1.0 - 2.0 * 21700.0 / 1048576.0)).abs() < 1e-12,
+            "{}",
+            c.level
+        );
+        // n = 6: only [min, max], coverage 1 - 2/64.
+        let c = median_ci95(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        assert_eq!((c.low, c.high, c.level), (1.0, 6.0, 1.0 - 2.0 / 64.0));
+        assert!(median_ci95(&[1.0, 2.0, 3.0, 4.0, 5.0]).is_none());
+        // Large n does not overflow and stays near the normal approximation.
+        let v: Vec<f64> = (0..10_000).map(f64::from).collect();
+        let c = median_ci95(&v).unwrap();
+        assert!(c.level >= 0.95 && c.level < 0.96, "{}", c.level);
+        assert!(
+            (c.low - 4901.0).abs() <= 2.0 && (c.high - 5098.0).abs() <= 2.0,
+            "{c:?}"
+        );
     }
 }

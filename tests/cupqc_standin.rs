@@ -10,6 +10,8 @@
 //! `PQCPROF_EXPECT_CUPQC=standin|none` makes the build mode itself a test,
 //! so CI cannot pass by silently building without the backend.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 
@@ -183,7 +185,10 @@ mod with_the_shim {
     #[test]
     fn preparing_without_a_gpu_is_a_clean_error() {
         if gpu_present() {
-            eprintln!("a GPU is present: see the launch test instead");
+            crate::common::skipped(
+                "preparing_without_a_gpu_is_a_clean_error",
+                "a GPU is present: see the launch test instead",
+            );
             return;
         }
         let e = Batch::prepare(
@@ -206,7 +211,10 @@ mod with_the_shim {
     fn standin_kernels_run_through_the_shim_on_a_gpu() {
         use pqcprof::catalog::Operation;
         if !gpu_present() {
-            eprintln!("no GPU: the launch path is not exercised here");
+            crate::common::skipped(
+                "standin_kernels_run_through_the_shim_on_a_gpu",
+                "no GPU: the launch path is not exercised here",
+            );
             return;
         }
         let n = 5;

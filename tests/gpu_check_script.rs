@@ -4,6 +4,8 @@
 //! figures are read from the run files against the issues' targets. What the
 //! real binary does on a GPU is not tested here (no GPU on CI).
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -134,7 +136,10 @@ fn without_a_gpu_it_stops_after_check() {
         .status
         .success();
     if gpu_ready {
-        eprintln!("a GPU backend is ready here: the no-GPU path is NOT exercised (and the full check is not started from a test)");
+        common::skipped(
+            "the no-GPU path of scripts/gpu-check",
+            "a GPU backend is ready here (and the full check is not started from a test)",
+        );
         return;
     }
     let r = Command::new("bash")

@@ -89,7 +89,10 @@ fn report_works_in_headless_chromium() {
         if std::env::var("PQCPROF_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
             panic!("PQCPROF_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)");
         }
-        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium); set PQCPROF_REQUIRE_CHROMIUM=1 to make this a failure");
+        common::skipped(
+            "report_works_in_headless_chromium",
+            "chromium is not installed (apt-get install chromium); set PQCPROF_REQUIRE_CHROMIUM=1 to make this a failure",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -577,8 +577,9 @@ impl CheckedChunk for SigChunk {
                     !self.sig.verify(&self.msg, &bad, &self.pk)?,
                     "a signature with a flipped bit verified"
                 );
-                let bad_msg = flipped(&self.msg, 5);
+                // An empty message (--message-size 0) has no bit to flip.
                 if !self.msg.is_empty() {
+                    let bad_msg = flipped(&self.msg, 5);
                     ensure!(
                         !self.sig.verify(&bad_msg, self.signature(0), &self.pk)?,
                         "a signature verified over a message with a flipped bit"

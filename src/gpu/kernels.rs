@@ -340,8 +340,8 @@ pub fn compile_cached(arch: &str) -> Result<(Compiled, Origin), CompileFailure> 
         // A cache that cannot be written only costs the next run a compile.
         // The PTX goes first: a cache entry is whole only with both files.
         let (ptx_path, cubin_path) = cache_paths(stem);
-        let _ = crate::export::write_atomic(&ptx_path, compiled.ptx.as_bytes())
-            .and_then(|_| crate::export::write_atomic(&cubin_path, &compiled.cubin));
+        let _ = crate::output::write_atomic(&ptx_path, compiled.ptx.as_bytes())
+            .and_then(|_| crate::output::write_atomic(&cubin_path, &compiled.cubin));
     }
     Ok((compiled, Origin::Compiled))
 }

@@ -57,8 +57,13 @@ pub enum Change {
     NowFailing(String),
     /// Not ok in the old file; nothing to compare with.
     OldNotOk,
-    /// Only in the old file.
+    /// Only in the old file, where it was not ok.
     Gone,
+    /// Ok in the old file and missing from the new one: a regression.
+    Lost,
+    /// Several records with this key and batch size in one file (the
+    /// file says which): which to compare cannot be told.
+    Duplicate(String),
     /// Only in the new file.
     Added,
 }
@@ -78,6 +83,12 @@ pub struct Line {
     pub new_index: Option<usize>,
 }
 
+/// The interval of a summary's median: its own (distribution-free) where
+/// the file has one, else the mean's (files written before it existed).
+fn median_interval(s: &crate::stats::Summary) -> Option<Interval> {
+    s.median_ci95.or(s.ci95)
+}
+
 /// Median throughput and its 95% interval, in ops/s, for either mode.
 fn throughput(r: &Record) -> Option<(f64, Option<Interval>)> {
     if r.status != Status::Ok {
@@ -87,16 +98,18 @@ fn throughput(r: &Record) -> Option<(f64, Option<Interval>)> {
         Mode::Throughput => {
             let t = r.throughput_ops_per_sec.as_ref();
             let median = r.ops_per_sec.or_else(|| t.map(|t| t.median))?;
-            Some((median, t.and_then(|t| t.ci95)))
+            Some((median, t.and_then(median_interval)))
         }
         Mode::Latency => {
             let l = r.latency_us.as_ref()?;
             let to_ops = |us: f64| 1e6 / us;
-            let ci = l.ci95.filter(|c| c.low > 0.0).map(|c| Interval {
-                low: to_ops(c.high),
-                high: to_ops(c.low),
-                level: c.level,
-            });
+            let ci = median_interval(l)
+                .filter(|c| c.low > 0.0)
+                .map(|c| Interval {
+                    low: to_ops(c.high),
+                    high: to_ops(c.low),
+                    level: c.level,
+                });
             (l.median > 0.0).then(|| (to_ops(l.median), ci))
         }
     }
@@ -116,9 +129,29 @@ pub fn compare(old: &LoadedRun, new: &LoadedRun) -> Vec<Line> {
         news.entry(Key::of(r)).or_default().push((*i, r));
     }
     let mut lines = vec![];
+    // Which file holds more than one record of a key and batch size.
+    let twice = |list: &[(usize, &Record)], batch: usize| {
+        list.iter().filter(|(_, r)| r.batch == batch).count() > 1
+    };
     for (key, o_list) in &olds {
         let n_list = news.get(key).cloned().unwrap_or_default();
         for (oi, o) in o_list {
+            let dup = match (twice(o_list, o.batch), twice(&n_list, o.batch)) {
+                (true, true) => Some("both files"),
+                (true, false) => Some("the old file"),
+                (false, true) => Some("the new file"),
+                (false, false) => None,
+            };
+            if let Some(which) = dup {
+                lines.push(Line {
+                    key: key.clone(),
+                    batch: o.batch,
+                    change: Change::Duplicate(which.into()),
+                    old_index: Some(*oi),
+                    new_index: None,
+                });
+                continue;
+            }
             // One record per key on both sides: match it; several (a batch
             // sweep): match on the batch size too.
             let matched = if o_list.len() == 1 && n_list.len() == 1 {
@@ -127,6 +160,7 @@ pub fn compare(old: &LoadedRun, new: &LoadedRun) -> Vec<Line> {
                 n_list.iter().find(|(_, n)| n.batch == o.batch).copied()
             };
             let change = match matched {
+                None if throughput(o).is_some() => Change::Lost,
                 None => Change::Gone,
                 Some((_, n)) => match (throughput(o), throughput(n)) {
                     (None, _) => Change::OldNotOk,
@@ -157,10 +191,20 @@ pub fn compare(old: &LoadedRun, new: &LoadedRun) -> Vec<Line> {
     }
     for (key, n_list) in &news {
         for (ni, n) in n_list {
-            if !lines
-                .iter()
-                .any(|l| &l.key == key && l.new_index == Some(*ni))
-            {
+            let covered = lines.iter().any(|l| {
+                &l.key == key
+                    && (l.new_index == Some(*ni)
+                        || (matches!(l.change, Change::Duplicate(_)) && l.batch == n.batch))
+            });
+            if !covered && twice(n_list, n.batch) {
+                lines.push(Line {
+                    key: key.clone(),
+                    batch: n.batch,
+                    change: Change::Duplicate("the new file".into()),
+                    old_index: None,
+                    new_index: Some(*ni),
+                });
+            } else if !covered {
                 lines.push(Line {
                     key: key.clone(),
                     batch: n.batch,
@@ -175,11 +219,12 @@ pub fn compare(old: &LoadedRun, new: &LoadedRun) -> Vec<Line> {
 }
 
 /// Whether a line is a regression beyond `pct` percent (a drop in
-/// throughput, or a record that no longer passes).
+/// throughput, a record that no longer passes or is gone, or one that
+/// cannot be checked because its key is not unique).
 pub fn is_regression(line: &Line, pct: f64) -> bool {
     match &line.change {
         Change::Measured { change, .. } => -change * 100.0 > pct,
-        Change::NowFailing(_) => true,
+        Change::NowFailing(_) | Change::Lost | Change::Duplicate(_) => true,
         _ => false,
     }
 }
@@ -258,6 +303,23 @@ pub fn render(old: &LoadedRun, new: &LoadedRun, lines: &[Line], fail_above: Opti
                 "–".into(),
                 "",
                 "only in the old file".into(),
+            ),
+            Change::Lost => (
+                "ok".into(),
+                "missing".into(),
+                "–".into(),
+                "",
+                "REGRESSION: passed in the old file, missing from the new one".into(),
+            ),
+            Change::Duplicate(which) => (
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "",
+                format!(
+                    "NOT COMPARED: several records with this key and batch {} in {which}",
+                    l.batch
+                ),
             ),
             Change::Added => (
                 "missing".into(),

@@ -215,7 +215,13 @@ fn cell_html(ds: &Dataset, c: &Cell, header: bool) -> String {
         );
     }
     if let Some(v) = c.value.filter(|v| v.is_finite()) {
-        let _ = write!(attrs, " data-value=\"{v}\"");
+        // Exponent form for extremes: 5e-324 would print 324 digits.
+        let a = v.abs();
+        if a != 0.0 && !(1e-6..1e15).contains(&a) {
+            let _ = write!(attrs, " data-value=\"{v:e}\"");
+        } else {
+            let _ = write!(attrs, " data-value=\"{v}\"");
+        }
     }
     let sub = c
         .sub

@@ -105,6 +105,33 @@ pub struct Warning {
     pub message: String,
 }
 
+/// The longest string field a report shows; longer ones (a 200 MB host
+/// name in a hand-made file) are cut with a marker, so a page stays the
+/// size of its records.
+pub const MAX_STRING_CHARS: usize = 4096;
+
+/// Cuts every string in `v` longer than [`MAX_STRING_CHARS`] characters,
+/// appending a marker that says so; returns how many were cut.
+fn cap_strings(v: &mut Value) -> usize {
+    match v {
+        Value::String(s) if s.len() > MAX_STRING_CHARS => {
+            let Some((end, _)) = s.char_indices().nth(MAX_STRING_CHARS) else {
+                return 0;
+            };
+            let total = s.len();
+            s.truncate(end);
+            s.push_str(&format!(
+                " … [cut by pqcprof report: {total} bytes in the file]"
+            ));
+            s.shrink_to_fit();
+            1
+        }
+        Value::Array(a) => a.iter_mut().map(cap_strings).sum(),
+        Value::Object(o) => o.values_mut().map(cap_strings).sum(),
+        _ => 0,
+    }
+}
+
 /// Reads and checks one run file from disk.
 pub fn read_run(path: &Path, label: &str) -> Result<(LoadedRun, Vec<Warning>), FileError> {
     let meta = std::fs::metadata(path)
@@ -133,7 +160,8 @@ pub fn parse_run(
     path: &Path,
     label: &str,
 ) -> Result<(LoadedRun, Vec<Warning>), FileError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| json_error(bytes, &e))?;
+    let mut value: Value = serde_json::from_slice(bytes).map_err(|e| json_error(bytes, &e))?;
+    let cut = cap_strings(&mut value);
     let Value::Object(top) = value else {
         return Err(file_error(
             "",
@@ -194,6 +222,14 @@ pub fn parse_run(
         }
     };
     let mut warnings = vec![];
+    if cut > 0 {
+        warnings.push(Warning {
+            field: "(strings)".into(),
+            message: format!(
+                "{cut} string field(s) longer than {MAX_STRING_CHARS} characters were cut, each marked where it was cut"
+            ),
+        });
+    }
     let metadata_value = top.get("metadata").ok_or_else(|| {
         file_error(
             "metadata",

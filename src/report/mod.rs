@@ -30,7 +30,7 @@ pub mod svg;
 pub mod table;
 pub mod units;
 
-use crate::cli::exit;
+use crate::exit;
 use clap::{Args, ValueEnum};
 use load::{LoadSet, LoadedRun};
 use model::Dataset;
@@ -73,7 +73,7 @@ pub struct CompareArgs {
     pub new: PathBuf,
     /// Exit with code 3 when a record's median throughput dropped by more
     /// than PCT percent, or a record that passed before no longer does.
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub fail_above: Option<f64>,
 }
 
@@ -308,6 +308,15 @@ pub fn render(set: &LoadSet, format: Format) -> String {
 /// `pqcprof report`: exit 0 when at least one file could be used, 1 when
 /// none could.
 pub fn run_report(args: &ReportArgs) -> anyhow::Result<i32> {
+    let out = args.output.clone().unwrap_or_else(|| {
+        PathBuf::from(match args.format {
+            Format::Html => "report.html",
+            Format::Markdown => "report.md",
+        })
+    });
+    if out.as_os_str() != "-" {
+        crate::output::check_output_file(&out, &args.files)?;
+    }
     let set = load_and_warn(&args.files);
     if set.runs.is_empty() {
         eprintln!(
@@ -317,16 +326,10 @@ pub fn run_report(args: &ReportArgs) -> anyhow::Result<i32> {
         return Ok(exit::ERROR);
     }
     let text = render(&set, args.format);
-    let out = args.output.clone().unwrap_or_else(|| {
-        PathBuf::from(match args.format {
-            Format::Html => "report.html",
-            Format::Markdown => "report.md",
-        })
-    });
     if out.as_os_str() == "-" {
         std::io::stdout().write_all(text.as_bytes())?;
     } else {
-        crate::export::write_atomic(&out, text.as_bytes())?;
+        crate::output::write_atomic(&out, text.as_bytes())?;
         let used: usize = set.runs.iter().map(|r| r.records.len()).sum();
         println!(
             "Report: {} ({} run file{}, {} records)",
@@ -405,9 +408,16 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
         .filter(|l| matches!(l.change, compare::Change::Measured { .. }))
         .count();
     println!("{matched} record(s) compared.");
+    let duplicates = lines
+        .iter()
+        .filter(|l| matches!(l.change, compare::Change::Duplicate(_)))
+        .count();
+    if duplicates > 0 {
+        eprintln!("pqcprof: warning: {duplicates} record(s) share their key (backend, threads, algorithm, operation, mode, batch) with another record of the same file: not compared");
+    }
     if regressions > 0 {
         eprintln!(
-            "pqcprof: {regressions} regression(s) larger than {}%",
+            "pqcprof: {regressions} regression(s): slower by more than {}%, failing, missing, or not comparable",
             args.fail_above.unwrap_or(0.0)
         );
         return Ok(exit::SOME_FAILED);

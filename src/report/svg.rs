@@ -54,7 +54,7 @@ fn log_bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     if !lo.is_finite() {
         return None;
     }
-    let (mut a, mut b) = (lo.log10().floor(), hi.log10().ceil());
+    let (mut a, mut b) = (log10_clamped(lo).floor(), log10_clamped(hi).ceil());
     if b <= a {
         b = a + 1.0;
     }
@@ -67,7 +67,9 @@ fn log_bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
 /// `1`, `10`, `1k`, `1M`.
 fn decade_label(exp: i32, unit: &str) -> String {
     let v = 10f64.powi(exp);
-    let s = if exp >= 9 {
+    let s = if !(-6..=15).contains(&exp) {
+        format!("1e{exp}")
+    } else if exp >= 9 {
         format!("{}G", 10f64.powi(exp - 9))
     } else if exp >= 6 {
         format!("{}M", 10f64.powi(exp - 6))
@@ -128,6 +130,12 @@ fn legend(series: &[String], y: f64) -> String {
     s
 }
 
+/// Log10 of `v` clamped to 1e-300..1e300: a denormal or huge figure from a
+/// hand-edited file stays on a finite axis (never `x="-inf"`).
+fn log10_clamped(v: f64) -> f64 {
+    v.clamp(1e-300, 1e300).log10()
+}
+
 /// A dot plot with a log x axis. `unit` is appended to axis labels.
 pub fn dot_plot(title: &str, axis: &str, unit: &str, series: &[String], rows: &[DotRow]) -> String {
     let Some((a, b)) = log_bounds(rows.iter().flat_map(|r| r.dots.iter().map(|d| d.value))) else {
@@ -135,7 +143,7 @@ pub fn dot_plot(title: &str, axis: &str, unit: &str, series: &[String], rows: &[
     };
     let plot_w = WIDTH - LABEL_W - RIGHT;
     let h = TOP + ROW_H * rows.len() as f64 + BOTTOM;
-    let xpos = |v: f64| LABEL_W + (v.log10() - a) / (b - a) * plot_w;
+    let xpos = |v: f64| LABEL_W + (log10_clamped(v) - a) / (b - a) * plot_w;
     let mut s = String::new();
     let _ = write!(
         s,
@@ -216,8 +224,8 @@ pub fn line_chart(title: &str, x_axis: &str, y_axis: &str, lines: &[Line]) -> St
         return String::new();
     };
     let (left, top, h, w) = (70.0, 20.0, 300.0, 700.0);
-    let x = |v: f64| left + (v.log10() - xa) / (xb - xa) * w;
-    let y = |v: f64| top + h - (v.log10() - ya) / (yb - ya) * h;
+    let x = |v: f64| left + (log10_clamped(v) - xa) / (xb - xa) * w;
+    let y = |v: f64| top + h - (log10_clamped(v) - ya) / (yb - ya) * h;
     let legend_rows = lines.len() as f64 * 18.0;
     let total_h = (top + h + 50.0).max(legend_rows + 30.0);
     let mut s = String::new();

@@ -6,6 +6,10 @@ pub fn grouped(v: f64) -> String {
     if !v.is_finite() {
         return "–".into();
     }
+    // Beyond a quadrillion digits say nothing: 1e308 would print 309.
+    if v.abs() >= 1e15 {
+        return format!("{v:.3e}");
+    }
     let neg = v < 0.0;
     let digits = format!("{:.0}", v.abs());
     let mut out = String::new();
@@ -39,6 +43,9 @@ pub fn sig3(v: f64) -> String {
         format!("{v:.2}")
     } else if a == 0.0 {
         "0".into()
+    } else if a < 1e-6 {
+        // 5e-324 would print 325 decimals.
+        format!("{v:.2e}")
     } else {
         let decimals = (-a.log10().floor()) as usize + 2;
         format!("{v:.decimals$}")

@@ -16,7 +16,7 @@ pub mod timing;
 
 use crate::backend::{Device, DeviceKind, GateReport};
 use crate::catalog::{Kind, Operation, Sizes};
-use crate::cli::exit;
+use crate::exit;
 use crate::results::{Record, RunConfig, RunFile, Status};
 use crate::stats::{summarize, Sample};
 use anyhow::{bail, Context, Result};
@@ -55,10 +55,10 @@ pub struct SweepArgs {
     #[arg(long)]
     pub slow: bool,
     /// Threads, each with its own keys, for throughput: a number or `all`.
-    #[arg(long, default_value = "1")]
+    #[arg(long, default_value = "1", allow_negative_numbers = true)]
     pub threads: String,
     /// Message signed and verified, bytes of 0xAB (50, as liboqs's speed_sig).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
     pub message_size: usize,
     /// Measure the symmetric primitives even with --filter (they run by default without one).
     #[arg(long, conflicts_with = "no_symmetric")]
@@ -85,6 +85,9 @@ pub struct SizesArgs {
     pub out: Option<PathBuf>,
 }
 
+/// The shortest measurement window `sweep` accepts, seconds.
+pub const MIN_WINDOW_SECONDS: f64 = 0.01;
+
 /// Validated sweep settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepOptions {
@@ -106,8 +109,9 @@ impl SweepArgs {
         if !(warmup.is_finite() && (0.0..=3600.0).contains(&warmup)) {
             bail!("invalid --warmup {warmup}: must be from 0 to 3600 seconds");
         }
-        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
-            bail!("invalid --seconds {seconds}: the window must be more than 0 and at most 3600 seconds");
+        // Below 10 ms a window holds a handful of iterations, too few to mean anything.
+        if !(seconds.is_finite() && (MIN_WINDOW_SECONDS..=3600.0).contains(&seconds)) {
+            bail!("invalid --seconds {seconds}: the window must be from {MIN_WINDOW_SECONDS} to 3600 seconds");
         }
         let cores = crate::backend::parallel::available_cores();
         let threads = crate::cli::parse_threads(&self.threads, cores)?;
@@ -504,7 +508,7 @@ impl Writer {
         ))
     }
     fn write(&self, run: &RunFile, opts: &SweepOptions) -> Result<Vec<PathBuf>> {
-        crate::export::write_json(&self.run_path, run)?;
+        crate::output::write_json(&self.run_path, run)?;
         let mut written = vec![];
         for kind in CSV_TYPES {
             let recs: Vec<&Record> = run
@@ -520,13 +524,24 @@ impl Writer {
                 continue;
             }
             let path = self.csv_path(&run.metadata, kind);
-            crate::export::write_atomic(
-                &path,
-                csv::render(&csv_meta(&run.metadata, opts, kind), &recs).as_bytes(),
-            )?;
+            let mut meta = csv_meta(&run.metadata, opts, kind);
+            if let Some(state) = partial(run) {
+                meta.insert(0, ("partial".into(), state.into()));
+            }
+            crate::output::write_atomic(&path, csv::render(&meta, &recs).as_bytes())?;
             written.push(path);
         }
         Ok(written)
+    }
+}
+
+/// How an unfinished sweep's files say so, as its run file does
+/// (`complete`, `interrupted`): `None` once the sweep finished.
+fn partial(run: &RunFile) -> Option<&'static str> {
+    match (run.complete, run.interrupted) {
+        (true, _) => None,
+        (false, true) => Some("interrupted"),
+        (false, false) => Some("in progress (the sweep had not finished when this was written)"),
     }
 }
 
@@ -551,16 +566,18 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         print!("{}", list(&entries));
         return Ok(exit::OK);
     }
-    let out = crate::export::ensure_writable_dir(&args.out)?;
+    let out = crate::output::ensure_writable_dir(&args.out)?;
     let meta = crate::system::collect(None);
     let device = Device {
         kind: DeviceKind::Cpu,
         name: meta.cpu.clone(),
         memory_total_mb: meta.memory_total_mb,
     };
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    // The CSVs share the run file's stamp, unique once the run file is
+    // created exclusively.
+    let (run_path, stamp) = crate::output::reserve(&out, "run-", "-sweep.json")?;
     let writer = Writer {
-        run_path: out.join(format!("run-{stamp}-sweep.json")),
+        run_path,
         out: out.clone(),
         stamp,
         csv_type_of: entries
@@ -589,7 +606,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     };
     let mut run = RunFile::new(meta, config);
     let cancel = Arc::new(AtomicBool::new(false));
-    crate::app::install_ctrlc(cancel.clone());
+    crate::signals::install(cancel.clone());
     eprintln!(
         "pqcprof sweep: {} algorithms, {} thread(s), {}s warm-up + {}s window per operation",
         entries.len(),
@@ -652,12 +669,15 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         );
         return Ok(exit::INTERRUPTED);
     }
-    Ok(crate::app::exit_for_failures(&run.records))
+    Ok(exit::for_failures(&run.records))
 }
 
 /// `pqcprof sizes`.
 pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
     let entries = select(&args.filter, args.slow)?;
+    if let Some(p) = &args.out {
+        crate::output::check_output_file(p, &[])?;
+    }
     let message = vec![0xAB; 50];
     let mut rows = vec![];
     let mut failed = 0;
@@ -685,7 +705,7 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
     let text = sizes::render(&rows);
     match &args.out {
         Some(p) => {
-            crate::export::write_atomic(Path::new(p), text.as_bytes())?;
+            crate::output::write_atomic(Path::new(p), text.as_bytes())?;
             eprintln!("pqcprof sizes: wrote {}", p.display());
         }
         None => print!("{text}"),

@@ -83,6 +83,21 @@ pub fn interrupt(child: &std::process::Child) {
 
 pub mod standin;
 
+/// Says, where a reader of `cargo test` sees it, that `test` did not run
+/// and why: libtest hides a passing test's `eprintln!`, so a skip would
+/// otherwise read as a pass. Written straight to the process's stderr,
+/// which libtest does not capture.
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
+/// Sends `signal` (SIGTERM, SIGHUP...) to `child`.
+pub fn signal(child: &std::process::Child, signal: i32) {
+    // SAFETY: kill sends a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+}
+
 /// NVRTC's version; without NVRTC, says loudly that `test` did not run and
 /// gives `None`, or fails when PQCPROF_REQUIRE_NVRTC=1 (as in CI).
 pub fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
@@ -94,8 +109,9 @@ pub fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
                 std::env::var("LD_LIBRARY_PATH")
             );
         }
-        eprintln!(
-            "NVRTC not found: {test} NOT run (set PQCPROF_REQUIRE_NVRTC=1 to make this a failure)"
+        skipped(
+            test,
+            "NVRTC not found on the loader path (set PQCPROF_REQUIRE_NVRTC=1 to make this a failure)",
         );
     }
     v
