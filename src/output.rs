@@ -319,4 +319,32 @@ mod tests {
         let err = ensure_writable_dir(&file.join("sub")).unwrap_err();
         assert!(format!("{err:#}").contains("cannot be created"));
     }
+
+    #[test]
+    fn one_holder_of_a_folders_lock_at_a_time() {
+        let d = tempfile::tempdir().unwrap();
+        let first = try_lock(d.path()).expect("a free folder");
+        // flock conflicts between open files, even in one process.
+        assert!(try_lock(d.path()).is_none(), "taken twice");
+        drop(first);
+        assert!(try_lock(d.path()).is_some(), "not released");
+    }
+
+    #[test]
+    fn reserved_names_never_repeat() {
+        let d = tempfile::tempdir().unwrap();
+        let names: std::collections::BTreeSet<PathBuf> = (0..50)
+            .map(|_| reserve(d.path(), "run-", ".json").unwrap().0)
+            .collect();
+        assert_eq!(names.len(), 50);
+    }
+
+    #[test]
+    fn only_pqcprof_temporaries_name_a_pid() {
+        assert_eq!(stale_pid(".run-x.json.tmp-123"), Some(123));
+        assert_eq!(stale_pid(".pqcprof-write-test-9"), Some(9));
+        assert_eq!(stale_pid("run.tmp-123"), None, "not hidden");
+        assert_eq!(stale_pid(".x.tmp-12a"), None);
+        assert_eq!(stale_pid(".x.tmp-"), None);
+    }
 }

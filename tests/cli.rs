@@ -6,26 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod common;
-use common::pqcprof;
+use common::{pqcprof, read_json};
 
 fn run_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    let n = p.file_name().unwrap().to_string_lossy().to_string();
-                    n.starts_with("run-") && n.ends_with(".json")
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(p).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    common::files(dir, "run-", ".json")
 }
 
 #[test]

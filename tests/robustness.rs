@@ -18,26 +18,7 @@ fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pqcprof")
 }
 
-/// Files in `dir` whose names start with `prefix` and end with `suffix`.
-fn files(dir: &Path, prefix: &str, suffix: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    let n = p.file_name().unwrap().to_string_lossy().to_string();
-                    n.starts_with(prefix) && n.ends_with(suffix)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(p).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
+use common::{files, read_json};
 
 /// The arguments of a CPU run of a second or less.
 const TINY: [&str; 12] = [
@@ -65,6 +46,39 @@ fn tiny_run(out: &Path) -> PathBuf {
         .into_iter()
         .find(|p| !before.contains(p))
         .expect("a new run file")
+}
+
+/// A liboqs sweep of `algs` into `out` (`seconds` per window, no warm-up,
+/// no symmetric primitives), started in the background.
+fn spawn_sweep(out: &Path, algs: &str, seconds: &str) -> std::process::Child {
+    Command::new(bin())
+        .args([
+            "sweep",
+            "--warmup",
+            "0",
+            "--seconds",
+            seconds,
+            "--filter",
+            algs,
+        ])
+        .args(["--filter", "provider:liboqs", "--no-symmetric", "--out"])
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child`; its exit code, failing the test with its stderr
+/// when it is not `code`.
+fn finish(child: std::process::Child, code: i32) {
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 // ---------------------------------------------------------------- names
@@ -95,41 +109,20 @@ fn concurrent_runs_into_one_folder_keep_both() {
             .unwrap()
     };
     let (a, b) = (spawn(), spawn());
-    for c in [a, b] {
-        let o = c.wait_with_output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
+    finish(a, 0);
+    finish(b, 0);
     assert_eq!(files(d.path(), "run-", ".json").len(), 2);
 }
 
 #[test]
 fn concurrent_sweeps_keep_both_run_files_and_their_csvs() {
     let d = tempfile::tempdir().unwrap();
-    let spawn = || {
-        Command::new(bin())
-            .args([
-                "sweep",
-                "--warmup",
-                "0",
-                "--seconds",
-                "0.05",
-                "--filter",
-                "ML-KEM-512",
-                "--filter",
-                "provider:liboqs",
-                "--out",
-            ])
-            .arg(d.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let (a, b) = (spawn(), spawn());
-    for c in [a, b] {
-        let o = c.wait_with_output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
+    let (a, b) = (
+        spawn_sweep(d.path(), "ML-KEM-512", "0.05"),
+        spawn_sweep(d.path(), "ML-KEM-512", "0.05"),
+    );
+    finish(a, 0);
+    finish(b, 0);
     assert_eq!(files(d.path(), "run-", "-sweep.json").len(), 2);
     assert_eq!(files(d.path(), "", ".csv").len(), 2);
 }
@@ -215,25 +208,7 @@ fn temporary_files_of_killed_runs_are_removed_by_the_next() {
 #[test]
 fn an_interrupted_sweeps_csvs_say_partial() {
     let d = tempfile::tempdir().unwrap();
-    let child = Command::new(bin())
-        .args([
-            "sweep",
-            "--warmup",
-            "0",
-            "--seconds",
-            "1",
-            "--filter",
-            "ML-KEM-512,ML-KEM-1024",
-            "--filter",
-            "provider:liboqs",
-            "--no-symmetric",
-            "--out",
-        ])
-        .arg(d.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_sweep(d.path(), "ML-KEM-512,ML-KEM-1024", "1");
     common::wait_for_records(
         || files(d.path(), "run-", "-sweep.json").first().cloned(),
         3,
@@ -241,8 +216,7 @@ fn an_interrupted_sweeps_csvs_say_partial() {
         "ML-KEM-512 never finished",
     );
     common::interrupt(&child);
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130));
+    finish(child, 130);
     let csvs = files(d.path(), "", ".csv");
     assert_eq!(csvs.len(), 1);
     let text = std::fs::read_to_string(&csvs[0]).unwrap();
@@ -254,22 +228,7 @@ fn an_interrupted_sweeps_csvs_say_partial() {
 
     // A finished sweep's CSVs carry no such line.
     let d = tempfile::tempdir().unwrap();
-    pqcprof()
-        .args([
-            "sweep",
-            "--warmup",
-            "0",
-            "--seconds",
-            "0.05",
-            "--filter",
-            "ML-KEM-512",
-            "--filter",
-            "provider:liboqs",
-            "--out",
-        ])
-        .arg(d.path())
-        .assert()
-        .success();
+    finish(spawn_sweep(d.path(), "ML-KEM-512", "0.05"), 0);
     let text = std::fs::read_to_string(&files(d.path(), "", ".csv")[0]).unwrap();
     assert!(!text.contains("partial"), "{text}");
 }

@@ -116,3 +116,26 @@ pub fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
     }
     v
 }
+
+/// Files in `dir` whose names start with `prefix` and end with `suffix`,
+/// sorted (none when `dir` cannot be read).
+pub fn files(dir: &Path, prefix: &str, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    let n = p.file_name().unwrap().to_string_lossy().to_string();
+                    n.starts_with(prefix) && n.ends_with(suffix)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A JSON file, parsed; fails the test naming the file.
+pub fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
