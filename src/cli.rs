@@ -106,9 +106,15 @@ pub struct BenchArgs {
     /// Backends to run (liboqs-cpu or liboqs, native-gpu or native, cupqc); default every ready one.
     #[arg(long = "backend", value_name = "NAMES")]
     pub backends: Vec<String>,
-    /// Operations per timed batch [default: 1000 on CPUs, 100000 on GPUs]
-    #[arg(long)]
-    pub batch: Option<usize>,
+    /// Operations per timed batch, or a list of batches: 1,32,1k,32k,1M (k
+    /// = 1000, M = 1,000,000) [default: 1000 on CPUs; on GPUs at least
+    /// 100000, rounded up to 20 or more whole waves of the kernel]
+    #[arg(long, value_name = "N[,N...]", conflicts_with = "batch_sweep")]
+    pub batch: Option<String>,
+    /// Measure batches 1, 4, 16, ... (powers of 4) up to MAX, or without
+    /// MAX up to what fits in the GPU's memory (65536 on CPUs)
+    #[arg(long, value_name = "MAX", num_args = 0..=1, default_missing_value = "fit")]
+    pub batch_sweep: Option<String>,
     /// CUDA device ordinal for GPU backends.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
@@ -139,7 +145,7 @@ pub struct BenchArgs {
 }
 
 /// Largest batch accepted, whatever the memory.
-pub const MAX_BATCH: usize = 50_000_000;
+pub const MAX_BATCH: usize = crate::batching::MAX_BATCH;
 /// Largest number of runs accepted.
 pub const MAX_RUNS: usize = 100_000;
 /// Default CPU batch.
@@ -156,8 +162,8 @@ pub struct BenchOptions {
     pub operations: Vec<Operation>,
     /// Backends asked for by name (empty: every ready one).
     pub backends: Vec<String>,
-    /// Batch given on the command line.
-    pub batch: Option<usize>,
+    /// Batches asked for on the command line.
+    pub batch: crate::batching::BatchRequest,
     /// Timed runs.
     pub runs: usize,
     /// Warm-up runs.
@@ -229,11 +235,13 @@ impl BenchArgs {
         {
             bail!("none of the operations {operations:?} belongs to the algorithms chosen");
         }
-        if let Some(b) = self.batch {
-            if b == 0 || b > MAX_BATCH {
-                bail!("invalid --batch {b}: must be from 1 to {MAX_BATCH}");
-            }
-        }
+        use crate::batching::{parse_batch_list, parse_sweep_top, BatchRequest};
+        let batch = match (&self.batch, &self.batch_sweep) {
+            _ if self.latency => BatchRequest::List(vec![1]),
+            (Some(list), _) => BatchRequest::List(parse_batch_list(list)?),
+            (None, Some(top)) => BatchRequest::Sweep(parse_sweep_top(top)?),
+            (None, None) => BatchRequest::Default,
+        };
         if self.runs == 0 || self.runs > MAX_RUNS {
             bail!("invalid --runs {}: must be from 1 to {MAX_RUNS}", self.runs);
         }
@@ -287,7 +295,7 @@ impl BenchArgs {
             algorithms,
             operations,
             backends,
-            batch: if self.latency { Some(1) } else { self.batch },
+            batch,
             runs: self.runs,
             warmup: self.warmup,
             threads: parse_threads(&self.threads, available_cores())?,
@@ -359,12 +367,38 @@ mod tests {
 
     #[test]
     fn latency_forces_batch_one() {
+        use crate::batching::BatchRequest;
         assert_eq!(
             args(&["--latency", "--batch", "50"])
                 .validate()
                 .unwrap()
                 .batch,
-            Some(1)
+            BatchRequest::List(vec![1])
         );
+    }
+
+    #[test]
+    fn batch_lists_and_sweeps() {
+        use crate::batching::BatchRequest;
+        let b = |a: &[&str]| args(a).validate().map(|o| o.batch);
+        assert_eq!(b(&[]).unwrap(), BatchRequest::Default);
+        assert_eq!(
+            b(&["--batch", "1,32,1k,32k,1M"]).unwrap(),
+            BatchRequest::List(vec![1, 32, 1000, 32_000, 1_000_000])
+        );
+        assert_eq!(b(&["--batch-sweep"]).unwrap(), BatchRequest::Sweep(None));
+        assert_eq!(
+            b(&["--batch-sweep", "4k"]).unwrap(),
+            BatchRequest::Sweep(Some(4000))
+        );
+        let e = |a: &[&str]| format!("{:#}", b(a).unwrap_err());
+        assert!(e(&["--batch", "0,5"]).contains("--batch 0,5"));
+        assert!(e(&["--batch", "1e99"]).contains("'1e99'"));
+        assert!(e(&["--batch-sweep", "1e99"]).contains("--batch-sweep 1e99"));
+        // Both at once is a usage error (clap).
+        let mut v = vec!["pqcprof", "cpu", "--batch", "5", "--batch-sweep"];
+        assert!(Cli::try_parse_from(&v).is_err());
+        v.truncate(4);
+        assert!(Cli::try_parse_from(&v).is_ok());
     }
 }

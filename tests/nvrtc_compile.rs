@@ -39,6 +39,7 @@ fn entry_points() -> Vec<String> {
                 .into_iter()
                 .map(move |op| kernels::kernel_name(a, op))
         })
+        .chain([kernels::HOLD_KERNEL.to_string()])
         .collect();
     v.sort();
     v

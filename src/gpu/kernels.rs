@@ -34,6 +34,11 @@ pub fn kernel_name(alg: crate::catalog::Algorithm, op: crate::catalog::Operation
     format!("{set}_{}", op.cli_name())
 }
 
+/// A one-thread kernel that waits on the device (cuda/native/kernels.cu):
+/// timed launches are queued behind it so the host's launch call stays out
+/// of the timed window.
+pub const HOLD_KERNEL: &str = "pqcprof_hold";
+
 /// The whole translation unit NVRTC compiles.
 pub fn source() -> String {
     let mut out = String::new();
