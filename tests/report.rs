@@ -276,8 +276,8 @@ fn synthetic_gpu_and_classical_records_fill_the_comparisons() {
     );
     assert!(html.contains("at every batch measured (from 1,024, the smallest"));
     assert!(html.contains("ML-KEM-512 encaps: throughput against batch size"));
-    assert!(html.contains("SYNTHETIC GPU (end to end)"));
-    assert!(html.contains("SYNTHETIC GPU (kernel only)"));
+    assert!(html.contains("native-gpu · SYNTHETIC GPU · F2 (end to end)"));
+    assert!(html.contains("native-gpu · SYNTHETIC GPU · F2 (kernel only)"));
     assert!(html.contains("SHA-256"));
     // The synthetic file is F2; its GPU records are traceable.
     assert!(html.contains("data-src=\"F2#"));

@@ -322,9 +322,13 @@ pub fn break_even_findings(curves: &[Curve]) -> Vec<Finding> {
                 b.words()
             ),
             detail: format!(
-                "all-core CPU {} · {} batches measured",
+                "all-core CPU {} · {} batches measured{}",
                 units::ops(cpu.ok_throughput().unwrap_or(0.0)),
-                c.points.len()
+                c.points.len(),
+                match (c.break_even_end_to_end, c.break_even_kernel) {
+                    (true, Some(k)) => format!(" · kernel only: {}", k.words()),
+                    _ => String::new(),
+                }
             ),
             sources: c.sources(),
         });
