@@ -145,6 +145,12 @@ pub struct Record {
     /// Latency mode: how a single operation was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_method: Option<String>,
+    /// Made on pqcprof's CPU stand-in CUDA driver (a test fixture), not on
+    /// a GPU: its gate proves correctness and the launch path; its timings
+    /// mean nothing, so it never reaches the cuPQC-shaped files or a speed
+    /// comparison. Absent (false) everywhere else.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulated: bool,
 }
 
 /// End-to-end timing of a GPU batch: copies in, kernel, copies out.
@@ -183,6 +189,10 @@ impl Record {
         kind: Kind,
         operation: Operation,
     ) -> Record {
+        // Every GPU record starts here: on the CPU stand-in driver, each one
+        // says so.
+        let emulated = device.kind == crate::backend::DeviceKind::Gpu
+            && crate::gpu::probe::standin_driver().is_some();
         Record {
             backend,
             device,
@@ -222,6 +232,7 @@ impl Record {
             end_to_end: None,
             energy: None,
             latency_method: None,
+            emulated,
         }
     }
 }

@@ -152,13 +152,20 @@ pub const SEED_LAYOUT_BACKENDS: [&str; 2] = [
 /// first of `SEED_LAYOUT_BACKENDS` that has the view.
 pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<()> {
     write_json(run_file, run)?;
-    let mut dirs: Vec<String> = run.records.iter().map(view_dir).collect();
+    // Records made on the CPU stand-in driver are not GPU measurements:
+    // they stay in the run file only.
+    let real: Vec<&Record> = run.records.iter().filter(|r| !r.emulated).collect();
+    let mut dirs: Vec<String> = real.iter().map(|r| view_dir(r)).collect();
     dirs.sort();
     dirs.dedup();
     // (folder, path below it, content) of every view.
     let mut views: Vec<(String, PathBuf, serde_json::Value)> = vec![];
     for dir in dirs {
-        let recs: Vec<&Record> = run.records.iter().filter(|r| view_dir(r) == dir).collect();
+        let recs: Vec<&Record> = real
+            .iter()
+            .copied()
+            .filter(|r| view_dir(r) == dir)
+            .collect();
         for family in [Family::MlKem, Family::MlDsa] {
             if let Some(v) = cupqc::throughput_view(&recs, family) {
                 views.push((dir.clone(), cupqc::results_file_name(family).into(), v));
@@ -229,7 +236,7 @@ pub fn run(
                             for b in batches.resolve(backend.as_mut(), alg, op, &cfg.batch) {
                                 cfg.batch.batch = b;
                                 let label = format!(
-                                    "{} {}t {alg} {op} batch {}",
+                                    "{} {}t batch {} {alg} {op}",
                                     backend.name(),
                                     t,
                                     crate::batching::short(b)
