@@ -20,7 +20,7 @@ pub struct Point {
 
 /// Points with a usable throughput, sorted by batch; for a batch measured
 /// more than once, the last point given wins.
-fn clean(points: &[Point]) -> Vec<Point> {
+pub fn clean(points: &[Point]) -> Vec<Point> {
     let mut v: Vec<Point> = vec![];
     for p in points
         .iter()

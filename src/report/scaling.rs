@@ -2,9 +2,11 @@
 //! device, threads, algorithm, operation) measured at two batch sizes or
 //! more is a curve; each curve gets its saturation batch, and each GPU
 //! curve its break-even batch against the all-core CPU figure of the same
-//! run file, else the same host (see [`crate::scaling`] for both definitions). Break-even uses
-//! the GPU's end-to-end throughput (copies included) where the records have
-//! it, kernel-only otherwise, and says which.
+//! run file, else the same host (see [`crate::scaling`] for both
+//! definitions). Break-even uses the GPU's end-to-end throughput (copies
+//! included) where the records have it, kernel-only otherwise, and says
+//! which. Emulated records (the CPU stand-in driver's) are not in the
+//! dataset's entries, so they never make a curve.
 
 use super::analysis::{Finding, Group};
 use super::model::{Dataset, Entry, SrcRef};
@@ -135,14 +137,19 @@ pub fn curves<'a>(ds: &Dataset<'a>) -> Vec<Curve<'a>> {
                 ops_per_sec,
             })
         };
-        let points: Vec<Point> = entries
-            .iter()
-            .filter_map(|e| point(e, e.ok_throughput()))
-            .collect();
-        let end_to_end: Vec<Point> = entries
-            .iter()
-            .filter_map(|e| point(e, end_to_end_ops(e)))
-            .collect();
+        // One point per batch (a batch measured twice: the later record).
+        let points: Vec<Point> = crate::scaling::clean(
+            &entries
+                .iter()
+                .filter_map(|e| point(e, e.ok_throughput()))
+                .collect::<Vec<_>>(),
+        );
+        let end_to_end: Vec<Point> = crate::scaling::clean(
+            &entries
+                .iter()
+                .filter_map(|e| point(e, end_to_end_ops(e)))
+                .collect::<Vec<_>>(),
+        );
         let gpu = entries[0].is_gpu();
         let cpu = gpu.then(|| all_core_cpu(ds, &entries[0])).flatten();
         let cpu_ops = cpu.and_then(|c| c.ok_throughput());
