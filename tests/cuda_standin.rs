@@ -505,6 +505,13 @@ fn the_report_keeps_emulated_records_out_of_every_speed_claim() {
     assert!(!md[..at].contains("native-gpu on"), "{}", &md[..at]);
 }
 
+/// `--alg ML-KEM-512 --op keygen` and `more`.
+fn kem512_keygen<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["--alg", "ML-KEM-512", "--op", "keygen"];
+    v.extend_from_slice(more);
+    v
+}
+
 /// `config.per_backend` of the newest run file in `out`.
 fn per_backend(out: &Path) -> Vec<Value> {
     let v: Value = serde_json::from_slice(&std::fs::read(run_file(out)).unwrap()).unwrap();
@@ -523,16 +530,7 @@ fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
     // wave is 4 blocks (512 operations).
     let d = tempfile::tempdir().unwrap();
     let knobs = [("SMS", "2"), ("THREADS_PER_SM", "256")];
-    let args = [
-        "--alg",
-        "ML-KEM-512",
-        "--op",
-        "keygen",
-        "--batch-sweep",
-        "1k",
-        "--runs",
-        "2",
-    ];
+    let args = kem512_keygen(&["--batch-sweep", "1k", "--runs", "2"]);
     let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_all_ok_and_emulated(d.path(), 6, "sweep");
@@ -588,8 +586,7 @@ fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
     // Without --batch, the default is whole waves: at least 20 and at
     // least 100,000 operations (196 waves of 512 here).
     let d = tempfile::tempdir().unwrap();
-    let args = ["--alg", "ML-KEM-512", "--op", "keygen", "--runs", "1"];
-    let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
+    let (code, stdout, stderr) = gpu(d.path(), &knobs, &kem512_keygen(&["--runs", "1"]));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let r = &records(d.path())[0];
     assert_eq!(r["batch"], 196 * 512, "{r:#}");
@@ -603,15 +600,7 @@ fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
         ("THREADS_PER_SM", "256"),
         ("MEMORY_MIB", "64"),
     ];
-    let args = [
-        "--alg",
-        "ML-KEM-512",
-        "--op",
-        "keygen",
-        "--batch-sweep",
-        "50M",
-    ];
-    let (code, _, stderr) = gpu(d.path(), &small, &args);
+    let (code, _, stderr) = gpu(d.path(), &small, &kem512_keygen(&["--batch-sweep", "50M"]));
     assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("invalid --batch-sweep 50000000: the top batch does not fit: ML-KEM-512 keygen on native-gpu")
@@ -628,16 +617,7 @@ fn the_gate_copies_back_only_its_sampled_slots() {
     let d = tempfile::tempdir().unwrap();
     let log = d.path().join("copies.txt");
     let knobs = [("COPY_LOG", log.to_str().unwrap())];
-    let args = [
-        "--alg",
-        "ML-KEM-512",
-        "--op",
-        "keygen",
-        "--batch",
-        "1000",
-        "--runs",
-        "3",
-    ];
+    let args = kem512_keygen(&["--batch", "1000", "--runs", "3"]);
     let (code, stdout, stderr) = gpu(&d.path().join("out"), &knobs, &args);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let sizes: Vec<usize> = std::fs::read_to_string(&log)
@@ -656,15 +636,7 @@ fn the_gate_copies_back_only_its_sampled_slots() {
 
     // Latency records name how they were timed.
     let d = tempfile::tempdir().unwrap();
-    let args = [
-        "--alg",
-        "ML-KEM-512",
-        "--op",
-        "keygen",
-        "--latency",
-        "--runs",
-        "3",
-    ];
+    let args = kem512_keygen(&["--latency", "--runs", "3"]);
     let (code, stdout, stderr) = gpu(d.path(), &[], &args);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let r = &records(d.path())[0];

@@ -924,6 +924,17 @@ impl Backend for NativeGpu {
 }
 
 impl GpuBatch {
+    /// Queues one launch of the timed kernel over the whole batch.
+    fn queue_launch(&mut self) -> anyhow::Result<()> {
+        launch(
+            &self.stream,
+            &self.func,
+            self.shape,
+            self.n as u32,
+            &mut self.args,
+        )
+    }
+
     /// Pinned copies of the inputs as they are on the device now, and
     /// pinned room for the outputs.
     fn stage(&mut self) -> anyhow::Result<Staged> {
@@ -958,14 +969,8 @@ impl GpuBatch {
 
 impl Prepared for GpuBatch {
     fn run(&mut self) -> anyhow::Result<Duration> {
-        let (st, func, shape, n, args) = (
-            &self.stream,
-            &self.func,
-            self.shape,
-            self.n as u32,
-            &mut self.args,
-        );
-        timed(st, &self.hold, || launch(st, func, shape, n, args))
+        let (st, hold) = (self.stream.clone(), self.hold.clone());
+        timed(&st, &hold, || self.queue_launch())
     }
 
     fn run_end_to_end(&mut self) -> Option<anyhow::Result<Duration>> {
@@ -975,39 +980,34 @@ impl Prepared for GpuBatch {
                 Err(e) => return Some(Err(e)),
             }
         }
-        let staged = self.staged.as_mut()?;
-        let (st, func, shape, n, args) = (
-            &self.stream,
-            &self.func,
-            self.shape,
-            self.n as u32,
-            &mut self.args,
-        );
+        let mut staged = self.staged.take()?;
+        let (st, hold) = (self.stream.clone(), self.hold.clone());
         let copy_err = |e: cudarc::driver::DriverError| anyhow!("end-to-end copy failed: {e:?}");
-        Some(timed(st, &self.hold, || {
-            for (h, d) in staged.inputs.iter().zip(args.inputs_mut()) {
+        let r = timed(&st, &hold, || {
+            for (h, d) in staged.inputs.iter().zip(self.args.inputs_mut()) {
                 st.memcpy_htod(h, d).map_err(copy_err)?;
             }
-            launch(st, func, shape, n, args)?;
-            for (d, h) in args.outputs().into_iter().zip(staged.outputs.iter_mut()) {
+            self.queue_launch()?;
+            for (d, h) in self
+                .args
+                .outputs()
+                .into_iter()
+                .zip(staged.outputs.iter_mut())
+            {
                 st.memcpy_dtoh(d, h).map_err(copy_err)?;
             }
-            if let (Some(d), Some(h)) = (args.ok_flags(), staged.ok.as_mut()) {
+            if let (Some(d), Some(h)) = (self.args.ok_flags(), staged.ok.as_mut()) {
                 st.memcpy_dtoh(d, h).map_err(copy_err)?;
             }
             Ok(())
-        }))
+        });
+        self.staged = Some(staged);
+        Some(r)
     }
 
     fn run_back_to_back(&mut self, launches: usize) -> anyhow::Result<()> {
         for _ in 0..launches {
-            launch(
-                &self.stream,
-                &self.func,
-                self.shape,
-                self.n as u32,
-                &mut self.args,
-            )?;
+            self.queue_launch()?;
         }
         self.stream
             .synchronize()
