@@ -503,6 +503,20 @@ fn the_report_keeps_emulated_records_out_of_every_speed_claim() {
         assert!(!line.starts_with('|'), "the stand-in in a table: {line}");
     }
     assert!(!md[..at].contains("native-gpu on"), "{}", &md[..at]);
+    // `compare` times nothing of them either.
+    let gpu_run = run_file(&gpu_dir);
+    let (code, text, stderr) = outcome(
+        common::pqcprof()
+            .arg("compare")
+            .args([&gpu_run, &gpu_run])
+            .args(["--fail-above", "0"]),
+    );
+    assert_eq!(code, 0, "{text}\n{stderr}");
+    assert!(
+        text.contains("12 record(s) made on pqcprof's CPU stand-in driver"),
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("native-gpu")), "{text}");
 }
 
 /// `--alg ML-KEM-512 --op keygen` and `more`.

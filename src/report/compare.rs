@@ -103,14 +103,16 @@ fn throughput(r: &Record) -> Option<(f64, Option<Interval>)> {
     .filter(|(m, _)| m.is_finite() && *m > 0.0)
 }
 
-/// Matches the records of two runs and measures the change.
+/// Matches the records of two runs and measures the change. Records made
+/// on the CPU stand-in driver (`emulated`) are no speed measurements and
+/// take no part.
 pub fn compare(old: &LoadedRun, new: &LoadedRun) -> Vec<Line> {
     let mut olds: BTreeMap<Key, Vec<(usize, &Record)>> = BTreeMap::new();
-    for (i, r) in &old.records {
+    for (i, r) in old.records.iter().filter(|(_, r)| !r.emulated) {
         olds.entry(Key::of(r)).or_default().push((*i, r));
     }
     let mut news: BTreeMap<Key, Vec<(usize, &Record)>> = BTreeMap::new();
-    for (i, r) in &new.records {
+    for (i, r) in new.records.iter().filter(|(_, r)| !r.emulated) {
         news.entry(Key::of(r)).or_default().push((*i, r));
     }
     let mut lines = vec![];

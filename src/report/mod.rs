@@ -385,6 +385,13 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
     let (old, new) = (&runs[0], &runs[1]);
     let lines = compare::compare(old, new);
     print!("{}", compare::render(old, new, &lines, args.fail_above));
+    let emulated = [old, new]
+        .iter()
+        .map(|r| r.records.iter().filter(|(_, r)| r.emulated).count())
+        .sum::<usize>();
+    if emulated > 0 {
+        println!("{emulated} record(s) made on pqcprof's CPU stand-in driver (emulated, not a GPU) left out: they are no speed measurements");
+    }
     let regressions = args
         .fail_above
         .map(|p| {
