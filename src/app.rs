@@ -3,6 +3,7 @@
 use crate::backend::liboqs::{self, LiboqsCpu};
 use crate::backend::native_gpu::{self, NativeGpu};
 use crate::backend::{Device, DeviceKind};
+use crate::batching::BatchRequest;
 use crate::catalog::{Algorithm, Kind, Operation};
 use crate::cli::{
     BenchArgs, BenchOptions, CheckArgs, Cli, Command, DEFAULT_CPU_BATCH, DEFAULT_GPU_BATCH,
@@ -168,7 +169,10 @@ pub fn verdicts(gpu: &GpuProbe) -> Vec<Verdict> {
     } else {
         None
     };
-    let native = match (&gpu_reason, gpu.nvrtc.present) {
+    let native_reason = gpu_reason
+        .clone()
+        .or_else(|| probe::driver_too_old(gpu.driver_api_version, &gpu.missing_driver_symbols));
+    let native = match (&native_reason, gpu.nvrtc.present) {
         (Some(r), _) => Verdict {
             backend: native_gpu::NAME.into(),
             ready: false,
@@ -438,13 +442,22 @@ fn check_host_memory(opts: &BenchOptions, batch: usize, total_mb: u64) -> anyhow
     let need = worst as u128 * batch as u128;
     if need > budget {
         let fits = (budget / worst as u128) as usize;
+        let option = match opts.batch {
+            BatchRequest::Sweep(_) => "--batch-sweep",
+            _ => "--batch",
+        };
         bail!(
-            "invalid --batch {batch}: its buffers need about {} MiB, more than half of this machine's {total_mb} MiB; at most {fits} fits",
+            "invalid {option} {batch}: its buffers need about {} MiB, more than half of this machine's {total_mb} MiB; at most {fits} fits",
             need / (1024 * 1024)
         );
     }
     Ok(())
 }
+
+/// Default sampler period on the host, milliseconds.
+const HOST_PERIOD_MS: f64 = 10.0;
+/// Default NVML sampler period, milliseconds.
+const NVML_PERIOD_MS: f64 = 1.0;
 
 fn want_backend(opts: &BenchOptions, name: &str) -> bool {
     opts.backends.is_empty() || opts.backends.iter().any(|b| b == name)
@@ -457,7 +470,7 @@ fn gpu_slot(
     pci_bus_id: &str,
     opts: &BenchOptions,
 ) -> Slot {
-    let period = Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(1.0) / 1000.0);
+    let period = Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(NVML_PERIOD_MS) / 1000.0);
     let sampler: Box<dyn Sampler> = match NvmlSampler::new(pci_bus_id, opts.device, period) {
         Ok(s) => Box::new(s),
         Err(e) => {
@@ -469,8 +482,66 @@ fn gpu_slot(
         backend,
         sampler,
         threads: vec![1],
-        batch: opts.batch.unwrap_or(DEFAULT_GPU_BATCH),
+        batches: slot_batches(&opts.batch, DEFAULT_GPU_BATCH, crate::batching::MAX_BATCH),
     }
+}
+
+/// The batches a slot measures, given what was asked for, the backend's
+/// default batch and the top of a sweep when neither the user nor the
+/// backend names one.
+fn slot_batches(req: &BatchRequest, default: usize, fallback_top: usize) -> session::Batches {
+    match req {
+        BatchRequest::Default => session::Batches::Default(default),
+        BatchRequest::List(v) => session::Batches::List(v.clone()),
+        BatchRequest::Sweep(top) => session::Batches::Sweep {
+            top: *top,
+            fallback_top,
+        },
+    }
+}
+
+/// The largest batch a CPU run of `req` measures (what must fit in RAM).
+fn largest_cpu_batch(req: &BatchRequest) -> usize {
+    match req {
+        BatchRequest::Default => DEFAULT_CPU_BATCH,
+        BatchRequest::List(v) => v.iter().copied().max().unwrap_or(DEFAULT_CPU_BATCH),
+        BatchRequest::Sweep(top) => top.unwrap_or(crate::batching::CPU_SWEEP_TOP),
+    }
+}
+
+/// A sweep's named top must fit every operation on every ready backend
+/// that knows its memory: otherwise a clean error naming the top and the
+/// largest batch that fits, before anything is measured.
+fn check_sweep_top(slots: &mut [Slot], opts: &BenchOptions) -> anyhow::Result<()> {
+    let BatchRequest::Sweep(Some(top)) = opts.batch else {
+        return Ok(());
+    };
+    for slot in slots.iter_mut() {
+        let Slot::Ready { backend, .. } = slot else {
+            continue;
+        };
+        for &alg in &opts.algorithms {
+            for op in alg.operations() {
+                if !(opts.operations.is_empty() || opts.operations.contains(&op)) {
+                    continue;
+                }
+                let cfg = crate::backend::BatchConfig {
+                    batch: top,
+                    threads: 1,
+                    message_size: opts.message_size,
+                    context: opts.context.clone(),
+                };
+                if let Some(fits) = backend.max_batch(alg, op, &cfg).filter(|f| *f < top) {
+                    bail!(
+                        "invalid --batch-sweep {top}: the top batch does not fit: {alg} {op} on {} ({}) fits at most {fits} (use --batch-sweep {fits} or less, or --batch-sweep alone for what fits)",
+                        backend.name(),
+                        backend.device().name
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Why GPU `device` cannot be used when the driver does not list it.
@@ -575,9 +646,12 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     }
     let out = crate::output::ensure_writable_dir(&opts.out)?;
     let host = system::host();
-    let cpu_batch = opts.batch.unwrap_or(DEFAULT_CPU_BATCH);
+    let cpu_batch = match &opts.batch {
+        BatchRequest::List(v) => v.first().copied().unwrap_or(DEFAULT_CPU_BATCH),
+        _ => DEFAULT_CPU_BATCH,
+    };
     if want_backend(&opts, liboqs::NAME) {
-        check_host_memory(&opts, cpu_batch, host.memory_total_mb)?;
+        check_host_memory(&opts, largest_cpu_batch(&opts.batch), host.memory_total_mb)?;
     }
 
     let gpu = probe::probe();
@@ -593,11 +667,15 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         slots.push(Slot::Ready {
             backend: Box::new(LiboqsCpu::new(device)),
             sampler: Box::new(HostSampler::new(
-                Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(10.0) / 1000.0),
+                Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(HOST_PERIOD_MS) / 1000.0),
                 host.cores_logical,
             )),
             threads: opts.threads.clone(),
-            batch: cpu_batch,
+            batches: slot_batches(
+                &opts.batch,
+                DEFAULT_CPU_BATCH,
+                crate::batching::CPU_SWEEP_TOP,
+            ),
         });
     }
     if want(native_gpu::NAME) {
@@ -614,6 +692,25 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         eprintln!("pqcprof: no GPU backend is ready here (see `pqcprof check`); measuring the CPU baselines only");
     }
 
+    check_sweep_top(&mut slots, &opts)?;
+    let per_backend = slots
+        .iter()
+        .filter_map(|slot| match slot {
+            Slot::Ready {
+                backend, batches, ..
+            } => Some(crate::results::BackendSettings {
+                backend: backend.name().to_string(),
+                batches: batches.describe(),
+                sample_period_ms: opts
+                    .sample_period_ms
+                    .unwrap_or(match backend.device().kind {
+                        DeviceKind::Cpu => HOST_PERIOD_MS,
+                        DeviceKind::Gpu => NVML_PERIOD_MS,
+                    }),
+            }),
+            Slot::NotReady { .. } => None,
+        })
+        .collect();
     let mode = if opts.latency {
         Mode::Latency
     } else {
@@ -627,11 +724,12 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         threads: opts.threads.clone(),
         message_bytes: opts.message_size,
         context_hex: args.context.to_ascii_lowercase(),
-        sample_period_ms: opts.sample_period_ms.unwrap_or(10.0),
+        sample_period_ms: opts.sample_period_ms.unwrap_or(HOST_PERIOD_MS),
         randomness: "liboqs-cpu: liboqs's RNG inside each call (system randomness), as its speed tools; native-gpu: seeds, m and rnd from ChaCha20 seeded by the OS, generated before timing; cupqc: entropy from ChaCha20 seeded by the OS, generated on the host and copied to the GPU before timing".into(),
         backends: opts.backends.clone(),
         algorithms: opts.algorithms.clone(),
         operations: opts.operations.clone(),
+        per_backend,
     };
     let plan = Plan {
         slots,
@@ -700,7 +798,7 @@ pub fn summary_table(run: &RunFile) -> String {
     // The interval printed is the median's own (distribution-free), not the
     // mean's: the mean's can miss the median entirely on skewed runs.
     let mut s = format!(
-        "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10}  {}\n",
+        "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7} {:>14}  {}\n",
         "backend",
         "thr",
         "algorithm",
@@ -708,6 +806,8 @@ pub fn summary_table(run: &RunFile) -> String {
         "status",
         "ops/s (median)",
         "ms/op",
+        "batch",
+        "end-to-end/s",
         "95% CI of the median (ops/s)"
     );
     for r in &run.records {
@@ -723,7 +823,7 @@ pub fn summary_table(run: &RunFile) -> String {
             Status::Skipped => "skipped",
         };
         s += &format!(
-            "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10}  {}\n",
+            "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7} {:>14}  {}\n",
             r.backend,
             r.threads,
             r.algorithm,
@@ -735,7 +835,13 @@ pub fn summary_table(run: &RunFile) -> String {
             r.ms_per_op
                 .map(|v| format!("{v:.4}"))
                 .unwrap_or_else(|| "-".into()),
-            ci
+            crate::batching::short(r.batch),
+            r.end_to_end
+                .as_ref()
+                .and_then(|e| e.ops_per_sec)
+                .map(|v| format!("{v:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            ci,
         );
     }
     s
@@ -752,15 +858,30 @@ pub fn kernel_table(records: &[crate::results::Record]) -> Option<String> {
     let image = rows.first()?.1.image.clone();
     let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
     let mut s = format!(
-        "{:<16} {:>7} {:>7} {:>5} {:>11} {:>9} {:>10}\n",
-        "kernel", "blocks", "thr/blk", "regs", "local B/thr", "blk/SM", "occupancy"
+        "{:<16} {:>7} {:>7} {:>5} {:>11} {:>9} {:>10} {:>6} {:>9}\n",
+        "kernel",
+        "blocks",
+        "thr/blk",
+        "regs",
+        "local B/thr",
+        "blk/SM",
+        "occupancy",
+        "waves",
+        "last wave"
     );
     for (r, k) in &rows {
         if r.mode == crate::results::Mode::Latency {
             continue;
         }
+        let (waves, last) = match k.waves {
+            Some(w) => (
+                format!("{:.2}", w.exact_waves),
+                format!("{:.0}%", w.last_wave_fill_pct),
+            ),
+            None => ("-".into(), "-".into()),
+        };
         s += &format!(
-            "{:<16} {:>7} {:>7} {:>5} {:>11} {:>9} {:>10}\n",
+            "{:<16} {:>7} {:>7} {:>5} {:>11} {:>9} {:>10} {:>6} {:>9}\n",
             k.name,
             k.blocks,
             k.threads_per_block,
@@ -770,6 +891,8 @@ pub fn kernel_table(records: &[crate::results::Record]) -> Option<String> {
             k.occupancy_pct
                 .map(|p| format!("{p:.1}%"))
                 .unwrap_or_else(|| "-".into()),
+            waves,
+            last,
         );
     }
     s += &format!("kernels loaded as: {image}\n");
@@ -816,6 +939,8 @@ mod tests {
             local_bytes_per_thread: Some(3104),
             resident_blocks_per_sm: Some(4),
             occupancy_pct: Some(25.0),
+            multiprocessors: Some(132),
+            waves: crate::gpu::waves::waves(782, 132, 4),
         });
         records.push(gpu);
         let t = kernel_table(&records).unwrap();
@@ -826,7 +951,17 @@ mod tests {
         let cols: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(
             cols,
-            ["mlkem768_keygen", "782", "128", "128", "3104", "4", "25.0%"]
+            [
+                "mlkem768_keygen",
+                "782",
+                "128",
+                "128",
+                "3104",
+                "4",
+                "25.0%",
+                "1.48",
+                "48%"
+            ]
         );
         assert!(t.ends_with("kernels loaded as: sm_90 machine code from NVRTC 13.0 (mock)\n"));
     }
@@ -837,7 +972,7 @@ mod tests {
             algorithms: vec![Algorithm::MlDsa87],
             operations: vec![],
             backends: vec![],
-            batch: None,
+            batch: BatchRequest::Default,
             runs: 1,
             warmup: 1,
             threads: vec![1],

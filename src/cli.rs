@@ -89,9 +89,15 @@ pub struct BenchArgs {
     /// Backends to run (liboqs-cpu or liboqs, native-gpu or native, cupqc); default every ready one.
     #[arg(long = "backend", value_name = "NAMES")]
     pub backends: Vec<String>,
-    /// Operations per timed batch [default: 1000 on CPUs, 100000 on GPUs]
-    #[arg(long, allow_negative_numbers = true)]
-    pub batch: Option<usize>,
+    /// Operations per timed batch, or a list of batches: 1,32,1k,32k,1M (k
+    /// = 1000, M = 1,000,000) [default: 1000 on CPUs; on GPUs at least
+    /// 100000, rounded up to 20 or more whole waves of the kernel]
+    #[arg(long, value_name = "N[,N...]", conflicts_with = "batch_sweep", allow_negative_numbers = true)]
+    pub batch: Option<String>,
+    /// Measure batches 1, 4, 16, ... (powers of 4) up to MAX, or without
+    /// MAX up to what fits in the GPU's memory (65536 on CPUs)
+    #[arg(long, value_name = "MAX", num_args = 0..=1, default_missing_value = "fit")]
+    pub batch_sweep: Option<String>,
     /// CUDA device ordinal for GPU backends [default: 0]
     #[arg(long, allow_negative_numbers = true)]
     pub device: Option<usize>,
@@ -123,7 +129,7 @@ pub struct BenchArgs {
 }
 
 /// Largest batch accepted, whatever the memory.
-pub const MAX_BATCH: usize = 50_000_000;
+pub const MAX_BATCH: usize = crate::batching::MAX_BATCH;
 /// Largest number of runs accepted.
 pub const MAX_RUNS: usize = 100_000;
 /// Default CPU batch.
@@ -140,8 +146,8 @@ pub struct BenchOptions {
     pub operations: Vec<Operation>,
     /// Backends asked for by name (empty: every ready one).
     pub backends: Vec<String>,
-    /// Batch given on the command line.
-    pub batch: Option<usize>,
+    /// Batches asked for on the command line.
+    pub batch: crate::batching::BatchRequest,
     /// Timed runs.
     pub runs: usize,
     /// Warm-up runs.
@@ -242,14 +248,18 @@ impl BenchArgs {
         {
             bail!("none of the operations {operations:?} belongs to the algorithms chosen");
         }
-        if let Some(b) = self.batch {
-            if b == 0 || b > MAX_BATCH {
-                bail!("invalid --batch {b}: must be from 1 to {MAX_BATCH}");
-            }
-            if self.latency {
-                bail!("invalid --batch {b} with --latency: latency mode times single operations (batch 1); leave --batch out");
+        use crate::batching::{parse_batch_list, parse_sweep_top, BatchRequest};
+        if self.latency {
+            if let Some(given) = self.batch.as_ref().or(self.batch_sweep.as_ref()) {
+                bail!("invalid --batch {given} with --latency: latency mode times single operations (batch 1); leave --batch out");
             }
         }
+        let batch = match (&self.batch, &self.batch_sweep) {
+            _ if self.latency => BatchRequest::List(vec![1]),
+            (Some(list), _) => BatchRequest::List(parse_batch_list(list)?),
+            (None, Some(top)) => BatchRequest::Sweep(parse_sweep_top(top)?),
+            (None, None) => BatchRequest::Default,
+        };
         if self.runs == 0 || self.runs > MAX_RUNS {
             bail!("invalid --runs {}: must be from 1 to {MAX_RUNS}", self.runs);
         }
@@ -322,20 +332,32 @@ impl BenchArgs {
         if !self.latency {
             // A CPU batch is split over the threads: no more threads than
             // operations can run, so a record must not claim more.
-            let cpu_batch = self.batch.unwrap_or(DEFAULT_CPU_BATCH);
+            // A batch sweep climbs from batch 1: there the records say how
+            // many threads each batch really used (the chunks), and the
+            // largest batch bounds the clamp.
+            let (smallest, largest) = match &batch {
+                BatchRequest::List(v) => (
+                    v.iter().copied().min().unwrap_or(DEFAULT_CPU_BATCH),
+                    v.iter().copied().max().unwrap_or(DEFAULT_CPU_BATCH),
+                ),
+                BatchRequest::Default => (DEFAULT_CPU_BATCH, DEFAULT_CPU_BATCH),
+                BatchRequest::Sweep(_) => (1, MAX_BATCH),
+            };
             let explicit = self
                 .threads
                 .split(',')
                 .filter_map(|p| p.trim().parse::<usize>().ok());
-            if let Some(t) = explicit.filter(|&t| t > cpu_batch).max() {
-                bail!(
-                    "invalid --threads {t}: more threads than operations per CPU batch ({cpu_batch}); use at most {cpu_batch}, or a larger --batch"
-                );
+            if !matches!(batch, BatchRequest::Sweep(_)) {
+                if let Some(t) = explicit.filter(|&t| t > smallest).max() {
+                    bail!(
+                        "invalid --threads {t}: more threads than operations per CPU batch ({smallest}); use at most {smallest}, or a larger --batch"
+                    );
+                }
             }
             // `all` on a machine with more cores than the batch: the batch's size.
             threads = threads
                 .into_iter()
-                .map(|t| t.min(cpu_batch))
+                .map(|t| t.min(largest))
                 .fold(vec![], |mut v, t| {
                     if !v.contains(&t) {
                         v.push(t);
@@ -350,7 +372,7 @@ impl BenchArgs {
             algorithms,
             operations,
             backends,
-            batch: if self.latency { Some(1) } else { self.batch },
+            batch,
             runs: self.runs,
             warmup: self.warmup,
             threads,
@@ -422,12 +444,41 @@ mod tests {
 
     #[test]
     fn latency_forces_batch_one() {
-        assert_eq!(args(&["--latency"]).validate().unwrap().batch, Some(1));
+        use crate::batching::BatchRequest;
+        assert_eq!(
+            args(&["--latency"]).validate().unwrap().batch,
+            BatchRequest::List(vec![1])
+        );
         // A batch given with --latency would be ignored: refused instead.
         let e = args(&["--latency", "--batch", "50"])
             .validate()
             .unwrap_err()
             .to_string();
         assert!(e.contains("--batch 50") && e.contains("--latency"), "{e}");
+    }
+
+    #[test]
+    fn batch_lists_and_sweeps() {
+        use crate::batching::BatchRequest;
+        let b = |a: &[&str]| args(a).validate().map(|o| o.batch);
+        assert_eq!(b(&[]).unwrap(), BatchRequest::Default);
+        assert_eq!(
+            b(&["--batch", "1,32,1k,32k,1M"]).unwrap(),
+            BatchRequest::List(vec![1, 32, 1000, 32_000, 1_000_000])
+        );
+        assert_eq!(b(&["--batch-sweep"]).unwrap(), BatchRequest::Sweep(None));
+        assert_eq!(
+            b(&["--batch-sweep", "4k"]).unwrap(),
+            BatchRequest::Sweep(Some(4000))
+        );
+        let e = |a: &[&str]| format!("{:#}", b(a).unwrap_err());
+        assert!(e(&["--batch", "0,5"]).contains("--batch 0,5"));
+        assert!(e(&["--batch", "1e99"]).contains("'1e99'"));
+        assert!(e(&["--batch-sweep", "1e99"]).contains("--batch-sweep 1e99"));
+        // Both at once is a usage error (clap).
+        let mut v = vec!["pqcprof", "cpu", "--batch", "5", "--batch-sweep"];
+        assert!(Cli::try_parse_from(&v).is_err());
+        v.truncate(4);
+        assert!(Cli::try_parse_from(&v).is_ok());
     }
 }

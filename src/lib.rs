@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod backend;
+pub mod batching;
 pub mod catalog;
 pub mod cli;
 pub mod exit;
@@ -21,6 +22,7 @@ pub mod progress;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod scaling;
 pub mod session;
 pub mod signals;
 pub mod stats;

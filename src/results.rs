@@ -128,12 +128,51 @@ pub struct Record {
     pub sampler: String,
     /// Sizes of keys, ciphertexts, secrets and signatures, bytes.
     pub sizes: Sizes,
+    /// Median wall time of one timed batch, milliseconds: what a request
+    /// waits when it is batched with `batch - 1` others (for GPU records,
+    /// the kernel alone; `end_to_end.batch_ms` adds the copies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_ms: Option<f64>,
+    /// GPU batches: inputs host to device, kernel, outputs device to host,
+    /// from pinned host memory, timed the same way, beside the kernel-only
+    /// figures above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_to_end: Option<EndToEnd>,
+    /// Energy per operation over back-to-back launches of at least one
+    /// second, with the method named (GPU only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::monitor::energy::EnergyFigure>,
+    /// Latency mode: how a single operation was timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_method: Option<String>,
     /// Made on pqcprof's CPU stand-in CUDA driver (a test fixture), not on
     /// a GPU: its gate proves correctness and the launch path; its timings
     /// mean nothing, so it never reaches the cuPQC-shaped files or a speed
     /// comparison. Absent (false) everywhere else.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulated: bool,
+}
+
+/// End-to-end timing of a GPU batch: copies in, kernel, copies out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndToEnd {
+    /// What the timed window covers.
+    pub timed_window: String,
+    /// Wall time of each end-to-end run, seconds.
+    pub run_seconds: Vec<f64>,
+    /// Throughput of each run, IQR-filtered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_ops_per_sec: Option<Summary>,
+    /// Median operations per second end to end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_sec: Option<f64>,
+    /// Median time of one batch end to end, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_ms: Option<f64>,
+    /// Why it was not measured (e.g. pinned memory refused); the
+    /// kernel-only figures stand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
 }
 
 impl Record {
@@ -189,6 +228,10 @@ impl Record {
             energy_per_op_uj: None,
             sampler: String::new(),
             sizes: Sizes::default(),
+            batch_ms: None,
+            end_to_end: None,
+            energy: None,
+            latency_method: None,
             emulated,
         }
     }
@@ -220,6 +263,12 @@ pub struct KernelInfo {
     /// Resident threads per multiprocessor over its maximum, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occupancy_pct: Option<f64>,
+    /// Multiprocessors of the device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiprocessors: Option<u32>,
+    /// Waves the launch ran in and how full the last one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waves: Option<crate::gpu::waves::Waves>,
 }
 
 /// The settings a run was made with.
@@ -249,6 +298,21 @@ pub struct RunConfig {
     pub algorithms: Vec<Algorithm>,
     /// Operations asked for (empty: all).
     pub operations: Vec<Operation>,
+    /// What each backend actually used: its batches and sampler period
+    /// (`batch` and `sample_period_ms` above are the CPU's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_backend: Vec<BackendSettings>,
+}
+
+/// The settings one backend ran with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackendSettings {
+    /// Backend name.
+    pub backend: String,
+    /// Batches measured, or how they were chosen (`default: whole waves`).
+    pub batches: String,
+    /// Sampler period, milliseconds.
+    pub sample_period_ms: f64,
 }
 
 /// A whole run file.

@@ -5,8 +5,8 @@
 
 use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::catalog::{Algorithm, Kind, Operation};
-use crate::monitor::{RunUsage, Sampler};
-use crate::results::{Mode, Record, Status};
+use crate::monitor::{energy, RunUsage, Sampler};
+use crate::results::{EndToEnd, Mode, Record, Status};
 use crate::stats::{percentile, summarize, Sample, Summary};
 use anyhow::Context;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -159,7 +159,13 @@ fn timed_runs(
         rec.usage.push(usage);
         progress(i + 1, cfg.runs);
     }
-    // The outputs of the last timed run must be right too.
+    // The sampler says what it measured in these runs (its energy source
+    // is known only once it has stopped), so each record names its own.
+    rec.sampler = sampler.describe();
+    rec.batch_ms = median_ms(&rec.run_seconds);
+    end_to_end_runs(prepared, cfg, cancel, rec)?;
+    energy_window(prepared, cfg, sampler, cancel, rec)?;
+    // The outputs of the last run must be right too.
     prepared
         .check()
         .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
@@ -179,12 +185,102 @@ fn timed_runs(
         rec.latency_p50_us = Some(percentile(&s, 50.0));
         rec.latency_p99_us = Some(percentile(&s, 99.0));
         rec.latency_us = Some(summarize(&s));
+        rec.latency_method = Some(prepared.latency_method().to_string());
     }
     rec.peak_mem_mb = summary_of(&rec.usage, |u| u.peak_mem_mb);
     rec.peak_util_pct = summary_of(&rec.usage, |u| u.peak_util_pct);
     rec.mean_power_w = summary_of(&rec.usage, |u| u.mean_power_w);
     rec.energy_per_op_uj = summary_of(&rec.usage, |u| u.energy_j.map(|j| j * 1e6 / n));
     rec.status = Status::Ok;
+    Ok(())
+}
+
+/// Median of run times in seconds, as milliseconds.
+fn median_ms(seconds: &[f64]) -> Option<f64> {
+    let s = Sample::new(seconds.to_vec()).ok()?;
+    Some(percentile(&s, 50.0) * 1000.0)
+}
+
+/// `runs` end-to-end batches (copies in, work, copies out) where the
+/// backend has them. A run that cannot be made end to end (pinned memory
+/// refused) leaves the reason in the record; the kernel-only figures stand
+/// and the final gate still checks the outputs.
+fn end_to_end_runs(
+    prepared: &mut dyn Prepared,
+    cfg: &MeasureConfig,
+    cancel: &AtomicBool,
+    rec: &mut Record,
+) -> Result<(), RunError> {
+    let mut e2e = EndToEnd {
+        timed_window: prepared.end_to_end_window().to_string(),
+        run_seconds: vec![],
+        throughput_ops_per_sec: None,
+        ops_per_sec: None,
+        batch_ms: None,
+        not_measured: None,
+    };
+    for i in 0..cfg.runs {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
+        match prepared.run_end_to_end() {
+            None => return Ok(()),
+            Some(Ok(d)) => e2e.run_seconds.push(d.as_secs_f64()),
+            Some(Err(e)) => {
+                e2e.not_measured = Some(format!("end-to-end run {} failed: {e:#}", i + 1));
+                e2e.run_seconds.clear();
+                break;
+            }
+        }
+    }
+    let n = cfg.batch.batch as f64;
+    if let Ok(s) = Sample::new(e2e.run_seconds.iter().map(|t| n / t).collect()) {
+        let summary = summarize(&s);
+        e2e.ops_per_sec = Some(summary.median);
+        e2e.throughput_ops_per_sec = Some(summary);
+        e2e.batch_ms = median_ms(&e2e.run_seconds);
+    }
+    rec.end_to_end = Some(e2e);
+    Ok(())
+}
+
+/// Energy per operation from the sampler's energy counter, read before and
+/// after back-to-back batches lasting at least `energy::MIN_WINDOW_S`; left
+/// empty where the device has no counter or it did not advance.
+fn energy_window(
+    prepared: &mut dyn Prepared,
+    cfg: &MeasureConfig,
+    sampler: &mut dyn Sampler,
+    cancel: &AtomicBool,
+    rec: &mut Record,
+) -> Result<(), RunError> {
+    let Some(start_mj) = sampler.energy_counter_mj() else {
+        return Ok(());
+    };
+    let Some(run_ms) = rec.batch_ms else {
+        return Ok(());
+    };
+    if cancel.load(Ordering::SeqCst) {
+        return Err(RunError::Interrupted);
+    }
+    let launches = energy::launches_for_window(run_ms / 1000.0);
+    let t0 = std::time::Instant::now();
+    prepared
+        .run_back_to_back(launches)
+        .map_err(|e| RunError::Failed(format!("energy window failed: {e:#}")))?;
+    let window_s = t0.elapsed().as_secs_f64();
+    rec.energy = sampler
+        .energy_counter_mj()
+        .and_then(|end_mj| energy::counter_joules(start_mj, end_mj))
+        .and_then(|j| {
+            energy::figure(
+                j,
+                cfg.batch.batch,
+                launches,
+                window_s,
+                &energy::counter_method(launches, window_s),
+            )
+        });
     Ok(())
 }
 
@@ -329,6 +425,107 @@ mod tests {
         assert!(r.is_err());
     }
 
+    /// A sampler with an energy counter that reads `readings_mj` in turn,
+    /// and whose description counts its stops (so a record can be seen to
+    /// name its own runs).
+    struct CounterSampler {
+        readings_mj: Vec<u64>,
+        stops: usize,
+    }
+    impl Sampler for CounterSampler {
+        fn start(&mut self) -> anyhow::Result<()> {
+            Ok(())
+        }
+        fn stop(&mut self) -> anyhow::Result<RunUsage> {
+            self.stops += 1;
+            Ok(RunUsage::default())
+        }
+        fn describe(&self) -> String {
+            format!("counter sampler after {} stops (test only)", self.stops)
+        }
+        fn energy_counter_mj(&mut self) -> Option<u64> {
+            (!self.readings_mj.is_empty()).then(|| self.readings_mj.remove(0))
+        }
+    }
+
+    #[test]
+    fn energy_comes_from_the_counter_over_a_second_of_launches() {
+        let mut mock = Mock {
+            durations: vec![Duration::from_millis(10)],
+            ..Mock::default()
+        };
+        let mut s = CounterSampler {
+            readings_mj: vec![1_000_000, 1_003_500],
+            stops: 0,
+        };
+        let cancel = AtomicBool::new(false);
+        let c = cfg(5);
+        let rec = measure(
+            &mut mock,
+            Algorithm::MlKem768,
+            Operation::KeyGen,
+            &c,
+            &mut s,
+            &cancel,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        // 10 ms batches: 100 launches fill the 1 s window; 100 x 1000 ops.
+        let e = rec.energy.unwrap();
+        assert_eq!((e.launches, e.ops), (100, 100_000));
+        assert!((e.joules - 3.5).abs() < 1e-12);
+        assert!((e.joules_per_op - 3.5e-5).abs() < 1e-15);
+        assert!(
+            e.method.contains("100 back-to-back launches"),
+            "{}",
+            e.method
+        );
+        // The record names what the sampler said after its own runs.
+        assert_eq!(rec.sampler, "counter sampler after 5 stops (test only)");
+        assert!((rec.batch_ms.unwrap() - 10.0).abs() < 1e-9);
+        // A counter that did not advance gives no figure, not a zero.
+        let mut flat = CounterSampler {
+            readings_mj: vec![7, 7],
+            stops: 0,
+        };
+        let rec = measure(
+            &mut mock,
+            Algorithm::MlKem768,
+            Operation::KeyGen,
+            &c,
+            &mut flat,
+            &cancel,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(rec.status, Status::Ok);
+        assert!(rec.energy.is_none());
+    }
+
+    #[test]
+    fn end_to_end_beside_kernel_only() {
+        let mut mock = Mock {
+            durations: vec![Duration::from_millis(10)],
+            end_to_end: Some(Duration::from_millis(20)),
+            ..Mock::default()
+        };
+        let rec = measured(&mut mock, Algorithm::MlDsa44, Operation::Sign, &cfg(4));
+        assert!((rec.ops_per_sec.unwrap() - 100_000.0).abs() < 1e-6);
+        let e = rec.end_to_end.unwrap();
+        assert_eq!(e.run_seconds.len(), 4);
+        assert!((e.ops_per_sec.unwrap() - 50_000.0).abs() < 1e-6);
+        assert!((e.batch_ms.unwrap() - 20.0).abs() < 1e-9);
+        assert!(e.timed_window.contains("end-to-end"));
+        // A CPU-like backend has none.
+        let rec = measured(
+            &mut Mock::default(),
+            Algorithm::MlDsa44,
+            Operation::Sign,
+            &cfg(2),
+        );
+        assert!(rec.end_to_end.is_none());
+    }
+
     #[test]
     fn latency_mode_reports_microseconds() {
         let mut mock = Mock {
@@ -342,5 +539,6 @@ mod tests {
         let l = rec.latency_us.unwrap();
         assert!((l.mean - 40.0).abs() < 1e-9);
         assert!((rec.latency_p99_us.unwrap() - 40.0).abs() < 1e-9);
+        assert_eq!(rec.latency_method.unwrap(), rec.timed_window);
     }
 }

@@ -24,8 +24,8 @@ pub enum Slot {
         sampler: Box<dyn Sampler>,
         /// Thread counts to measure (CPU); `[1]` for a GPU.
         threads: Vec<usize>,
-        /// Operations per batch on this backend.
-        batch: usize,
+        /// Batches to measure on this backend.
+        batches: Batches,
     },
     /// Asked for but not ready: every record is `skipped` with this reason.
     NotReady {
@@ -34,6 +34,79 @@ pub enum Slot {
         /// Why.
         reason: String,
     },
+}
+
+/// Which batches a backend measures for each (algorithm, operation).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Batches {
+    /// These batches.
+    List(Vec<usize>),
+    /// The backend's own default (`Backend::default_batch`; a GPU rounds
+    /// up to whole waves), starting from this one.
+    Default(usize),
+    /// Powers of 4 from 1 up to `top`, or without one up to what the
+    /// backend says fits (`Backend::max_batch`), else `fallback_top`.
+    Sweep {
+        /// The largest batch named by the user.
+        top: Option<usize>,
+        /// The top when neither the user nor the backend gives one.
+        fallback_top: usize,
+    },
+}
+
+impl Batches {
+    /// The batches of `op` of `alg` on `backend`, in increasing order for
+    /// a sweep; `cfg` carries the message size and context.
+    pub fn resolve(
+        &self,
+        backend: &mut dyn Backend,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &crate::backend::BatchConfig,
+    ) -> Vec<usize> {
+        match self {
+            Batches::List(v) => v.clone(),
+            Batches::Default(b) => {
+                let cfg = crate::backend::BatchConfig {
+                    batch: *b,
+                    ..cfg.clone()
+                };
+                vec![backend.default_batch(alg, op, &cfg)]
+            }
+            Batches::Sweep { top, fallback_top } => {
+                let top = top
+                    .or_else(|| {
+                        backend
+                            .max_batch(alg, op, cfg)
+                            .map(|m| m.min(crate::batching::MAX_BATCH))
+                    })
+                    .unwrap_or(*fallback_top);
+                crate::batching::sweep_points(top)
+            }
+        }
+    }
+
+    /// In a few words, for the run file's settings.
+    pub fn describe(&self) -> String {
+        match self {
+            Batches::List(v) => v
+                .iter()
+                .map(|b| b.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            Batches::Default(b) => format!("default ({b}, rounded up to whole waves on a GPU)"),
+            Batches::Sweep {
+                top: Some(t),
+                ..
+            } => format!("sweep: powers of 4 from 1 to {t}"),
+            Batches::Sweep {
+                top: None,
+                fallback_top,
+            } => format!(
+                "sweep: powers of 4 from 1 to what fits in the device's memory (else {fallback_top})"
+            ),
+        }
+    }
 }
 
 /// What to measure.
@@ -169,36 +242,46 @@ pub fn run(
                 backend,
                 sampler,
                 threads,
-                batch,
+                batches,
             } => {
                 for &t in threads.iter() {
                     let mut cfg = plan.measure.clone();
                     cfg.batch.threads = t;
-                    cfg.batch.batch = *batch;
                     for &alg in &plan.algorithms {
                         for op in wanted_ops(alg, &plan.operations) {
-                            let label = format!("{} {}t {alg} {op}", backend.name(), t);
-                            let bar = RunBar::new(&label, cfg.runs);
-                            let result = measure(
-                                backend.as_mut(),
-                                alg,
-                                op,
-                                &cfg,
-                                sampler.as_mut(),
-                                cancel,
-                                &mut |done, _| bar.set(done),
-                            );
-                            bar.finish();
-                            match result {
-                                Ok(rec) => {
-                                    if let Some(reason) = rec.reason.as_deref() {
-                                        eprintln!("pqcprof: {label}: {:?}: {reason}", rec.status);
+                            for b in batches.resolve(backend.as_mut(), alg, op, &cfg.batch) {
+                                cfg.batch.batch = b;
+                                let label = format!(
+                                    "{} {}t batch {} {alg} {op}",
+                                    backend.name(),
+                                    t,
+                                    crate::batching::short(b)
+                                );
+                                let bar = RunBar::new(&label, cfg.runs);
+                                let result = measure(
+                                    backend.as_mut(),
+                                    alg,
+                                    op,
+                                    &cfg,
+                                    sampler.as_mut(),
+                                    cancel,
+                                    &mut |done, _| bar.set(done),
+                                );
+                                bar.finish();
+                                match result {
+                                    Ok(rec) => {
+                                        if let Some(reason) = rec.reason.as_deref() {
+                                            eprintln!(
+                                                "pqcprof: {label}: {:?}: {reason}",
+                                                rec.status
+                                            );
+                                        }
+                                        run.records.push(rec);
                                     }
-                                    run.records.push(rec);
-                                }
-                                Err(_) => {
-                                    interrupted = true;
-                                    break 'outer;
+                                    Err(_) => {
+                                        interrupted = true;
+                                        break 'outer;
+                                    }
                                 }
                             }
                         }
@@ -315,6 +398,7 @@ mod tests {
             backends: vec![],
             algorithms: vec![],
             operations: vec![],
+            per_backend: vec![],
         };
         let mut run = RunFile::new(crate::system::collect(None), config);
         run.records = records;
@@ -363,6 +447,38 @@ mod tests {
             !p("latency/mldsa_latency.json").exists(),
             "no ML-DSA latency records"
         );
+    }
+
+    #[test]
+    fn batches_resolve_per_backend() {
+        let cfg = BatchConfig {
+            batch: 1000,
+            threads: 1,
+            message_size: 0,
+            context: vec![],
+        };
+        let (alg, op) = (Algorithm::MlKem768, Operation::Encaps);
+        let mut mock = Mock::default();
+        let r = |b: &Batches, m: &mut Mock| b.resolve(m, alg, op, &cfg);
+        assert_eq!(r(&Batches::List(vec![1, 32]), &mut mock), [1, 32]);
+        // The mock keeps the command's default (a GPU rounds it to waves).
+        assert_eq!(r(&Batches::Default(1000), &mut mock), [1000]);
+        // A sweep without a top: what the backend says fits, else the
+        // fallback top.
+        let sweep = Batches::Sweep {
+            top: None,
+            fallback_top: 64,
+        };
+        assert_eq!(r(&sweep, &mut mock), [1, 4, 16, 64]);
+        mock.max_fit = Some(300);
+        assert_eq!(r(&sweep, &mut mock), [1, 4, 16, 64, 256, 300]);
+        let named = Batches::Sweep {
+            top: Some(16),
+            fallback_top: 64,
+        };
+        assert_eq!(r(&named, &mut mock), [1, 4, 16]);
+        assert!(sweep.describe().contains("what fits"));
+        assert_eq!(Batches::List(vec![1, 32]).describe(), "1, 32");
     }
 
     #[test]

@@ -518,3 +518,147 @@ fn the_report_keeps_emulated_records_out_of_every_speed_claim() {
     );
     assert!(!text.lines().any(|l| l.starts_with("native-gpu")), "{text}");
 }
+
+/// `--alg ML-KEM-512 --op keygen` and `more`.
+fn kem512_keygen<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["--alg", "ML-KEM-512", "--op", "keygen"];
+    v.extend_from_slice(more);
+    v
+}
+
+/// `config.per_backend` of the newest run file in `out`.
+fn per_backend(out: &Path) -> Vec<Value> {
+    let v: Value = serde_json::from_slice(&std::fs::read(run_file(out)).unwrap()).unwrap();
+    v["config"]["per_backend"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
+    if nvrtc_or_skip("a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves").is_none() {
+        return;
+    }
+    // Two multiprocessors of 256 threads: two blocks of 128 each, so a
+    // wave is 4 blocks (512 operations).
+    let d = tempfile::tempdir().unwrap();
+    let knobs = [("SMS", "2"), ("THREADS_PER_SM", "256")];
+    let args = kem512_keygen(&["--batch-sweep", "1k", "--runs", "2"]);
+    let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_all_ok_and_emulated(d.path(), 6, "sweep");
+    let recs = records(d.path());
+    let batches: Vec<u64> = recs.iter().map(|r| r["batch"].as_u64().unwrap()).collect();
+    assert_eq!(batches, [1, 4, 16, 64, 256, 1000]);
+    for r in &recs {
+        let w = &r["kernel"]["waves"];
+        assert_eq!(w["blocks_per_wave"], 4, "{r:#}");
+        let blocks = r["kernel"]["blocks"].as_f64().unwrap();
+        assert!((w["exact_waves"].as_f64().unwrap() - blocks / 4.0).abs() < 1e-9);
+        // 1000 operations: 8 blocks, two whole waves.
+        if r["batch"] == 1000 {
+            assert_eq!(
+                (w["waves"].as_u64(), w["last_wave_fill_pct"].as_f64()),
+                (Some(2), Some(100.0))
+            );
+        }
+        assert!(r["timed_window"]
+            .as_str()
+            .unwrap()
+            .starts_with("kernel only"));
+        let e2e = &r["end_to_end"];
+        assert_eq!(e2e["run_seconds"].as_array().unwrap().len(), 2, "{e2e}");
+        assert!(e2e["ops_per_sec"].as_f64().unwrap() > 0.0, "{e2e}");
+        assert!(e2e["timed_window"]
+            .as_str()
+            .unwrap()
+            .contains("pinned host memory"));
+        assert!(r["batch_ms"].as_f64().unwrap() > 0.0);
+    }
+    let pb = per_backend(d.path());
+    assert_eq!(pb.len(), 1, "{pb:?}");
+    assert_eq!(pb[0]["backend"], "native-gpu");
+    assert!(pb[0]["batches"]
+        .as_str()
+        .unwrap()
+        .contains("sweep: powers of 4 from 1 to 1000"));
+    assert_eq!(pb[0]["sample_period_ms"], 1.0);
+    // Emulated curves make no speed claim: no saturation or break-even.
+    let html = d.path().join("r.html");
+    let report = common::pqcprof()
+        .arg("report")
+        .arg(run_file(d.path()))
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(!html.contains("id=\"t-scaling\"") && !html.contains("break-even batch"));
+
+    // Without --batch, the default is whole waves: at least 20 and at
+    // least 100,000 operations (196 waves of 512 here).
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &knobs, &kem512_keygen(&["--runs", "1"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let r = &records(d.path())[0];
+    assert_eq!(r["batch"], 196 * 512, "{r:#}");
+    assert_eq!(r["kernel"]["waves"]["last_wave_fill_pct"], 100.0);
+
+    // A sweep top that does not fit: a clean error naming what fits, and
+    // nothing measured.
+    let d = tempfile::tempdir().unwrap();
+    let small = [
+        ("SMS", "2"),
+        ("THREADS_PER_SM", "256"),
+        ("MEMORY_MIB", "64"),
+    ];
+    let (code, _, stderr) = gpu(d.path(), &small, &kem512_keygen(&["--batch-sweep", "50M"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("invalid --batch-sweep 50000000: the top batch does not fit: ML-KEM-512 keygen on native-gpu")
+            && stderr.contains("fits at most"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_gate_copies_back_only_its_sampled_slots() {
+    if nvrtc_or_skip("the_gate_copies_back_only_its_sampled_slots").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("copies.txt");
+    let knobs = [("COPY_LOG", log.to_str().unwrap())];
+    let args = kem512_keygen(&["--batch", "1000", "--runs", "3"]);
+    let (code, stdout, stderr) = gpu(&d.path().join("out"), &knobs, &args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let sizes: Vec<usize> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| l.strip_prefix("dtoh ").unwrap().parse().unwrap())
+        .collect();
+    let count = |n: usize| sizes.iter().filter(|s| **s == n).count();
+    // ML-KEM-512: 800-byte public keys, 1632-byte secret keys. Whole
+    // buffers come back once per end-to-end run (3), never for the gate;
+    // the gate (before and after timing) copies its 64 slots of each.
+    assert_eq!(count(800 * 1000), 3, "{sizes:?}");
+    assert_eq!(count(1632 * 1000), 3, "{sizes:?}");
+    assert_eq!(count(800), 2 * 64, "{sizes:?}");
+    assert_eq!(count(1632), 2 * 64, "{sizes:?}");
+
+    // Latency records name how they were timed.
+    let d = tempfile::tempdir().unwrap();
+    let args = kem512_keygen(&["--latency", "--runs", "3"]);
+    let (code, stdout, stderr) = gpu(d.path(), &[], &args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let r = &records(d.path())[0];
+    assert!(
+        r["latency_method"]
+            .as_str()
+            .unwrap()
+            .contains("pqcprof_hold"),
+        "{r:#}"
+    );
+}

@@ -11,15 +11,16 @@ use std::process::Command;
 
 /// A stand-in for pqcprof: `check` passes, `gpu --alg mlkem` writes a run
 /// file with one ML-KEM-768 keygen record, `gpu --alg mldsa` hangs until
-/// Ctrl-C, the experiment (which must see its NVRTC option) writes one
-/// faster and one failed record, everything else succeeds and writes
-/// nothing.
+/// Ctrl-C, the ML-KEM-768 batch curve (which must be asked for as a sweep)
+/// writes one measured and one failed batch, everything else succeeds and
+/// writes nothing.
 const STAND_IN: &str = r#"#!/usr/bin/env bash
 cmd=$1; shift
-alg=; out=; o=
+alg=; out=; o=; sweep=
 while [ $# -gt 0 ]; do
   case "$1" in
     --alg) alg=$2; shift ;;
+    --batch-sweep) sweep=$2; shift ;;
     --out) out=$2; shift ;;
     -o) o=$2; shift ;;
   esac
@@ -40,14 +41,17 @@ case "$cmd" in
   "mode": "throughput", "status": "ok", "ops_per_sec": 14000000.0}]}
 JSON
     fi
-    if [ "$alg" = ML-KEM-768,ML-DSA-44 ]; then
-      [ "$PQCPROF_NVRTC_OPTIONS" = --maxrregcount=64 ] || exit 9
+    if [ "$alg" = ML-KEM-768 ]; then
+      [ "$sweep" = 1M ] || exit 9
       mkdir -p "$out"
       cat > "$out/run-20260101T000100Z.json" <<'JSON'
 {"records": [{"backend": "native-gpu", "algorithm": "ML-KEM-768", "operation": "keygen",
-  "mode": "throughput", "status": "ok", "ops_per_sec": 21000000.0},
- {"backend": "native-gpu", "algorithm": "ML-DSA-44", "operation": "sign",
-  "mode": "throughput", "status": "failed", "reason": "stand-in failure (test only)"}]}
+  "mode": "throughput", "status": "ok", "batch": 1024, "ops_per_sec": 2000000.0,
+  "end_to_end": {"ops_per_sec": 1000000.0},
+  "kernel": {"waves": {"exact_waves": 0.02, "last_wave_fill_pct": 2.0}}},
+ {"backend": "native-gpu", "algorithm": "ML-KEM-768", "operation": "keygen",
+  "mode": "throughput", "status": "failed", "batch": 1048576,
+  "reason": "stand-in failure (test only)"}]}
 JSON
     fi ;;
   report) echo "stand-in report (test only)" > "$o" ;;
@@ -93,8 +97,10 @@ fn a_step_at_its_limit_is_cut_short_and_the_others_still_run() {
     // The steps after the cut one still ran.
     assert!(
         log.contains("latency: ok")
-            && log.contains("experiment-regs64: ok")
-            && log.contains("cpu: ok"),
+            && log.contains("curve-mlkem: ok")
+            && log.contains("curve-mldsa: ok")
+            && log.contains("cpu: ok")
+            && log.contains("cpu-curve: ok"),
         "{log}"
     );
     let mldsa = std::fs::read_to_string(out.join("throughput-mldsa.txt")).unwrap();
@@ -111,13 +117,12 @@ fn a_step_at_its_limit_is_cut_short_and_the_others_still_run() {
     );
     assert!(
         targets.contains(
-            "experiment --maxrregcount=64 ML-KEM-768 keygen: 21.000M ops/s vs 14.000M default (1.50x)"
+            "curve ML-KEM-768 keygen batch 1024: 2.000M ops/s kernel only, 1.000M end to end, 0.02 waves (last 2% full)"
         ),
         "{targets}"
     );
     assert!(
-        targets
-            .contains("experiment --maxrregcount=64 ML-DSA-44 sign: stand-in failure (test only)"),
+        targets.contains("curve ML-KEM-768 keygen batch 1048576: stand-in failure (test only)"),
         "{targets}"
     );
     assert!(out.join("report.html").exists() && out.join("report.md").exists());

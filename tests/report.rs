@@ -110,10 +110,18 @@ fn synthetic_run(dir: &Path) -> PathBuf {
             extra.push(r);
         }
     }
-    // A GPU backend at two batch sizes, with energy.
+    // A GPU backend at two batch sizes, with energy; end to end it is
+    // behind the CPU at the small batch and ahead at the large one.
     for (alg, op) in [("ML-KEM-512", "Encaps"), ("ML-DSA-44", "Sign")] {
-        for (batch, factor) in [(1024, 20.0), (65536, 80.0)] {
+        for (batch, factor, e2e_factor) in [(1024, 20.0, 0.5), (65536, 80.0, 40.0)] {
             let mut r = find(alg, op);
+            let cpu_ops = r["ops_per_sec"].as_f64().unwrap();
+            r["end_to_end"] = json!({
+                "timed_window": "SYNTHETIC end to end",
+                "run_seconds": [],
+                "ops_per_sec": cpu_ops * e2e_factor,
+                "batch_ms": 1000.0 * batch as f64 / (cpu_ops * e2e_factor)
+            });
             r["backend"] = json!("native-gpu");
             r["provider"] = json!("pqcprof-native");
             r["device"] = json!({"kind": "gpu", "name": "SYNTHETIC GPU", "memory_total_mb": 1000});
@@ -256,6 +264,20 @@ fn synthetic_gpu_and_classical_records_fill_the_comparisons() {
         assert!(html.contains(s), "{s} in the kernel table");
     }
     assert!(html.contains("throughput against batch size"));
+    // Saturation and break-even: end to end the GPU is behind at 1,024 and
+    // ahead at 65,536; kernel only it is ahead at both.
+    assert!(html.contains("id=\"t-scaling\""), "scaling table");
+    assert!(html.contains("Saturation and break-even batches"));
+    assert!(
+        html.contains(
+            "beats liboqs-cpu, 1 thread at ML-KEM-512 encaps from a batch of 65,536, end to end"
+        ),
+        "break-even in words"
+    );
+    assert!(html.contains("at every batch measured (from 1,024, the smallest"));
+    assert!(html.contains("ML-KEM-512 encaps: throughput against batch size"));
+    assert!(html.contains("native-gpu · SYNTHETIC GPU · F2 (end to end)"));
+    assert!(html.contains("native-gpu · SYNTHETIC GPU · F2 (kernel only)"));
     assert!(html.contains("SHA-256"));
     // The synthetic file is F2; its GPU records are traceable.
     assert!(html.contains("data-src=\"F2#"));
@@ -281,6 +303,15 @@ fn markdown_has_the_same_summary_and_tables() {
         assert!(md.contains(s), "{s}");
     }
     assert!(!md.contains("<svg"));
+    // The saturation and break-even table and its sentence, from the
+    // synthetic GPU curve.
+    let dir = tempfile::tempdir().unwrap();
+    let syn = synthetic_run(dir.path());
+    let (code, md, stderr) = report(&[&syn], &["--format", "markdown", "-o", "-"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(md.contains("### Saturation and break-even batches"), "{md}");
+    assert!(md.contains("Saturation batch: the smallest batch reaching 95%"));
+    assert!(md.contains("**65,536 break-even batch**"), "{md}");
 }
 
 fn compare(old: &Path, new: &Path, extra: &[&str]) -> (i32, String, String) {

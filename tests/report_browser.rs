@@ -83,33 +83,37 @@ fn console_errors(stderr: &str) -> Vec<&str> {
         .collect()
 }
 
-#[test]
-fn report_works_in_headless_chromium() {
-    let Some(bin) = chromium() else {
+/// Chromium, or `None` (the test passes, saying so) when it is missing
+/// and not required.
+fn chromium_or_skip() -> Option<PathBuf> {
+    let bin = chromium();
+    if bin.is_none() {
         if std::env::var("PQCPROF_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
             panic!("PQCPROF_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)");
         }
         common::skipped(
-            "report_works_in_headless_chromium",
+            "report_browser",
             "chromium is not installed (apt-get install chromium); set PQCPROF_REQUIRE_CHROMIUM=1 to make this a failure",
         );
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let run = cpu_run(&dir.path().join("outputs"), "1,all");
-    let html = dir.path().join("report.html");
+    }
+    bin
+}
+
+/// `pqcprof report RUNS -o html`, then the page's self-test in Chromium
+/// (it toggles the kind filter and writes the visible row counts and any
+/// script error into the DOM): the DOM and the self-test's result, after
+/// checking that the page logged no error and its script raised none.
+fn report_in_chromium(bin: &Path, dir: &Path, runs: &[PathBuf]) -> (PathBuf, String, Value) {
+    let html = dir.join("report.html");
     pqcprof()
         .arg("report")
-        .arg(&run)
+        .args(runs)
         .arg("-o")
         .arg(&html)
         .assert()
         .success();
     let url = format!("file://{}#selftest", html.display());
-
-    // The page's self-test toggles the kind filter and writes the visible
-    // row counts and any script error into the DOM.
-    let (dom, log) = run_chromium(&bin, &dir.path().join("profile1"), &url, &["--dump-dom"]);
+    let (dom, log) = run_chromium(bin, &dir.join("profile1"), &url, &["--dump-dom"]);
     let errors = console_errors(&log);
     assert!(errors.is_empty(), "console errors: {errors:#?}");
     let start = dom.find("<pre id=\"selftest-result\">").unwrap_or_else(|| {
@@ -123,6 +127,21 @@ fn report_works_in_headless_chromium() {
     let r: Value = serde_json::from_str(&json.replace("&quot;", "\"").replace("&amp;", "&"))
         .unwrap_or_else(|e| panic!("{e}: {json}"));
     assert_eq!(r["errors"], Value::Array(vec![]), "{r}");
+    assert!(
+        r["scrollWidth"].as_u64().unwrap() <= r["innerWidth"].as_u64().unwrap(),
+        "the page scrolls sideways at 1280 px: {r}"
+    );
+    (html, dom, r)
+}
+
+#[test]
+fn report_works_in_headless_chromium() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = cpu_run(&dir.path().join("outputs"), "1,all");
+    let (html, _, r) = report_in_chromium(&bin, dir.path(), &[run]);
     let rows = r["rows"].as_u64().unwrap();
     let kem = r["kemOnly"].as_u64().unwrap();
     let sig = r["signatureOnly"].as_u64().unwrap();
@@ -135,10 +154,6 @@ fn report_works_in_headless_chromium() {
         "every filterable row is a KEM or a signature: {r}"
     );
     assert_eq!(r["reset"].as_u64().unwrap(), rows, "{r}");
-    assert!(
-        r["scrollWidth"].as_u64().unwrap() <= r["innerWidth"].as_u64().unwrap(),
-        "the page scrolls sideways at 1280 px: {r}"
-    );
 
     // A screenshot at 1280 px.
     let shot = dir.path().join("report.png");
@@ -157,5 +172,104 @@ fn report_works_in_headless_chromium() {
     assert_eq!(width, 1280);
     if let Some(keep) = std::env::var_os("PQCPROF_SCREENSHOT_OUT") {
         std::fs::copy(&shot, keep).unwrap();
+    }
+}
+
+/// SYNTHETIC, for this test only: a GPU curve made from a real CPU batch
+/// sweep's records (kernel only 5 x the CPU per batch step, end to end
+/// behind at small batches), so the report's scaling sections have a GPU
+/// line that the CI machine cannot measure. No figure here was measured on
+/// a GPU.
+fn synthetic_gpu_curve(cpu_run: &Path, dir: &Path) -> PathBuf {
+    let mut v: Value = serde_json::from_slice(&std::fs::read(cpu_run).unwrap()).unwrap();
+    let recs = v["records"].as_array().unwrap().clone();
+    let gpu: Vec<Value> = recs
+        .iter()
+        .filter(|r| r["status"] == "ok")
+        .map(|r| {
+            let mut g = r.clone();
+            let batch = g["batch"].as_f64().unwrap();
+            let ops = g["ops_per_sec"].as_f64().unwrap() * batch / 4.0;
+            g["backend"] = "native-gpu".into();
+            g["provider"] = "pqcprof-native".into();
+            g["threads"] = 1.into();
+            g["device"] =
+                serde_json::json!({"kind": "gpu", "name": "SYNTHETIC GPU", "memory_total_mb": 1});
+            g["ops_per_sec"] = ops.into();
+            g["end_to_end"] = serde_json::json!({
+                "timed_window": "SYNTHETIC", "run_seconds": [], "ops_per_sec": ops / 8.0
+            });
+            g
+        })
+        .collect();
+    v["records"] = Value::Array(gpu);
+    let p = dir.join("synthetic-gpu-run.json");
+    std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn batch_sweep_sections_render_in_headless_chromium() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("outputs");
+    pqcprof()
+        .args([
+            "cpu",
+            "--alg",
+            "ML-KEM-512",
+            "--op",
+            "encaps",
+            "--batch-sweep",
+            "64",
+            "--runs",
+            "3",
+            "--threads",
+            "all",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let cpu = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .unwrap();
+    let batches: Vec<u64> = serde_json::from_slice::<Value>(&std::fs::read(&cpu).unwrap()).unwrap()
+        ["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["batch"].as_u64().unwrap())
+        .collect();
+    assert_eq!(batches, [1, 4, 16, 64], "the sweep's batches");
+    let gpu = synthetic_gpu_curve(&cpu, dir.path());
+    let (_, dom, _) = report_in_chromium(&bin, dir.path(), &[cpu, gpu]);
+    // The table, with a CPU row and a GPU row, and the break-even finding.
+    let table = &dom[dom
+        .find("id=\"t-scaling\"")
+        .expect("scaling table in the DOM")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(
+        table.contains("liboqs-cpu") && table.contains("SYNTHETIC GPU"),
+        "{table}"
+    );
+    assert!(dom.contains("break-even batch"));
+    // One chart for the operation: the GPU's two lines and the CPU's (a
+    // CPU batch smaller than the core count runs on fewer threads, so the
+    // sweep's smallest batches are their own, flat, lines), each a polyline.
+    let title = "ML-KEM-512 encaps: throughput against batch size";
+    let chart = &dom[dom.find(title).expect("the chart's heading")..];
+    let chart = &chart[chart.find("<svg").unwrap()..chart.find("</svg>").unwrap()];
+    assert!(chart.matches("<polyline").count() >= 3, "{chart}");
+    for line in [
+        "native-gpu · SYNTHETIC GPU · F2 (kernel only): batch 64",
+        "native-gpu · SYNTHETIC GPU · F2 (end to end): batch 64",
+        "liboqs-cpu · 1t · F1",
+    ] {
+        assert!(chart.contains(line), "{line}: {chart}");
     }
 }

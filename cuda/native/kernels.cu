@@ -1,7 +1,8 @@
 // kernels.cu: the translation unit NVRTC compiles for the GPU.
 //
 // The Rust side (src/gpu/kernels.rs) concatenates common.cuh, keccak.cuh,
-// mlkem.cuh, mldsa.cuh, mlkem_kernels.cuh, mldsa_kernels.cuh and this file,
+// mlkem.cuh, mldsa.cuh, mlkem_kernels.cuh, mldsa_kernels.cuh, hold.cuh and
+// this file,
 // dropping the quoted #include lines, so NVRTC needs no include path and no
 // system header. With nvcc, the includes below do the same job.
 #include "common.cuh"
@@ -10,6 +11,9 @@
 #include "mldsa.cuh"
 #include "mlkem_kernels.cuh"
 #include "mldsa_kernels.cuh"
+#include "hold.cuh"
 
 // Every extern "C" __global__ entry point lives in mlkem_kernels.cuh and
-// mldsa_kernels.cuh; one thread computes one operation of the batch.
+// mldsa_kernels.cuh (one thread computes one operation of the batch), and
+// hold.cuh holds the device-side wait timed launches are queued behind.
+

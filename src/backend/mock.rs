@@ -17,6 +17,10 @@ pub struct Mock {
     pub failing_gate: Vec<(Algorithm, Operation)>,
     /// Operations whose `prepare` fails.
     pub failing_prepare: Vec<(Algorithm, Operation)>,
+    /// End-to-end window each run reports; `None`: no end-to-end runs.
+    pub end_to_end: Option<Duration>,
+    /// What `max_batch` answers (the memory a GPU would have).
+    pub max_fit: Option<usize>,
 }
 
 impl Backend for Mock {
@@ -32,6 +36,9 @@ impl Backend for Mock {
             name: "mock device (test only)".into(),
             memory_total_mb: 1024,
         }
+    }
+    fn max_batch(&mut self, _: Algorithm, _: Operation, _: &BatchConfig) -> Option<usize> {
+        self.max_fit
     }
     fn prepare(
         &mut self,
@@ -50,6 +57,7 @@ impl Backend for Mock {
             },
             next: 0,
             gate_fails: self.failing_gate.contains(&(alg, op)),
+            end_to_end: self.end_to_end,
         }))
     }
 }
@@ -58,6 +66,7 @@ struct MockBatch {
     durations: Vec<Duration>,
     next: usize,
     gate_fails: bool,
+    end_to_end: Option<Duration>,
 }
 
 impl Prepared for MockBatch {
@@ -80,5 +89,11 @@ impl Prepared for MockBatch {
     }
     fn timed_window(&self) -> &'static str {
         "scripted durations (mock, test only)"
+    }
+    fn run_end_to_end(&mut self) -> Option<anyhow::Result<std::time::Duration>> {
+        self.end_to_end.map(Ok)
+    }
+    fn end_to_end_window(&self) -> &'static str {
+        "scripted end-to-end durations (mock, test only)"
     }
 }

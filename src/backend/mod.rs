@@ -81,6 +81,29 @@ pub trait Prepared {
     fn kernel(&self) -> Option<crate::results::KernelInfo> {
         None
     }
+    /// Runs the batch end to end (inputs to the device, the work, outputs
+    /// back) and returns that window; `None` where there is nothing to copy
+    /// (a CPU).
+    fn run_end_to_end(&mut self) -> Option<anyhow::Result<Duration>> {
+        None
+    }
+    /// Runs `launches` batches back to back, untimed per batch (the energy
+    /// window); by default one `run` after another.
+    fn run_back_to_back(&mut self, launches: usize) -> anyhow::Result<()> {
+        for _ in 0..launches {
+            self.run()?;
+        }
+        Ok(())
+    }
+    /// What the end-to-end window covers, said in the record.
+    fn end_to_end_window(&self) -> &'static str {
+        ""
+    }
+    /// How a single operation is timed in latency mode, said in the
+    /// record; by default the timed window itself.
+    fn latency_method(&self) -> &'static str {
+        self.timed_window()
+    }
 }
 
 /// A source of batches: liboqs on the CPU, our kernels or cuPQC on a GPU.
@@ -95,6 +118,17 @@ pub trait Backend {
     /// the algorithm has.
     fn supports(&self, alg: Algorithm, op: Operation) -> bool {
         alg.has_operation(op)
+    }
+    /// The batch to measure when the user names none, given the command's
+    /// default in `cfg.batch`: a GPU rounds it up to whole waves of its own
+    /// occupancy.
+    fn default_batch(&mut self, _alg: Algorithm, _op: Operation, cfg: &BatchConfig) -> usize {
+        cfg.batch
+    }
+    /// The largest batch of `op` that fits in the device's memory now, when
+    /// the backend knows (a sweep without a named top goes up to it).
+    fn max_batch(&mut self, _alg: Algorithm, _op: Operation, _cfg: &BatchConfig) -> Option<usize> {
+        None
     }
     /// Makes inputs and buffers for one batch, untimed.
     fn prepare(

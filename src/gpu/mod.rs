@@ -6,3 +6,4 @@ pub mod gate;
 pub mod kernels;
 pub mod probe;
 pub mod resources;
+pub mod waves;

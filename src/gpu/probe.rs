@@ -62,10 +62,73 @@ pub struct GpuProbe {
     pub nvrtc: Component,
     /// The cuPQC SDK's location, if found.
     pub cupqc_sdk: Component,
+    /// Driver symbols the native backend calls that this driver lacks.
+    #[serde(default)]
+    pub missing_driver_symbols: Vec<String>,
     /// When the loaded libcuda is pqcprof's CPU stand-in driver (a test
     /// fixture, not a GPU): its own description. See `standin_driver`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<String>,
+}
+
+/// Driver entry points pqcprof's cudarc build (feature `cuda-13000`) calls
+/// that older drivers lack, with the CUDA driver API version that added
+/// each: cudarc times events with `cuEventElapsedTime_v2`, which its
+/// bindings have from CUDA 12.8 on (and panics on a driver without it).
+pub const NEWER_DRIVER_SYMBOLS: [(&str, u32); 1] = [("cuEventElapsedTime_v2", 12080)];
+
+/// The oldest CUDA driver API version with every symbol we call.
+pub fn min_driver_api() -> u32 {
+    NEWER_DRIVER_SYMBOLS
+        .iter()
+        .map(|(_, v)| *v)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Why the native backend cannot use this driver, naming the driver to
+/// install; `None` when it has every symbol we call.
+pub fn driver_too_old(api: Option<u32>, missing: &[String]) -> Option<String> {
+    let need = min_driver_api();
+    let old = api.is_some_and(|v| v < need);
+    (old || !missing.is_empty()).then(|| {
+        format!(
+            "the CUDA driver (API {}) is too old: pqcprof times kernels with {} (CUDA driver API {} or newer){}; install an NVIDIA driver of the R570 series or newer (CUDA 12.8+)",
+            api.map(driver_version_string)
+                .unwrap_or_else(|| "version unknown".into()),
+            NEWER_DRIVER_SYMBOLS
+                .iter()
+                .map(|(s, _)| *s)
+                .collect::<Vec<_>>()
+                .join(", "),
+            driver_version_string(need),
+            if missing.is_empty() {
+                String::new()
+            } else {
+                format!(", and it lacks {}", missing.join(", "))
+            }
+        )
+    })
+}
+
+/// The symbols of `NEWER_DRIVER_SYMBOLS` libcuda does not export.
+fn missing_symbols() -> Vec<String> {
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return vec![];
+    }
+    // SAFETY: the library is present (checked above), so culib() loads it
+    // without panicking; looking a symbol up calls nothing.
+    let lib = unsafe { cudarc::driver::sys::culib() };
+    NEWER_DRIVER_SYMBOLS
+        .iter()
+        .filter(|(name, _)| {
+            let sym = format!("{name}\0");
+            // SAFETY: the symbol is only looked up, never called.
+            unsafe { lib.get::<unsafe extern "C" fn()>(sym.as_bytes()) }.is_err()
+        })
+        .map(|(name, _)| name.to_string())
+        .collect()
 }
 
 fn driver_version_string(v: u32) -> String {
@@ -191,6 +254,11 @@ fn probe_cupqc() -> Component {
 pub fn probe() -> GpuProbe {
     let (driver, driver_api_version, gpus) = probe_driver();
     GpuProbe {
+        missing_driver_symbols: if driver.present {
+            missing_symbols()
+        } else {
+            vec![]
+        },
         driver,
         driver_api_version,
         gpus,
@@ -260,6 +328,22 @@ mod tests {
     fn versions_print_like_cuda() {
         assert_eq!(driver_version_string(12080), "12.8");
         assert_eq!(driver_version_string(13000), "13.0");
+    }
+
+    #[test]
+    fn drivers_without_our_symbols_are_refused_by_name() {
+        assert_eq!(min_driver_api(), 12080);
+        assert_eq!(driver_too_old(Some(12080), &[]), None);
+        assert_eq!(driver_too_old(Some(13000), &[]), None);
+        let why = driver_too_old(Some(12040), &[]).unwrap();
+        assert!(why.contains("API 12.4"), "{why}");
+        assert!(why.contains("cuEventElapsedTime_v2"), "{why}");
+        assert!(why.contains("12.8 or newer"), "{why}");
+        assert!(why.contains("install an NVIDIA driver"), "{why}");
+        let why = driver_too_old(Some(12090), &["cuEventElapsedTime_v2".into()]).unwrap();
+        assert!(why.contains("lacks cuEventElapsedTime_v2"), "{why}");
+        // Version unknown but the symbol is there: fine.
+        assert_eq!(driver_too_old(None, &[]), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Samplers that run beside the timed batches and record what the device
 //! used: peak memory and utilisation, and on GPUs power and energy.
 
+pub mod energy;
 pub mod host;
 pub mod nvml;
 
@@ -35,4 +36,9 @@ pub trait Sampler {
     fn stop(&mut self) -> anyhow::Result<RunUsage>;
     /// What is measured, or why some fields stay empty.
     fn describe(&self) -> String;
+    /// The device's cumulative energy counter, millijoules, where it has
+    /// one (NVML on Volta and newer): read around an energy window.
+    fn energy_counter_mj(&mut self) -> Option<u64> {
+        None
+    }
 }

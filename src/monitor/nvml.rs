@@ -1,9 +1,13 @@
 //! The NVML sampler: while a GPU batch is timed, a thread samples device
 //! memory in use, GPU utilisation, board power and SM clock about every
 //! millisecond (configurable) and records their peaks and mean power.
-//! Energy comes from the GPU's energy counter (Volta and newer) read at start
-//! and stop; where it is unavailable or did not advance, power is integrated
-//! over the samples instead, and `describe` says which.
+//! Power is the instantaneous reading (`NVML_FI_DEV_POWER_INSTANT`, a field
+//! value) where the driver offers it; otherwise `nvmlDeviceGetPowerUsage`,
+//! which NVIDIA documents as a one-second average on Ampere (except GA100)
+//! and newer, and `describe` says so. A run's energy comes from the GPU's
+//! energy counter (Volta and newer) read at start and stop, else from
+//! integrated power samples; the record's energy per operation is measured
+//! over a window of at least a second (see `monitor::energy` and the runner).
 //!
 //! Memory is absolute device memory in use, as cuPQC_benchmark reports it.
 //! NVML's utilisation is itself an average over its own sampling window
@@ -31,6 +35,8 @@ pub struct NvmlSampler {
     running: Option<Running>,
     energy_source: &'static str,
     matched: &'static str,
+    /// Whether the instantaneous power field answers (cleared on refusal).
+    instant_ok: Arc<AtomicBool>,
 }
 
 impl NvmlSampler {
@@ -62,6 +68,7 @@ impl NvmlSampler {
             running: None,
             energy_source: "not yet measured",
             matched,
+            instant_ok: Arc::new(AtomicBool::new(true)),
         })
     }
 
@@ -74,7 +81,44 @@ impl NvmlSampler {
     }
 }
 
-fn sample_until(nvml: &Nvml, index: u32, stop: &AtomicBool, period: Duration) -> (RunUsage, f64) {
+/// NVML's field id of instantaneous board power, milliwatts
+/// (`NVML_FI_DEV_POWER_INSTANT` in nvml.h).
+pub const FI_DEV_POWER_INSTANT: u32 = 186;
+
+/// Instantaneous power, milliwatts, while `ok` holds; a device that refuses
+/// the field once clears `ok` and is not asked again.
+fn instant_power_mw(dev: &nvml_wrapper::Device, ok: &AtomicBool) -> Option<u32> {
+    use nvml_wrapper::enums::device::SampleValue;
+    use nvml_wrapper::structs::device::FieldId;
+    if !ok.load(Ordering::Relaxed) {
+        return None;
+    }
+    let v = dev
+        .field_values_for(&[FieldId(FI_DEV_POWER_INSTANT)])
+        .ok()
+        .and_then(|mut v| v.pop())
+        .and_then(|s| s.ok())
+        .and_then(|s| s.value.ok())
+        .and_then(|v| match v {
+            SampleValue::U32(x) => Some(x),
+            SampleValue::U64(x) => u32::try_from(x).ok(),
+            SampleValue::I64(x) => u32::try_from(x).ok(),
+            SampleValue::F64(x) if x.is_finite() && x >= 0.0 => Some(x as u32),
+            _ => None,
+        });
+    if v.is_none() {
+        ok.store(false, Ordering::Relaxed);
+    }
+    v
+}
+
+fn sample_until(
+    nvml: &Nvml,
+    index: u32,
+    stop: &AtomicBool,
+    period: Duration,
+    instant_ok: &AtomicBool,
+) -> (RunUsage, f64) {
     let mut u = RunUsage::default();
     let Ok(dev) = nvml.device_by_index(index) else {
         return (u, 0.0);
@@ -95,7 +139,7 @@ fn sample_until(nvml: &Nvml, index: u32, stop: &AtomicBool, period: Duration) ->
             u.peak_sm_clock_mhz = max(u.peak_sm_clock_mhz, f64::from(c));
         }
         let now = Instant::now();
-        if let Ok(mw) = dev.power_usage() {
+        if let Some(mw) = instant_power_mw(&dev, instant_ok).or_else(|| dev.power_usage().ok()) {
             let w = f64::from(mw) / 1000.0;
             power_sum += w;
             power_n += 1;
@@ -124,10 +168,11 @@ impl Sampler for NvmlSampler {
         let stop = Arc::new(AtomicBool::new(false));
         let (nvml, index, period, flag) =
             (self.nvml.clone(), self.index, self.period, stop.clone());
+        let instant = self.instant_ok.clone();
         let energy_start_mj = self.energy_mj();
         let handle = std::thread::Builder::new()
             .name("pqcprof-nvml-sampler".into())
-            .spawn(move || sample_until(&nvml, index, &flag, period))?;
+            .spawn(move || sample_until(&nvml, index, &flag, period, &instant))?;
         self.running = Some(Running {
             stop,
             energy_start_mj,
@@ -169,12 +214,21 @@ impl Sampler for NvmlSampler {
 
     fn describe(&self) -> String {
         format!(
-            "NVML sampler on device {} (matched {}): memory used, GPU utilisation, power, SM clock every {} us; energy from {}",
+            "NVML sampler on device {} (matched {}): memory used, GPU utilisation, power, SM clock every {} us; power {}; each run's energy from {}",
             self.index,
             self.matched,
             self.period.as_micros(),
+            if self.instant_ok.load(Ordering::Relaxed) {
+                "instantaneous (NVML_FI_DEV_POWER_INSTANT)"
+            } else {
+                "from nvmlDeviceGetPowerUsage, a one-second average on Ampere and newer (the instantaneous field is not offered here)"
+            },
             self.energy_source
         )
+    }
+
+    fn energy_counter_mj(&mut self) -> Option<u64> {
+        self.energy_mj()
     }
 }
 

@@ -283,6 +283,9 @@ pub fn analyse<'a>(ds: &Dataset<'a>) -> Analysis<'a> {
     findings.extend(gpu_findings(&gpu));
     findings.extend(energy_findings(&gpu));
     findings.extend(cpu_findings(ds));
+    findings.extend(super::scaling::break_even_findings(
+        &super::scaling::curves(ds),
+    ));
     findings.sort_by_key(|f| f.group);
     Analysis {
         findings,

@@ -169,59 +169,108 @@ pub fn latency_chart(ds: &Dataset) -> Option<Chart> {
     })
 }
 
-/// Throughput against batch size, for every (backend, algorithm,
-/// operation) measured at two batch sizes or more; one chart per backend
-/// and kind.
+/// Throughput against batch size, one chart per (algorithm, operation)
+/// with every backend on it (log-log): each curve of two batches or more
+/// (see `scaling::curves`), a GPU's end-to-end figures as their own line
+/// beside its kernel-only ones, and every CPU record measured at one batch
+/// only drawn flat across the chart, since its throughput does not depend
+/// on the batch.
 pub fn batch_charts(ds: &Dataset) -> Vec<Chart> {
-    let mut series: BTreeMap<(String, String, bool), BTreeMap<String, Vec<&Entry>>> =
-        BTreeMap::new();
-    for e in ds.ok().filter(|e| e.ok_throughput().is_some()) {
-        let setup = format!("{} · {}", e.rec.backend, e.rec.device.name);
-        let name = format!(
-            "{} {}{}",
-            e.rec.algorithm,
-            e.rec.operation.cli_name(),
-            if e.is_gpu() {
-                String::new()
-            } else {
-                format!(" ({}t)", e.rec.threads)
-            }
-        );
-        series
-            .entry((setup, e.host().to_string(), e.rec.kind == Kind::Kem))
-            .or_default()
-            .entry(name)
-            .or_default()
-            .push(e);
-    }
+    use super::scaling::{curves, end_to_end_ops, speed_usable};
+    let all = curves(ds);
     let mut out = vec![];
-    for ((setup, host, is_kem), by_name) in series {
-        let lines: Vec<Line> = by_name
-            .into_iter()
-            .filter(|(_, v)| {
-                let mut b: Vec<usize> = v.iter().map(|e| e.rec.batch).collect();
-                b.sort();
-                b.dedup();
-                b.len() >= 2
-            })
-            .map(|(name, v)| Line {
-                name,
-                points: v
-                    .iter()
-                    .map(|e| (e.rec.batch as f64, e.ok_throughput().unwrap_or(0.0), e.src))
-                    .collect(),
-            })
+    let mut keys: Vec<(String, crate::catalog::Operation)> = all
+        .iter()
+        .map(|c| (c.head().rec.algorithm.clone(), c.head().rec.operation))
+        .collect();
+    keys.dedup();
+    for (alg, op) in keys {
+        let mine: Vec<_> = all
+            .iter()
+            .filter(|c| c.head().rec.algorithm == alg && c.head().rec.operation == op)
             .collect();
-        if lines.is_empty() {
-            continue;
+        let multi_file = ds.runs.len() > 1;
+        let name = |e: &Entry| {
+            let base = if e.is_gpu() {
+                format!("{} · {}", e.rec.backend, e.rec.device.name)
+            } else {
+                format!("{} · {}t", e.rec.backend, e.rec.threads)
+            };
+            if multi_file {
+                format!("{base} · F{}", e.src.file + 1)
+            } else {
+                base
+            }
+        };
+        let mut lines: Vec<Line> = vec![];
+        for c in &mine {
+            let h = c.head();
+            let gpu = h.is_gpu();
+            lines.push(Line {
+                name: if gpu {
+                    format!("{} (kernel only)", name(h))
+                } else {
+                    name(h)
+                },
+                points: c
+                    .entries
+                    .iter()
+                    .filter_map(|e| Some((e.rec.batch as f64, e.ok_throughput()?, e.src)))
+                    .collect(),
+            });
+            let e2e: Vec<(f64, f64, super::model::SrcRef)> = c
+                .entries
+                .iter()
+                .filter_map(|e| Some((e.rec.batch as f64, end_to_end_ops(e)?, e.src)))
+                .collect();
+            if !e2e.is_empty() {
+                lines.push(Line {
+                    name: format!("{} (end to end)", name(h)),
+                    points: e2e,
+                });
+            }
         }
+        let (lo, hi) = lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.0))
+            .fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+        // CPU records of this operation at one batch only: flat lines.
+        let curve_srcs: Vec<_> = mine
+            .iter()
+            .flat_map(|c| c.entries.iter().map(|e| e.src))
+            .collect();
+        let mut flat: BTreeMap<(usize, String, usize), &Entry> = BTreeMap::new();
+        for e in ds.entries.iter().filter(|e| {
+            !e.is_gpu()
+                && speed_usable(e)
+                && e.rec.algorithm == alg
+                && e.rec.operation == op
+                && !curve_srcs.contains(&e.src)
+        }) {
+            let slot = flat
+                .entry((e.src.file, e.rec.backend.clone(), e.rec.threads))
+                .or_insert(e);
+            if slot.ok_throughput() < e.ok_throughput() {
+                *slot = e;
+            }
+        }
+        for e in flat.values() {
+            let y = e.ok_throughput().unwrap_or(0.0);
+            lines.push(Line {
+                name: format!("{} (batch {}, flat)", name(e), e.rec.batch),
+                points: vec![(lo, y, e.src), (hi, y, e.src)],
+            });
+        }
+        let op_name = op.cli_name();
         out.push(Chart {
-            title: format!(
-                "{} throughput against batch size: {setup} ({host})",
-                if is_kem { "KEM" } else { "Signature" }
+            title: format!("{alg} {op_name}: throughput against batch size"),
+            caption: "Median operations per second at each batch size (log-log). A GPU has two lines: the kernel alone and end to end (inputs copied in and outputs copied out, from pinned host memory). A CPU measured at one batch size is drawn flat. Where a GPU line crosses the all-core CPU line is the break-even batch; where it flattens, the device is saturated (see the table of saturation and break-even batches).".into(),
+            svg: line_chart(
+                &format!("{alg} {op_name} throughput against batch size"),
+                "batch size",
+                "operations per second",
+                &lines,
             ),
-            caption: "Median operations per second at each batch size measured; a line that flattens shows where the device is saturated.".into(),
-            svg: line_chart("throughput against batch size", "batch size", "operations per second", &lines),
         });
     }
     out

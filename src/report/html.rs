@@ -434,6 +434,10 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     if let Some(t) = &o.gpu {
         s += &table_html(ds, t);
     }
+    if let Some(h) = &o.scaling {
+        let _ = write!(s, "<p>{}</p>", esc(super::scaling::INTRO));
+        s += &headed_html(ds, h);
+    }
 
     // Main tables.
     s += "<h2 id=\"results\">Results</h2><p>Median time per operation (large) and median operations per second (small) of every successful throughput record. A row is one backend, thread count, algorithm and batch size from one file.</p>";

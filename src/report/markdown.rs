@@ -111,6 +111,10 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     if let Some(t) = &o.gpu {
         let _ = writeln!(s, "{}", table_md(t));
     }
+    if let Some(h) = &o.scaling {
+        let _ = writeln!(s, "{}\n", md(super::scaling::INTRO));
+        s += &headed_md(h);
+    }
     s += "## Results\n\nMedian time per operation, with median operations per second in parentheses.\n\n";
     for h in o.throughput.iter().chain(&o.latency).chain(&o.kernels) {
         s += &headed_md(h);

@@ -25,6 +25,7 @@ pub mod load;
 pub mod markdown;
 pub mod model;
 pub mod outline;
+pub mod scaling;
 pub mod sections;
 pub mod svg;
 pub mod table;

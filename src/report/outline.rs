@@ -62,6 +62,9 @@ pub struct Outline<'r> {
     pub latency: Option<Headed>,
     /// Our GPU kernels' launch and resources, when a record has them.
     pub kernels: Option<Headed>,
+    /// Saturation and break-even batches, when an operation was measured
+    /// at two batch sizes or more.
+    pub scaling: Option<Headed>,
     /// Key, ciphertext and signature sizes.
     pub sizes: Table,
     /// Symmetric primitives, when there are any.
@@ -127,6 +130,10 @@ impl<'r> Outline<'r> {
             kernels: headed(
                 "GPU kernels: launch and resources",
                 sections::kernels_table(ds),
+            ),
+            scaling: headed(
+                "Saturation and break-even batches",
+                super::scaling::scaling_table(&super::scaling::curves(ds)),
             ),
             sizes: sections::sizes_table(ds),
             symmetric: rows(sections::symmetric_table(ds)),

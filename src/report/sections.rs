@@ -218,12 +218,24 @@ pub fn kernels_table(ds: &Dataset) -> Table {
             "Registers/thread",
             "Local memory/thread",
             "Occupancy",
+            "Waves",
             "Source",
         ],
         false,
     );
     for e in v {
         let k = e.rec.kernel.as_ref().expect("filtered");
+        let waves = match k.waves {
+            Some(w) => Cell::num(format!("{:.2}", w.exact_waves))
+                .below(format!("last wave {:.0}% full", w.last_wave_fill_pct))
+                .class(if w.last_wave_fill_pct < 100.0 && w.waves < 20 {
+                    "bad"
+                } else {
+                    "good"
+                })
+                .value(w.exact_waves),
+            None => Cell::empty(),
+        };
         let opt = |v: Option<u32>, unit: &str| {
             v.map(|v| Cell::num(format!("{v}{unit}")))
                 .unwrap_or_else(Cell::empty)
@@ -244,6 +256,7 @@ pub fn kernels_table(ds: &Dataset) -> Table {
                 opt(k.registers_per_thread, ""),
                 opt(k.local_bytes_per_thread, " B"),
                 occupancy,
+                waves,
                 src_cell(e.src.to_string()),
             ],
         });
@@ -394,6 +407,7 @@ pub fn gpu_table(an: &Analysis) -> Table {
             "Operation",
             "GPU backend",
             "GPU ops/s",
+            "End to end",
             "Best CPU",
             "Speed-up",
             "vs 1 thread",
@@ -446,13 +460,39 @@ pub fn gpu_table(an: &Analysis) -> Table {
                     g.rec.device.name,
                     units::grouped(g.rec.batch as f64)
                 )),
-                Cell::num(units::ops(gops)).from([g.src]).value(gops),
+                Cell::num(units::ops(gops))
+                    .below("kernel only")
+                    .from([g.src])
+                    .value(gops),
+                match super::scaling::end_to_end_ops(&g) {
+                    Some(v) => Cell::num(units::ops(v))
+                        .below(
+                            g.rec
+                                .end_to_end
+                                .as_ref()
+                                .and_then(|x| x.batch_ms)
+                                .map(|ms| format!("{} per batch", units::time_ms(ms)))
+                                .unwrap_or_default(),
+                        )
+                        .from([g.src])
+                        .value(v),
+                    None => Cell::empty(),
+                },
                 cpu,
                 speed(r.cpu),
                 speed(r.cpu_one),
                 summ(&g.rec.peak_mem_mb, "MiB"),
                 summ(&g.rec.peak_util_pct, "%"),
-                summ(&g.rec.energy_per_op_uj, "µJ"),
+                match &g.rec.energy {
+                    Some(en) => Cell::num(format!("{} µJ", units::sig3(en.joules_per_op * 1e6)))
+                        .below(format!(
+                            "{} ops/J · counter over {:.1} s",
+                            units::sig3(en.ops_per_joule),
+                            en.window_seconds
+                        ))
+                        .from([g.src]),
+                    None => summ(&g.rec.energy_per_op_uj, "µJ"),
+                },
                 src_cell(srcs.join(" ")),
             ],
         });

@@ -603,6 +603,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
             .collect(),
         algorithms: vec![],
         operations: vec![],
+        per_backend: vec![],
     };
     let mut run = RunFile::new(meta, config);
     let cancel = Arc::new(AtomicBool::new(false));

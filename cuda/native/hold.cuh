@@ -1,0 +1,24 @@
+// hold.cuh: pqcprof_hold, one thread that waits `ns` nanoseconds on the
+// device's global timer. The timed window of a GPU batch is queued behind it
+// (src/backend/native_gpu.rs), so while the device waits the host finishes
+// issuing the start event, the launch and the end event: the window then
+// holds the kernel alone, not the host's cuLaunchKernel call (which matters
+// at small batches).
+#pragma once
+#include "common.cuh"
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+extern "C" __global__ void pqcprof_hold(pqc_u64 ns) {
+    pqc_u64 start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        __nanosleep(1000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+#elif defined(PQCPROF_CUDA_EMULATION)
+// The CPU stand-in driver runs one queue in order and its timings mean
+// nothing, so there is nothing to wait for: the entry point exists so the
+// launch path is the same as on a GPU.
+extern "C" __global__ void pqcprof_hold(pqc_u64 ns) { (void)ns; }
+#endif
