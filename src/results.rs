@@ -128,6 +128,19 @@ pub struct Record {
     pub sampler: String,
     /// Sizes of keys, ciphertexts, secrets and signatures, bytes.
     pub sizes: Sizes,
+    /// CUDA ordinal of the GPU, in a run over several GPUs of one node
+    /// (`--device all` or a list); absent for one device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_ordinal: Option<usize>,
+    /// Start and end of each timed run, seconds since the Unix epoch (host
+    /// clock): what tells which runs of several devices or ranks overlapped
+    /// in time. Absent where not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_windows_unix_s: Option<Vec<[f64; 2]>>,
+    /// In a merged cluster run file: index of the rank in
+    /// `cluster.ranks` that measured this record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
 }
 
 impl Record {
@@ -179,6 +192,9 @@ impl Record {
             energy_per_op_uj: None,
             sampler: String::new(),
             sizes: Sizes::default(),
+            gpu_ordinal: None,
+            run_windows_unix_s: None,
+            rank: None,
         }
     }
 }
@@ -260,6 +276,13 @@ pub struct RunFile {
     /// Symmetric primitives for context (hashes, AEADs), MB/s.
     #[serde(default)]
     pub symmetric: Vec<SymmetricRecord>,
+    /// Totals over several devices or ranks that measured the same
+    /// (backend, algorithm, operation, batch): see `crate::aggregate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aggregates: Vec<crate::aggregate::Aggregate>,
+    /// A run file merged from the ranks of a cluster job (`pqcprof merge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::Cluster>,
 }
 
 /// Throughput of one symmetric primitive at one input size.
@@ -293,6 +316,8 @@ impl RunFile {
             interrupted: false,
             records: vec![],
             symmetric: vec![],
+            aggregates: vec![],
+            cluster: None,
         }
     }
 }

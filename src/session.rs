@@ -26,6 +26,8 @@ pub enum Slot {
         /// Operations per batch on this backend.
         batch: usize,
     },
+    /// One GPU backend on several devices of this node at once.
+    MultiDevice(crate::multi_device::MultiDevice),
     /// Asked for but not ready: every record is `skipped` with this reason.
     NotReady {
         /// Backend name.
@@ -79,13 +81,21 @@ pub const SEED_LAYOUT_BACKENDS: [&str; 2] = [
 /// first of `SEED_LAYOUT_BACKENDS` that has the view.
 pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<()> {
     write_json(run_file, run)?;
-    let mut dirs: Vec<String> = run.records.iter().map(view_dir).collect();
+    // Over several GPUs, the seed's layout holds the first device's records.
+    let first_gpu = run.records.iter().filter_map(|r| r.gpu_ordinal).min();
+    let in_views = |r: &&Record| r.gpu_ordinal.is_none() || r.gpu_ordinal == first_gpu;
+    let mut dirs: Vec<String> = run.records.iter().filter(in_views).map(view_dir).collect();
     dirs.sort();
     dirs.dedup();
     // (folder, path below it, content) of every view.
     let mut views: Vec<(String, PathBuf, serde_json::Value)> = vec![];
     for dir in dirs {
-        let recs: Vec<&Record> = run.records.iter().filter(|r| view_dir(r) == dir).collect();
+        let recs: Vec<&Record> = run
+            .records
+            .iter()
+            .filter(in_views)
+            .filter(|r| view_dir(r) == dir)
+            .collect();
         for family in [Family::MlKem, Family::MlDsa] {
             if let Some(v) = cupqc::throughput_view(&recs, family) {
                 views.push((dir.clone(), cupqc::results_file_name(family).into(), v));
@@ -128,6 +138,21 @@ pub fn run(
     let mut interrupted = false;
     'outer: for slot in plan.slots.iter_mut() {
         match slot {
+            Slot::MultiDevice(m) => {
+                let stopped = crate::multi_device::run(
+                    m,
+                    &plan.algorithms,
+                    &plan.operations,
+                    &plan.measure,
+                    cancel,
+                    &mut run,
+                    &mut |r| write_all(out, &run_file, r),
+                )?;
+                if stopped {
+                    interrupted = true;
+                    break 'outer;
+                }
+            }
             Slot::NotReady { name, reason } => {
                 eprintln!("pqcprof: skipping backend {name}: {reason}");
                 for &alg in &plan.algorithms {
@@ -156,8 +181,13 @@ pub fn run(
                         for op in wanted_ops(alg, &plan.operations) {
                             let label = format!("{} {}t {alg} {op}", backend.name(), t);
                             let bar = RunBar::new(&label, cfg.runs);
+                            let watch = crate::multi_device::Watch::new(None);
+                            let mut watched = crate::multi_device::Watched {
+                                inner: backend.as_mut(),
+                                watch: watch.clone(),
+                            };
                             let result = measure(
-                                backend.as_mut(),
+                                &mut watched,
                                 alg,
                                 op,
                                 &cfg,
@@ -167,7 +197,8 @@ pub fn run(
                             );
                             bar.finish();
                             match result {
-                                Ok(rec) => {
+                                Ok(mut rec) => {
+                                    rec.run_windows_unix_s = watch.borrow().windows_for(&rec);
                                     if let Some(reason) = rec.reason.as_deref() {
                                         eprintln!("pqcprof: {label}: {:?}: {reason}", rec.status);
                                     }
@@ -204,7 +235,7 @@ fn wanted_ops(alg: Algorithm, filter: &[Operation]) -> Vec<Operation> {
 }
 
 /// Stands in for a backend that could not be created, to fill skipped records.
-struct NullBackend(String);
+pub(crate) struct NullBackend(pub(crate) String);
 
 impl Backend for NullBackend {
     fn name(&self) -> &str {

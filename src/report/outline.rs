@@ -62,6 +62,15 @@ pub struct Outline<'r> {
     pub latency: Option<Headed>,
     /// Our GPU kernels' launch and resources, when a record has them.
     pub kernels: Option<Headed>,
+    /// The clusters merged files came from, one sentence each (empty
+    /// without a merged file).
+    pub cluster: Vec<String>,
+    /// Their ranks.
+    pub ranks: Option<Table>,
+    /// Each device's or rank's own throughput, where several took part.
+    pub devices: Option<Headed>,
+    /// Totals over devices and ranks.
+    pub aggregates: Option<Headed>,
     /// Key, ciphertext and signature sizes.
     pub sizes: Table,
     /// Symmetric primitives, when there are any.
@@ -124,6 +133,13 @@ impl<'r> Outline<'r> {
             kernels: headed(
                 "GPU kernels: launch and resources",
                 sections::kernels_table(ds),
+            ),
+            cluster: super::scale::cluster_notes(ds),
+            ranks: rows(super::scale::ranks_table(ds)),
+            devices: headed("Each device and rank", super::scale::devices_table(ds)),
+            aggregates: headed(
+                "Totals over devices and ranks",
+                super::scale::aggregates_table(ds),
             ),
             sizes: sections::sizes_table(ds),
             symmetric: rows(sections::symmetric_table(ds)),
