@@ -90,6 +90,10 @@ pub struct Aggregate {
     /// (GPU only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_power_w: Option<f64>,
+    /// Whether a member ran on pqcprof's CPU stand-in driver: then the
+    /// figures prove only that the path works, never a speed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulated: bool,
     /// Per node, when members sit on more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_node: Vec<GroupTotal>,
@@ -313,6 +317,7 @@ pub fn aggregate(scope: &str, members: &[Member]) -> Option<Aggregate> {
             .filter(|e| !e.is_empty() && ops_one_run > 0.0)
             .map(|e| e.iter().sum::<f64>() * 1e6 / ops_one_run),
         peak_power_w: peak_power.filter(|p| !p.is_empty()).map(|p| p.iter().sum()),
+        emulated: members.iter().any(|m| m.rec.emulated),
         by_node: group_totals(&|m| m.node.to_string()),
         by_model: group_totals(&|m| m.rec.device.name.clone()),
     })

@@ -358,6 +358,9 @@ pub fn render_check(meta: &system::Metadata, gpu: &GpuProbe, verdicts: &[Verdict
     );
     s += "GPU support\n";
     s += &format!("  CUDA driver   {}\n", yes_no(&gpu.driver));
+    if let Some(e) = &gpu.emulation {
+        s += &format!("  emulation     CPU STAND-IN DRIVER, NOT A GPU: {e}\n");
+    }
     if gpu.gpus.is_empty() {
         s += "  GPUs          none\n";
     }
@@ -741,7 +744,16 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         .iter()
         .filter(|r| r.status == Status::Ok)
         .count();
-    if measured > 0 {
+    let emulated = outcome.run.records.iter().any(|r| r.emulated);
+    if emulated {
+        println!("GPU records were made on pqcprof's CPU stand-in driver (emulated, not a GPU): they prove correctness only, their timings mean nothing, and they are kept out of the cuPQC-shaped files");
+    }
+    if outcome
+        .run
+        .records
+        .iter()
+        .any(|r| r.status == Status::Ok && !r.emulated)
+    {
         println!(
             "cuPQC-shaped files: {}/<backend>/ml{{kem,dsa}}_results.json (a GPU backend's also at {0}/ml{{kem,dsa}}_results.json and {0}/latency/, as cuPQC_benchmark writes them)",
             out.display()

@@ -141,6 +141,12 @@ pub struct Record {
     /// `cluster.ranks` that measured this record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<usize>,
+    /// Made on pqcprof's CPU stand-in CUDA driver (a test fixture), not on
+    /// a GPU: its gate proves correctness and the launch path; its timings
+    /// mean nothing, so it never reaches the cuPQC-shaped files or a speed
+    /// comparison. Absent (false) everywhere else.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulated: bool,
 }
 
 impl Record {
@@ -157,6 +163,10 @@ impl Record {
         kind: Kind,
         operation: Operation,
     ) -> Record {
+        // Every GPU record starts here: on the CPU stand-in driver, each one
+        // says so.
+        let emulated = device.kind == crate::backend::DeviceKind::Gpu
+            && crate::gpu::probe::standin_driver().is_some();
         Record {
             backend,
             device,
@@ -195,6 +205,7 @@ impl Record {
             gpu_ordinal: None,
             run_windows_unix_s: None,
             rank: None,
+            emulated,
         }
     }
 }

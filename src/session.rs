@@ -81,19 +81,25 @@ pub const SEED_LAYOUT_BACKENDS: [&str; 2] = [
 /// first of `SEED_LAYOUT_BACKENDS` that has the view.
 pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<()> {
     write_json(run_file, run)?;
-    // Over several GPUs, the seed's layout holds the first device's records.
+    // Records made on the CPU stand-in driver are not GPU measurements:
+    // they stay in the run file only. Over several GPUs, the seed's layout
+    // holds the first device's records.
     let first_gpu = run.records.iter().filter_map(|r| r.gpu_ordinal).min();
-    let in_views = |r: &&Record| r.gpu_ordinal.is_none() || r.gpu_ordinal == first_gpu;
-    let mut dirs: Vec<String> = run.records.iter().filter(in_views).map(view_dir).collect();
+    let real: Vec<&Record> = run
+        .records
+        .iter()
+        .filter(|r| !r.emulated)
+        .filter(|r| r.gpu_ordinal.is_none() || r.gpu_ordinal == first_gpu)
+        .collect();
+    let mut dirs: Vec<String> = real.iter().map(|r| view_dir(r)).collect();
     dirs.sort();
     dirs.dedup();
     // (folder, path below it, content) of every view.
     let mut views: Vec<(String, PathBuf, serde_json::Value)> = vec![];
     for dir in dirs {
-        let recs: Vec<&Record> = run
-            .records
+        let recs: Vec<&Record> = real
             .iter()
-            .filter(in_views)
+            .copied()
             .filter(|r| view_dir(r) == dir)
             .collect();
         for family in [Family::MlKem, Family::MlDsa] {

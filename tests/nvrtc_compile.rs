@@ -8,27 +8,12 @@
 //! a missing NVRTC is a failure.
 
 use pqcprof::catalog::Algorithm;
-use pqcprof::gpu::{kernels, probe};
+use pqcprof::gpu::kernels;
+
+mod common;
+use common::nvrtc_or_skip;
 
 const ARCHS: [&str; 5] = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"];
-
-/// NVRTC's version; without NVRTC, says that `test` did not run and gives
-/// `None`, or fails when PQCPROF_REQUIRE_NVRTC=1 (as in CI).
-fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
-    let v = probe::nvrtc_version();
-    if v.is_none() {
-        if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!(
-                "PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded (LD_LIBRARY_PATH={:?})",
-                std::env::var("LD_LIBRARY_PATH")
-            );
-        }
-        eprintln!(
-            "NVRTC not found: {test} NOT run (set PQCPROF_REQUIRE_NVRTC=1 to make this a failure)"
-        );
-    }
-    v
-}
 
 /// Every kernel entry point, sorted.
 fn entry_points() -> Vec<String> {

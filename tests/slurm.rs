@@ -138,8 +138,17 @@ fn the_batch_script_runs_on_a_real_slurm_and_every_rank_is_merged() {
     let cluster = LocalCluster::start(&tmp.path().join("cluster"));
     let results = tmp.path().join("results");
     let pqcprof = assert_cmd::cargo::cargo_bin("pqcprof");
-    let out = cluster
-        .command("sbatch")
+    // The GPU ranks run on the CPU stand-in driver when NVRTC is here (it
+    // compiles the kernels): emulated, never a speed. Without NVRTC they
+    // find no GPU backend ready, a normal state, and leave skipped records.
+    let emulated_gpus = common::nvrtc_or_skip("the Slurm test's emulated GPU ranks").is_some();
+    let mut sbatch = cluster.command("sbatch");
+    if emulated_gpus {
+        sbatch
+            .env("LD_LIBRARY_PATH", common::standin::library_path())
+            .env("PQCPROF_PTX_CACHE", common::standin::ptx_cache());
+    }
+    let out = sbatch
         .args(["--parsable", "--nodes=1", "--ntasks=2", "--gpus-per-task=1"])
         .arg(format!("--output={}/slurm-%j.out", tmp.path().display()))
         .arg(SBATCH)
@@ -151,6 +160,7 @@ fn the_batch_script_runs_on_a_real_slurm_and_every_rank_is_merged() {
             "--alg ML-KEM-512,ML-DSA-44 --batch 8 --runs 3",
         )
         .env("PQCPROF_CPU_ARGS", "--threads 1")
+        .env("PQCPROF_GPU_ARGS", "--backend native-gpu --warmup 0")
         .output()
         .unwrap();
     assert!(
@@ -230,6 +240,30 @@ fn the_batch_script_runs_on_a_real_slurm_and_every_rank_is_merged() {
         .filter(|r| r["backend"] == "liboqs-cpu" && r["status"] == "ok")
         .count();
     assert_eq!(cpu_ok, 6, "ML-KEM-512 and ML-DSA-44, three operations each");
+    let gpu: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["backend"] == "native-gpu")
+        .collect();
+    assert_eq!(gpu.len(), 12, "two GPU ranks, six operations each");
+    if emulated_gpus {
+        for r in &gpu {
+            assert_eq!(r["status"], "ok", "{r:#}\n{log}");
+            assert_eq!(r["emulated"], true, "{r:#}");
+        }
+        // The two GPU ranks' operations are added up, and stay emulated.
+        let gpu_aggs: Vec<&Value> = merged["aggregates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["backend"] == "native-gpu")
+            .collect();
+        assert_eq!(gpu_aggs.len(), 6, "{log}");
+        assert!(gpu_aggs
+            .iter()
+            .all(|a| a["emulated"] == true && a["members"].as_array().unwrap().len() == 2));
+    } else {
+        assert!(gpu.iter().all(|r| r["status"] == "skipped"));
+    }
     // The aggregates add up.
     for a in merged["aggregates"].as_array().into_iter().flatten() {
         if let Some(total) = a["total_ops_per_sec"].as_f64() {

@@ -4,11 +4,13 @@
 // no include path and no system headers, so fixed-width types are typedefs
 // here, and tables go through PQC_TABLE so that the device reads them from
 // constant memory while the host build (g++, via build.rs) sees plain
-// static arrays.
+// static arrays. PQCPROF_CUDA_EMULATION is the CPU stand-in driver's build
+// of the kernels (tests/fixtures/cuda-standin/), which defines the CUDA
+// keywords itself; NVRTC and the host build never define it.
 #ifndef PQCPROF_COMMON_CUH
 #define PQCPROF_COMMON_CUH
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(PQCPROF_CUDA_EMULATION)
 #define PQC_HD __host__ __device__ __forceinline__
 #define PQC_HD_NOINLINE __host__ __device__ __noinline__
 #define PQC_TABLE __constant__ const

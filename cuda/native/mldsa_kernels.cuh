@@ -8,11 +8,12 @@
 //       A ctx longer than 255 bytes yields all-zero signatures.
 //   mldsaS_verify(ok, msg, msg_len, ctx, ctx_len, sig, sig_stride, pk, n)
 //       ok[i] = 1 valid, 0 invalid.
-// Device only: the host build never sees this file.
+// Device only: the host build never sees this file (the CPU stand-in driver
+// compiles it under PQCPROF_CUDA_EMULATION).
 #ifndef PQCPROF_MLDSA_KERNELS_CUH
 #define PQCPROF_MLDSA_KERNELS_CUH
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(PQCPROF_CUDA_EMULATION)
 
 #include "common.cuh"
 #include "keccak.cuh"

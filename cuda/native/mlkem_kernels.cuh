@@ -1,6 +1,7 @@
 // mlkem_kernels.cuh: batch ML-KEM kernels, one thread per operation.
 //
-// Device only (the host build never sees this file). Buffers are contiguous
+// Device only (the host build never sees this file; the CPU stand-in driver
+// compiles it under PQCPROF_CUDA_EMULATION). Buffers are contiguous
 // per operation: operation i reads/writes bytes [i*LEN, (i+1)*LEN) of each
 // array. Sizes (bytes):        PK    SK    CT   ss  d/z/m
 //   ML-KEM-512  (k = 2)       800  1632   768   32   32
@@ -12,7 +13,7 @@
 #ifndef PQCPROF_MLKEM_KERNELS_CUH
 #define PQCPROF_MLKEM_KERNELS_CUH
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(PQCPROF_CUDA_EMULATION)
 
 #include "common.cuh"
 #include "keccak.cuh"

@@ -55,6 +55,59 @@ pub fn device_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usi
     }
 }
 
+/// The operations `prepare` launches for `op`, in order, the timed one
+/// last: keys first, then ciphertexts or signatures when `op` needs them.
+pub fn launch_chain(alg: Algorithm, op: Operation) -> Vec<Operation> {
+    use Operation::*;
+    match (alg.kind(), op) {
+        (_, KeyGen) => vec![KeyGen],
+        (Kind::Kem, Encaps) | (Kind::Signature, Sign) => vec![KeyGen, op],
+        (Kind::Kem, _) => vec![KeyGen, Encaps, op],
+        (Kind::Signature, _) => vec![KeyGen, Sign, op],
+    }
+}
+
+/// Device bytes per operation at the peak of `prepare` and the timed runs
+/// of `op`: the largest of its phases (see `prepare`), each of which holds
+/// only what a later step still needs (e.g. decaps keeps keygen's `sk` and
+/// encaps's `ct` on the device instead of uploading copies).
+pub fn peak_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usize {
+    let s = alg.sizes();
+    let (pk, sk) = (s.public_key_bytes, s.secret_key_bytes);
+    let ct = s.ciphertext_bytes.unwrap_or(0);
+    let sig = alg.signature_stride().unwrap_or(0);
+    use Operation::*;
+    let phases: Vec<usize> = match (alg.kind(), op) {
+        // d, z, pk, sk.
+        (Kind::Kem, KeyGen) => vec![64 + pk + sk],
+        // Then pk, m, ct, ss (and sk when decaps follows).
+        (Kind::Kem, Encaps) => vec![64 + pk + sk, pk + 32 + ct + 32],
+        // Then sk, ct, ss.
+        (Kind::Kem, _) => vec![64 + pk + sk, sk + pk + 32 + ct + 32, sk + ct + 32],
+        // xi, pk, sk.
+        (Kind::Signature, KeyGen) => vec![32 + pk + sk],
+        // Then sk, msg, rnd, sig (and pk when verify follows).
+        (Kind::Signature, Sign) => vec![32 + pk + sk, sk + message + 32 + sig],
+        // Then pk, msg, sig, ok.
+        (Kind::Signature, _) => vec![
+            32 + pk + sk,
+            pk + sk + message + 32 + sig,
+            pk + message + sig + 4,
+        ],
+    };
+    phases.into_iter().max().unwrap_or(0)
+}
+
+/// Device buffers alive at once at most during `prepare` (six: encaps with
+/// the secret keys kept for decaps, or sign with the public keys kept for
+/// verify, plus the context), each of which the driver may round up to its
+/// allocation granularity.
+pub const MAX_LIVE_BUFFERS: usize = 7;
+
+/// Allocation granularity assumed per live buffer: stream-ordered pools
+/// grow in 2 MiB steps.
+pub const ALLOCATION_GRANULARITY_BYTES: usize = 2 << 20;
+
 /// The largest batch whose buffers and per-thread local memory fit in
 /// `free` bytes with 10% to spare.
 pub fn max_batch(free: usize, per_op: usize, local_bytes_resident: usize) -> usize {
@@ -74,12 +127,21 @@ pub fn memory_refusal(
     device: &str,
 ) -> Option<String> {
     let fits = max_batch(free, per_op, fixed);
+    let mib = |b: usize| b / (1024 * 1024);
     (batch > fits).then(|| {
-        format!(
-            "batch {batch} of {what} needs about {} MiB on {device} but {} MiB are free; at most {fits} fits (use --batch {fits} or less)",
-            (per_op.saturating_mul(batch).saturating_add(fixed)) / (1024 * 1024),
-            free / (1024 * 1024)
-        )
+        let needs = format!(
+            "batch {batch} of {what} needs about {} MiB on {device} but {} MiB are free",
+            mib(per_op.saturating_mul(batch).saturating_add(fixed)),
+            mib(free)
+        );
+        if fits == 0 {
+            format!(
+                "{needs}; what it needs whatever the batch ({} MiB: the kernels' local memory for every thread the device holds at once, and allocation granularity) leaves no room for even one operation: free device memory or use a device with more",
+                mib(fixed)
+            )
+        } else {
+            format!("{needs}; at most {fits} fits (use --batch {fits} or less)")
+        }
     })
 }
 
@@ -209,18 +271,31 @@ impl NativeGpu {
             .ctx
             .mem_get_info()
             .map_err(|e| anyhow!("cuMemGetInfo: {e:?}"))?;
-        let local = func
-            .get_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
-            .unwrap_or(0)
-            .max(0) as usize;
-        // Preparing some operations keeps their prerequisites' buffers too.
-        let per_op = device_bytes_per_op(alg, op, cfg.message_size)
-            + device_bytes_per_op(alg, Operation::KeyGen, cfg.message_size);
+        // The driver reserves each launched kernel's local memory for every
+        // thread the device holds at once and keeps the largest reservation:
+        // the heaviest kernel `prepare` launches counts, not only the timed one
+        // (sign's frame is the largest of all before verify).
+        let mut local = 0usize;
+        for o in launch_chain(alg, op) {
+            let f = if o == op {
+                func.clone()
+            } else {
+                self.function(alg, o)?
+            };
+            let l = f
+                .get_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+                .unwrap_or(0)
+                .max(0) as usize;
+            local = local.max(l);
+        }
+        let fixed = local * self.resident_threads
+            + MAX_LIVE_BUFFERS * ALLOCATION_GRANULARITY_BYTES
+            + cfg.context.len();
         match memory_refusal(
             &format!("{alg} {op}"),
             cfg.batch,
-            per_op,
-            local * self.resident_threads,
+            peak_bytes_per_op(alg, op, cfg.message_size),
+            fixed,
             free,
             &self.device.name,
         ) {
@@ -411,6 +486,13 @@ fn htod(stream: &Arc<CudaStream>, v: &[u8]) -> anyhow::Result<CudaSlice<u8>> {
         .map_err(|e| anyhow!("copy to the GPU failed: {e:?}"))
 }
 
+/// Overwrites the device buffer `dst` with `v` (same length).
+fn htod_into(stream: &Arc<CudaStream>, v: &[u8], dst: &mut CudaSlice<u8>) -> anyhow::Result<()> {
+    stream
+        .memcpy_htod(v, dst)
+        .map_err(|e| anyhow!("copy to the GPU failed: {e:?}"))
+}
+
 fn zeros(stream: &Arc<CudaStream>, n: usize) -> anyhow::Result<CudaSlice<u8>> {
     stream
         .alloc_zeros::<u8>(n.max(1))
@@ -484,6 +566,9 @@ impl Backend for NativeGpu {
         let mut host = HostSide::default();
         let sample = gate::sample_indices(n, gate::MIN_SAMPLE);
         let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
+        // Each step frees what no later step needs and reuses what it does
+        // (keys and ciphertexts stay on the device), so the device holds at
+        // most one phase's buffers at a time: what `peak_bytes_per_op` counts.
         let args = match (alg.kind(), op) {
             (Kind::Kem, _) => {
                 host.d = random_bytes(&mut rng, 32 * n);
@@ -499,11 +584,14 @@ impl Backend for NativeGpu {
                 } else {
                     // Keys made on the GPU, before timing.
                     self.launch(&self.function(alg, Operation::KeyGen)?, n, &mut keygen)?;
-                    let KernelArgs::KemKeygen { pk, sk, .. } = keygen else {
+                    let KernelArgs::KemKeygen { pk, sk, d, z } = keygen else {
                         unreachable!()
                     };
+                    drop((d, z));
                     host.pk = dtoh(st, &pk)?;
                     host.sk = dtoh(st, &sk)?;
+                    // Encaps's gate needs the secret keys on the host only.
+                    let sk = (op != Operation::Encaps).then_some(sk);
                     host.m = random_bytes(&mut rng, 32 * n);
                     let lct = s.ciphertext_bytes.unwrap_or(0);
                     let mut encaps = KernelArgs::KemEncaps {
@@ -516,22 +604,26 @@ impl Backend for NativeGpu {
                         encaps
                     } else {
                         self.launch(&self.function(alg, Operation::Encaps)?, n, &mut encaps)?;
-                        let KernelArgs::KemEncaps { ct, ss, .. } = encaps else {
+                        let KernelArgs::KemEncaps { mut ct, ss, pk, m } = encaps else {
                             unreachable!()
                         };
+                        drop((pk, m));
                         host.ct = dtoh(st, &ct)?;
                         host.expected_ss = dtoh(st, &ss)?;
+                        drop(ss);
                         // One sampled ciphertext is tampered with, so the
-                        // batch exercises implicit rejection too.
+                        // batch exercises implicit rejection too; the
+                        // ciphertexts go back into the GPU's own buffer.
                         if n > 1 {
                             let t = sample[1];
                             host.ct[t * lct + 5] ^= 0x20;
                             host.tampered.push(t);
                         }
+                        htod_into(st, &host.ct, &mut ct)?;
                         KernelArgs::KemDecaps {
                             ss: zeros(st, 32 * n)?,
-                            ct: htod(st, &host.ct)?,
-                            sk: htod(st, &host.sk)?,
+                            ct,
+                            sk: sk.ok_or_else(|| anyhow!("decaps lost its secret keys"))?,
                         }
                     }
                 }
@@ -547,11 +639,14 @@ impl Backend for NativeGpu {
                     keygen
                 } else {
                     self.launch(&self.function(alg, Operation::KeyGen)?, n, &mut keygen)?;
-                    let KernelArgs::DsaKeygen { pk, sk, .. } = keygen else {
+                    let KernelArgs::DsaKeygen { pk, sk, xi } = keygen else {
                         unreachable!()
                     };
+                    drop(xi);
                     host.pk = dtoh(st, &pk)?;
                     host.sk = dtoh(st, &sk)?;
+                    // Sign's gate needs the public keys on the host only.
+                    let pk = (op != Operation::Sign).then_some(pk);
                     host.msg = cfg.message().repeat(n);
                     host.rnd = random_bytes(&mut rng, 32 * n);
                     let stride = alg.signature_stride().unwrap_or(0);
@@ -569,15 +664,25 @@ impl Backend for NativeGpu {
                         sign
                     } else {
                         self.launch(&self.function(alg, Operation::Sign)?, n, &mut sign)?;
-                        let KernelArgs::DsaSign { sig, msg, ctx, .. } = sign else {
+                        let KernelArgs::DsaSign {
+                            mut sig,
+                            msg,
+                            ctx,
+                            sk,
+                            rnd,
+                            ..
+                        } = sign
+                        else {
                             unreachable!()
                         };
+                        drop((sk, rnd));
                         let mut sigs = dtoh(st, &sig)?;
                         if n > 1 {
                             let t = sample[1];
                             sigs[t * stride + 17] ^= 0x04;
                             host.tampered.push(t);
                         }
+                        htod_into(st, &sigs, &mut sig)?;
                         KernelArgs::DsaVerify {
                             ok: st
                                 .alloc_zeros::<i32>(n)
@@ -586,9 +691,9 @@ impl Backend for NativeGpu {
                             msg_len: cfg.message_size as u32,
                             ctx,
                             ctx_len: cfg.context.len() as u32,
-                            sig: htod(st, &sigs)?,
+                            sig,
                             stride: stride as u32,
-                            pk: htod(st, &host.pk)?,
+                            pk: pk.ok_or_else(|| anyhow!("verify lost its public keys"))?,
                         }
                     }
                 }
@@ -755,5 +860,32 @@ mod tests {
         // Fixed costs (local memory of resident threads) come off first.
         let why = memory_refusal("x", 50, 10, 500, 1000, "GPU").unwrap();
         assert!(why.contains("at most 40 fits"), "{why}");
+        // When they leave no room at all, no "--batch 0" advice.
+        let why = memory_refusal("x", 1, 10, 900, 1000, "GPU").unwrap();
+        assert!(!why.contains("--batch"), "{why}");
+        assert!(why.contains("no room for even one operation"), "{why}");
+    }
+
+    #[test]
+    fn the_peak_is_the_largest_phase_of_the_chain() {
+        use Operation::*;
+        // ML-KEM-768: pk 1184, sk 2400, ct 1088. Decaps peaks while
+        // encaps runs with the secret keys kept: sk + pk + m + ct + ss.
+        let kem = Algorithm::MlKem768;
+        assert_eq!(peak_bytes_per_op(kem, KeyGen, 0), 64 + 1184 + 2400);
+        assert_eq!(peak_bytes_per_op(kem, Encaps, 0), 64 + 1184 + 2400);
+        assert_eq!(
+            peak_bytes_per_op(kem, Decaps, 0),
+            2400 + 1184 + 32 + 1088 + 32
+        );
+        // ML-DSA-44 verify peaks while sign runs with the public keys kept.
+        let dsa = Algorithm::MlDsa44;
+        let stride = dsa.signature_stride().unwrap();
+        assert_eq!(
+            peak_bytes_per_op(dsa, Verify, 1024),
+            1312 + 2560 + 1024 + 32 + stride
+        );
+        assert_eq!(launch_chain(dsa, Verify), vec![KeyGen, Sign, Verify]);
+        assert_eq!(launch_chain(kem, KeyGen), vec![KeyGen]);
     }
 }

@@ -62,6 +62,10 @@ pub struct GpuProbe {
     pub nvrtc: Component,
     /// The cuPQC SDK's location, if found.
     pub cupqc_sdk: Component,
+    /// When the loaded libcuda is pqcprof's CPU stand-in driver (a test
+    /// fixture, not a GPU): its own description. See `standin_driver`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<String>,
 }
 
 fn driver_version_string(v: u32) -> String {
@@ -78,8 +82,18 @@ fn probe_driver() -> (Component, Option<u32>, Vec<GpuInfo>) {
             vec![],
         );
     }
-    if let Err(e) = result::init() {
-        return (Component::no(format!("cuInit failed: {e:?}")), None, vec![]);
+    match result::init() {
+        Ok(()) => {}
+        // A driver with no device says so through cuInit: the driver is
+        // there, the GPU list is empty (a normal state, not an error).
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NO_DEVICE => {
+            return (
+                Component::yes("present, but it finds no device (cuInit: CUDA_ERROR_NO_DEVICE)"),
+                None,
+                vec![],
+            )
+        }
+        Err(e) => return (Component::no(format!("cuInit failed: {e:?}")), None, vec![]),
     }
     let mut v: std::os::raw::c_int = 0;
     // SAFETY: the library is present and initialised; v is a valid out pointer.
@@ -183,7 +197,40 @@ pub fn probe() -> GpuProbe {
         nvml: probe_nvml(),
         nvrtc: probe_nvrtc(),
         cupqc_sdk: probe_cupqc(),
+        emulation: standin_driver(),
     }
+}
+
+/// The marker symbol the CPU stand-in driver (tests/fixtures/cuda-standin/)
+/// exports, and no real driver does.
+const STANDIN_MARKER: &[u8] = b"pqcprof_standin_driver\0";
+
+/// When the libcuda this process loads is pqcprof's CPU stand-in driver,
+/// its description; `None` for a real driver or none. The stand-in runs
+/// the kernels on the CPU to prove correctness and the launch path: every
+/// record made on it is marked `emulated` and kept out of speed claims.
+pub fn standin_driver() -> Option<String> {
+    static FOUND: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            use cudarc::driver::sys;
+            // SAFETY: only tries to dlopen the library.
+            if !unsafe { sys::is_culib_present() } {
+                return None;
+            }
+            // SAFETY: present (checked above), so `culib` loads rather than
+            // panics; looking a symbol up calls nothing.
+            let lib = unsafe { sys::culib() };
+            // SAFETY: the stand-in exports it as `const char *(void)`.
+            let describe = unsafe {
+                lib.get::<unsafe extern "C" fn() -> *const std::os::raw::c_char>(STANDIN_MARKER)
+            }
+            .ok()?;
+            // SAFETY: the stand-in returns a static NUL-terminated string.
+            let text = unsafe { std::ffi::CStr::from_ptr(describe()) };
+            Some(text.to_string_lossy().into_owned())
+        })
+        .clone()
 }
 
 impl GpuInfo {

@@ -504,6 +504,11 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         "Every record in these files was measured and passed its correctness gate.",
     );
 
+    if let Some(t) = &o.emulated {
+        s += "<h2 id=\"emulated\">Correctness on the CPU stand-in driver (emulated, not a GPU)</h2><p>These records ran the project's GPU kernels through the real launch path on pqcprof's CPU stand-in CUDA driver, a test fixture. They prove correctness and the launch path only: their timings are of an emulation on the CPU, say nothing about any GPU, and appear in no figure, chart or comparison above.</p>";
+        s += &table_html(ds, t);
+    }
+
     s += "<h2 id=\"standards\">Standards</h2><p>Where each algorithm family is specified. Links open in a new tab; the report itself loads nothing.</p>";
     s += &table_html(ds, &o.standards);
 

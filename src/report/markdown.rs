@@ -142,6 +142,10 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         o.appendix.as_ref(),
         "Every record was measured and passed its correctness gate.",
     );
+    if let Some(t) = &o.emulated {
+        s += "## Correctness on the CPU stand-in driver (emulated, not a GPU)\n\nThese records ran the GPU kernels on pqcprof's CPU stand-in CUDA driver, a test fixture: correctness and the launch path only. Their timings say nothing about any GPU and appear in no figure above.\n\n";
+        let _ = writeln!(s, "{}", table_md(t));
+    }
     let _ = writeln!(s, "## Standards\n\n{}", table_md(&o.standards));
     s += "## Run metadata\n\nSources are written `Fn#i`: file n below, index i of its `records` array.\n\n";
     for run in &o.runs {

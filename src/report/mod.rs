@@ -116,6 +116,12 @@ pub fn file_summary(ds: &Dataset, c: &Counts) -> String {
     if !ds.symmetric.is_empty() {
         extra.push(format!("{} symmetric", ds.symmetric.len()));
     }
+    if !ds.emulated.is_empty() {
+        extra.push(format!(
+            "{} emulated on the CPU stand-in driver, correctness only",
+            ds.emulated.len()
+        ));
+    }
     format!(
         "{} measured record{}{} across {} run file{} from {}.",
         c.ok,

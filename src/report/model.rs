@@ -198,8 +198,11 @@ pub struct SymEntry<'a> {
 pub struct Dataset<'a> {
     /// The files.
     pub runs: &'a [LoadedRun],
-    /// Records in file order, then record order.
+    /// Records in file order, then record order; never an emulated one.
     pub entries: Vec<Entry<'a>>,
+    /// Records made on pqcprof's CPU stand-in CUDA driver (`emulated`):
+    /// correctness only, kept out of every figure and comparison.
+    pub emulated: Vec<Entry<'a>>,
     /// Symmetric records.
     pub symmetric: Vec<SymEntry<'a>>,
 }
@@ -208,10 +211,16 @@ impl<'a> Dataset<'a> {
     /// Flattens the files.
     pub fn new(runs: &'a [LoadedRun]) -> Self {
         let mut entries = vec![];
+        let mut emulated = vec![];
         let mut symmetric = vec![];
         for (f, run) in runs.iter().enumerate() {
             for (i, rec) in &run.records {
-                entries.push(Entry {
+                let list = if rec.emulated {
+                    &mut emulated
+                } else {
+                    &mut entries
+                };
+                list.push(Entry {
                     src: SrcRef { file: f, index: *i },
                     rec,
                     run,
@@ -229,6 +238,7 @@ impl<'a> Dataset<'a> {
         Dataset {
             runs,
             entries,
+            emulated,
             symmetric,
         }
     }

@@ -77,6 +77,9 @@ pub struct Outline<'r> {
     pub symmetric: Option<Table>,
     /// Skipped and failed records, when there are any.
     pub appendix: Option<Table>,
+    /// Records made on pqcprof's CPU stand-in CUDA driver, when there are
+    /// any: correctness only.
+    pub emulated: Option<Table>,
     /// The standards.
     pub standards: Table,
     /// Each file's metadata.
@@ -144,6 +147,7 @@ impl<'r> Outline<'r> {
             sizes: sections::sizes_table(ds),
             symmetric: rows(sections::symmetric_table(ds)),
             appendix: rows(sections::appendix_table(ds)),
+            emulated: rows(sections::emulated_table(ds)),
             standards: sections::standards_table(ds),
             runs: ds
                 .runs

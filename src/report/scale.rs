@@ -56,6 +56,12 @@ pub fn cluster_notes(ds: &Dataset) -> Vec<String> {
         for d in &c.differences {
             out.push(format!("Difference: {d}."));
         }
+        let emulated = run.aggregates.iter().filter(|(_, a)| a.emulated).count();
+        if emulated > 0 {
+            out.push(format!(
+                "{emulated} total(s) over records emulated on pqcprof's CPU stand-in driver (not a GPU) are in the run file only: they prove the path works, never a speed."
+            ));
+        }
     }
     out
 }
@@ -183,7 +189,8 @@ pub fn aggregates_table(ds: &Dataset) -> Table {
         false,
     );
     for (f, run) in ds.runs.iter().enumerate() {
-        for (_, a) in &run.aggregates {
+        // Totals over emulated records are no speed: run file only.
+        for (_, a) in run.aggregates.iter().filter(|(_, a)| !a.emulated) {
             t.rows.push(aggregate_row(f, a));
         }
     }

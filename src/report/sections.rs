@@ -566,6 +566,57 @@ pub fn appendix_table(ds: &Dataset) -> Table {
     t
 }
 
+/// Records made on pqcprof's CPU stand-in CUDA driver: whether each passed
+/// its gate, and what the gate checked. No throughput: an emulation's
+/// timings say nothing about a GPU.
+pub fn emulated_table(ds: &Dataset) -> Table {
+    let mut t = Table::new(
+        "t-emulated",
+        &[
+            "Status",
+            "Algorithm",
+            "Operation",
+            "Batch",
+            "Where",
+            "Gate, or why not",
+            "Source",
+        ],
+        false,
+    );
+    let mut v: Vec<&Entry> = ds.emulated.iter().collect();
+    sort_entries(&mut v);
+    for e in v {
+        let ok = e.rec.status == Status::Ok;
+        let detail = match (&e.rec.gate, &e.rec.reason) {
+            (_, Some(r)) if !ok => r.clone(),
+            (Some(g), _) => format!(
+                "{} operations checked: {}",
+                g.checked_ops,
+                g.checks.join("; ")
+            ),
+            _ => "no gate recorded".into(),
+        };
+        t.rows.push(Row {
+            filters: filters(e),
+            cells: vec![
+                Cell::text(match e.rec.status {
+                    Status::Ok => "ok",
+                    Status::Failed => "failed",
+                    Status::Skipped => "skipped",
+                })
+                .class(if ok { "good" } else { "bad" }),
+                Cell::text(e.rec.algorithm.clone()),
+                Cell::text(e.rec.operation.label()),
+                Cell::num(e.rec.batch.to_string()),
+                where_cell(e),
+                Cell::text(detail),
+                src_cell(e.src.to_string()),
+            ],
+        });
+    }
+    t
+}
+
 /// A standard and the families it covers.
 pub struct Standard {
     /// Families or algorithms, as matched against record families.

@@ -80,3 +80,23 @@ pub fn interrupt(child: &std::process::Child) {
     // SAFETY: kill sends a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 }
+
+pub mod standin;
+
+/// NVRTC's version; without NVRTC, says loudly that `test` did not run and
+/// gives `None`, or fails when PQCPROF_REQUIRE_NVRTC=1 (as in CI).
+pub fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
+    let v = pqcprof::gpu::probe::nvrtc_version();
+    if v.is_none() {
+        if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
+            panic!(
+                "PQCPROF_REQUIRE_NVRTC=1 but libnvrtc could not be loaded (LD_LIBRARY_PATH={:?})",
+                std::env::var("LD_LIBRARY_PATH")
+            );
+        }
+        eprintln!(
+            "NVRTC not found: {test} NOT run (set PQCPROF_REQUIRE_NVRTC=1 to make this a failure)"
+        );
+    }
+    v
+}

@@ -1,0 +1,128 @@
+//! The CPU stand-in CUDA driver (tests/fixtures/cuda-standin/): built once
+//! per test process with the system `c++`, cached by a hash of its sources
+//! and of cuda/native/*, and a `pqcprof` command that loads it instead of a
+//! real driver. It is not a GPU: it proves correctness and the launch path,
+//! never speed.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The fixture's sources, then the kernels it compiles: what the cache key
+/// covers.
+fn sources() -> Vec<PathBuf> {
+    let mut v = vec![];
+    for dir in ["tests/fixtures/cuda-standin", "cuda/native"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        v.extend(files);
+    }
+    v
+}
+
+/// FNV-1a over every source's name and bytes.
+fn source_hash() -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in sources() {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        for b in name.bytes().chain(std::fs::read(&p).unwrap()) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+fn build(dir: &Path) {
+    let fixture = root().join("tests/fixtures/cuda-standin");
+    let tmp = dir.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let cpp: Vec<PathBuf> = sources()
+        .into_iter()
+        .filter(|p| p.starts_with(&fixture) && p.extension().is_some_and(|e| e == "cpp"))
+        .collect();
+    let out = std::process::Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
+        .args([
+            "-O2",
+            "-std=c++17",
+            "-shared",
+            "-fPIC",
+            "-pthread",
+            "-fvisibility=hidden",
+            "-U_FORTIFY_SOURCE",
+            "-DPQCPROF_CUDA_EMULATION",
+        ])
+        .arg(format!("-I{}", root().join("cuda/native").display()))
+        .arg(format!("-I{}", fixture.display()))
+        .args(&cpp)
+        .arg("-o")
+        .arg(tmp.join("libcuda.so"))
+        .output()
+        .expect("the system C++ compiler (c++) builds the CUDA stand-in");
+    assert!(
+        out.status.success(),
+        "building the CUDA stand-in failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::copy(tmp.join("libcuda.so"), tmp.join("libcuda.so.1")).unwrap();
+    // Another test process may have finished the same build first.
+    if std::fs::rename(&tmp, dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        assert!(dir.join("libcuda.so.1").exists());
+    }
+}
+
+/// The folder holding the stand-in's `libcuda.so` and `libcuda.so.1`,
+/// built on first use (once per test process, thread-safe).
+pub fn lib_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = root()
+            .join("target")
+            .join("cuda-standin")
+            .join(source_hash());
+        if !dir.join("libcuda.so.1").exists() {
+            build(&dir);
+        }
+        dir
+    })
+    .clone()
+}
+
+/// Where the stand-in runs keep NVRTC's output: one cache for every test,
+/// so the kernels are compiled once per architecture and source.
+pub fn ptx_cache() -> PathBuf {
+    root().join("target").join("cuda-standin").join("ptx-cache")
+}
+
+/// `LD_LIBRARY_PATH` with the stand-in first, then what the environment
+/// gives (NVRTC's folder).
+pub fn library_path() -> String {
+    let mut p = lib_dir().display().to_string();
+    if let Ok(rest) = std::env::var("LD_LIBRARY_PATH") {
+        if !rest.is_empty() {
+            p.push(':');
+            p.push_str(&rest);
+        }
+    }
+    p
+}
+
+/// `pqcprof` running on the stand-in, with `knobs` as
+/// `PQCPROF_STANDIN_<NAME>=<value>` (e.g. `("SMS", "1")`).
+pub fn pqcprof(knobs: &[(&str, &str)]) -> assert_cmd::Command {
+    let mut c = super::pqcprof();
+    c.env("LD_LIBRARY_PATH", library_path())
+        .env("PQCPROF_PTX_CACHE", ptx_cache());
+    for (k, v) in knobs {
+        c.env(format!("PQCPROF_STANDIN_{k}"), v);
+    }
+    c
+}

@@ -1,0 +1,506 @@
+//! The `native-gpu` path end to end on the CPU stand-in CUDA driver
+//! (tests/fixtures/cuda-standin/): the real kernels from cuda/native/,
+//! compiled by NVRTC and loaded from the image NVRTC made, launched through
+//! the unchanged cudarc path, checked by the real GPU gate. The stand-in is
+//! not a GPU: these tests prove correctness and the launch path, never
+//! speed, and check that pqcprof labels every such record `emulated`.
+//!
+//! Needs NVRTC (the kernels are compiled by it) and a C++ compiler. Without
+//! NVRTC every test here says loudly that it did not run, and fails under
+//! PQCPROF_REQUIRE_NVRTC=1 (as in CI).
+
+mod common;
+
+use common::{nvrtc_or_skip, outcome, standin};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The run file `pqcprof` wrote into `out` (the newest).
+fn run_file(out: &Path) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("run-") && n.ends_with(".json")
+        })
+        .collect();
+    files.sort();
+    files.pop().expect("a run file")
+}
+
+fn records(out: &Path) -> Vec<Value> {
+    let v: Value = serde_json::from_slice(&std::fs::read(run_file(out)).unwrap()).unwrap();
+    v["records"].as_array().unwrap().clone()
+}
+
+/// `pqcprof gpu --backend native-gpu` on the stand-in with `knobs`, then
+/// `args`, into `out`: (exit code, stdout, stderr).
+fn gpu(out: &Path, knobs: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let mut c = standin::pqcprof(knobs);
+    c.args(["gpu", "--backend", "native-gpu", "--warmup", "0"])
+        .args(args)
+        .arg("--out")
+        .arg(out);
+    outcome(&mut c)
+}
+
+/// Every record is an ok, emulated GPU record on the stand-in, and nothing
+/// reached the cuPQC-shaped files.
+fn assert_all_ok_and_emulated(out: &Path, expect: usize, what: &str) {
+    let recs = records(out);
+    assert_eq!(recs.len(), expect, "{what}: {recs:#?}");
+    for r in &recs {
+        assert_eq!(r["status"], "ok", "{what}: {r:#}");
+        assert_eq!(r["emulated"], true, "{what}: {r:#}");
+        let name = r["device"]["name"].as_str().unwrap();
+        assert!(
+            name.contains("CPU stand-in") && name.contains("not a GPU"),
+            "{name}"
+        );
+    }
+    assert_no_cupqc_files(out);
+}
+
+/// No emulated record may look like a GPU measurement.
+fn assert_no_cupqc_files(out: &Path) {
+    for f in [
+        "mlkem_results.json",
+        "mldsa_results.json",
+        "latency/mlkem_latency.json",
+        "latency/mldsa_latency.json",
+        "native-gpu",
+    ] {
+        assert!(
+            !out.join(f).exists(),
+            "{f} was written from emulated records"
+        );
+    }
+}
+
+#[test]
+fn every_operation_passes_its_gate_at_batch_1_and_129() {
+    if nvrtc_or_skip("every_operation_passes_its_gate_at_batch_1_and_129").is_none() {
+        return;
+    }
+    for batch in ["1", "129"] {
+        let d = tempfile::tempdir().unwrap();
+        let (code, stdout, stderr) = gpu(d.path(), &[], &["--batch", batch, "--runs", "2"]);
+        assert_eq!(code, 0, "batch {batch}:\n{stdout}\n{stderr}");
+        assert!(stdout.contains("CPU stand-in driver"), "{stdout}");
+        assert_all_ok_and_emulated(d.path(), 18, &format!("batch {batch}"));
+    }
+}
+
+#[test]
+fn several_full_waves_of_a_small_device() {
+    if nvrtc_or_skip("several_full_waves_of_a_small_device").is_none() {
+        return;
+    }
+    // One multiprocessor holding 256 threads: a wave is at most two blocks
+    // of 128, so 777 operations are three full waves and a partial one.
+    let d = tempfile::tempdir().unwrap();
+    let knobs = [("SMS", "1"), ("THREADS_PER_SM", "256")];
+    let (code, stdout, stderr) = gpu(d.path(), &knobs, &["--batch", "777", "--runs", "1"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_all_ok_and_emulated(d.path(), 18, "batch 777");
+    for r in records(d.path()) {
+        let k = &r["kernel"];
+        assert_eq!(k["blocks"], 7, "{k}");
+        assert!(k["resident_blocks_per_sm"].as_u64().unwrap() <= 2, "{k}");
+    }
+}
+
+#[test]
+fn latency_mode_runs_single_operations() {
+    if nvrtc_or_skip("latency_mode_runs_single_operations").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &[], &["--latency", "--runs", "3"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_all_ok_and_emulated(d.path(), 18, "latency");
+    for r in records(d.path()) {
+        assert_eq!(r["mode"], "latency");
+        assert_eq!(r["batch"], 1);
+        assert!(r["latency_p50_us"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn empty_message_and_longest_context_sign_and_verify() {
+    if nvrtc_or_skip("empty_message_and_longest_context_sign_and_verify").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let ctx255 = "c3".repeat(255);
+    let args = [
+        "--alg",
+        "mldsa",
+        "--batch",
+        "129",
+        "--runs",
+        "1",
+        "--message-size",
+        "0",
+        "--context",
+        &ctx255,
+    ];
+    let (code, stdout, stderr) = gpu(d.path(), &[], &args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_all_ok_and_emulated(d.path(), 9, "message 0, context 255");
+    // 256 bytes is refused before anything runs.
+    let d = tempfile::tempdir().unwrap();
+    let ctx256 = "c3".repeat(256);
+    let (code, _, stderr) = gpu(d.path(), &[], &["--alg", "mldsa", "--context", &ctx256]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("256 bytes, at most 255"), "{stderr}");
+}
+
+/// Runs `pqcprof gpu` with one injected fault and checks the gate caught it
+/// in `op` of `alg` (exit 3, the operation named, the record failed).
+fn assert_fault_caught(knob: &str, kernel: &str, alg: &str, op: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let args = ["--alg", alg, "--op", op, "--batch", "129", "--runs", "1"];
+    let (code, stdout, stderr) = gpu(d.path(), &[(knob, kernel)], &args);
+    assert_eq!(code, 3, "{knob}={kernel}: {stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!("{alg} {op}: Failed: correctness gate failed")),
+        "{knob}={kernel}: {stderr}"
+    );
+    let recs = records(d.path());
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["status"], "failed");
+    assert_eq!(recs[0]["emulated"], true);
+}
+
+#[test]
+fn the_gate_catches_every_injected_fault() {
+    if nvrtc_or_skip("the_gate_catches_every_injected_fault").is_none() {
+        return;
+    }
+    for (kernel, alg, op) in [
+        ("mlkem512_keygen", "ML-KEM-512", "keygen"),
+        ("mlkem768_encaps", "ML-KEM-768", "encaps"),
+        ("mlkem1024_decaps", "ML-KEM-1024", "decaps"),
+        ("mldsa44_keygen", "ML-DSA-44", "keygen"),
+        ("mldsa65_sign", "ML-DSA-65", "sign"),
+        ("mldsa87_verify", "ML-DSA-87", "verify"),
+    ] {
+        assert_fault_caught("CORRUPT", kernel, alg, op);
+        assert_fault_caught("SKIP_LAST_BLOCK", kernel, alg, op);
+    }
+}
+
+#[test]
+fn ptx_fallback_and_no_memory_pools_pass() {
+    if nvrtc_or_skip("ptx_fallback_and_no_memory_pools_pass").is_none() {
+        return;
+    }
+    let args = [
+        "--alg",
+        "ML-KEM-768,ML-DSA-44",
+        "--batch",
+        "129",
+        "--runs",
+        "1",
+    ];
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &[("REFUSE_CUBIN", "1")], &args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("it compiled the PTX instead"), "{stderr}");
+    assert_all_ok_and_emulated(d.path(), 6, "PTX fallback");
+    for r in records(d.path()) {
+        let image = r["kernel"]["image"].as_str().unwrap();
+        assert!(image.starts_with("PTX from NVRTC"), "{image}");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &[("POOLS", "0")], &args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!stderr.contains("cuMemAllocAsync"), "{stderr}");
+    assert_all_ok_and_emulated(d.path(), 6, "no memory pools");
+}
+
+#[test]
+fn an_old_gpu_and_no_gpu_are_normal_states() {
+    if nvrtc_or_skip("an_old_gpu_and_no_gpu_are_normal_states").is_none() {
+        return;
+    }
+    // Compute capability 7.0: listed by `check`, skipped with the reason.
+    let (code, stdout, stderr) = outcome(standin::pqcprof(&[("CC", "70")]).arg("check"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("compute capability 7.0"), "{stdout}");
+    assert!(stdout.contains("(below 7.5: unsupported)"), "{stdout}");
+    assert!(
+        stdout.contains("CPU STAND-IN DRIVER, NOT A GPU"),
+        "{stdout}"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = gpu(d.path(), &[("CC", "70")], &["--alg", "ML-KEM-512"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("no GPU of compute capability 7.5 or newer"),
+        "{stderr}"
+    );
+    for r in records(d.path()) {
+        assert_eq!(r["status"], "skipped");
+        assert_eq!(r["emulated"], true);
+    }
+    // A driver that finds no device: said plainly, nothing crashes.
+    let (code, stdout, stderr) = outcome(standin::pqcprof(&[("DEVICES", "0")]).arg("check"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("GPUs          none"), "{stdout}");
+    assert!(stdout.contains("finds no device"), "{stdout}");
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = gpu(d.path(), &[("DEVICES", "0")], &["--alg", "ML-KEM-512"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("the CUDA driver lists no GPU"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn too_little_memory_is_refused_and_the_batch_named_then_runs() {
+    if nvrtc_or_skip("too_little_memory_is_refused_and_the_batch_named_then_runs").is_none() {
+        return;
+    }
+    // Decaps and verify are the operations whose preparation peaks highest.
+    for (alg, op) in [("ML-KEM-768", "decaps"), ("ML-DSA-44", "verify")] {
+        let d = tempfile::tempdir().unwrap();
+        let peak = d.path().join("peak.json");
+        let peak_knob = peak.display().to_string();
+        let knobs = [
+            ("MEMORY_MIB", "40"),
+            ("SMS", "1"),
+            ("THREADS_PER_SM", "256"),
+            ("PEAK_FILE", peak_knob.as_str()),
+        ];
+        let run = |batch: &str| {
+            let args = ["--alg", alg, "--op", op, "--runs", "1", "--batch", batch];
+            gpu(d.path(), &knobs, &args)
+        };
+        let (code, _, stderr) = run("1000000");
+        assert_eq!(code, 3, "{stderr}");
+        let fits: usize = stderr
+            .split("at most ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no batch named: {stderr}"));
+        assert!(fits > 100, "{alg} {op}: {stderr}");
+        assert!(
+            stderr.contains(&format!("(use --batch {fits} or less)")),
+            "{stderr}"
+        );
+        // The batch it names really runs, and the device's peak stayed
+        // within its memory.
+        let (code, stdout, stderr) = run(&fits.to_string());
+        assert_eq!(code, 0, "{alg} {op} --batch {fits}: {stdout}\n{stderr}");
+        let p: Value = serde_json::from_slice(&std::fs::read(&peak).unwrap()).unwrap();
+        let (used, total) = (
+            p["peak_bytes"].as_u64().unwrap(),
+            p["total_bytes"].as_u64().unwrap(),
+        );
+        assert!(used <= total, "{p}");
+        // The estimate is honest, not wildly conservative: the batch named
+        // uses at least half the device.
+        assert!(used * 2 >= total, "{alg} {op}: peak {used} of {total}");
+    }
+}
+
+/// The fixture's test kernels (coop_kernel.cu), for NVRTC.
+fn test_kernels_source() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cuda-standin/coop_kernel.cu"),
+    )
+    .unwrap()
+}
+
+/// Runs the ignored test `name` of this binary in a child process whose
+/// CUDA driver is the stand-in (the loader reads LD_LIBRARY_PATH only when
+/// a process starts): (success, stdout + stderr).
+fn in_child(name: &str) -> (bool, String) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            name,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LD_LIBRARY_PATH", standin::library_path())
+        .env("PQCPROF_STANDIN_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn a_cooperative_kernel_runs_as_on_a_gpu() {
+    if nvrtc_or_skip("a_cooperative_kernel_runs_as_on_a_gpu").is_none() {
+        return;
+    }
+    let (ok, text) = in_child("child_cooperative_kernel");
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("cooperative kernel: 300 threads checked"),
+        "{text}"
+    );
+}
+
+#[test]
+#[ignore = "run by a_cooperative_kernel_runs_as_on_a_gpu in a child process on the stand-in"]
+fn child_cooperative_kernel() {
+    use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+    assert!(std::env::var_os("PQCPROF_STANDIN_CHILD").is_some());
+    assert!(pqcprof::gpu::probe::standin_driver().is_some());
+    let ptx = cudarc::nvrtc::compile_ptx(test_kernels_source()).unwrap();
+    let ctx = CudaContext::new(0).unwrap();
+    let module = ctx.load_module(ptx).unwrap();
+    let f = module.load_function("pqcprof_standin_coop_test").unwrap();
+    let stream = ctx.default_stream();
+    const N: u32 = 300;
+    const B: u32 = 128;
+    let input: Vec<u32> = (0..N).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+    let d_in = stream.clone_htod(&input).unwrap();
+    let mut d_out = stream.alloc_zeros::<u32>(4 * N as usize).unwrap();
+    let cfg = LaunchConfig {
+        grid_dim: (N.div_ceil(B), 1, 1),
+        block_dim: (B, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = stream.launch_builder(&f);
+    b.arg(&mut d_out).arg(&d_in).arg(&N);
+    // SAFETY: (u32 *out, const u32 *in, u32 n), out 4n and in n elements.
+    unsafe { b.launch(cfg) }.unwrap();
+    let out = stream.clone_dtoh(&d_out).unwrap();
+    let v = |i: u32| if i < N { input[i as usize] } else { 0 };
+    for i in 0..N {
+        let (blk, t) = (i / B, i % B);
+        let base = blk * B;
+        let total: u32 = (base..base + B).map(v).fold(0, u32::wrapping_add);
+        let warp = base + t / 32 * 32;
+        let next_lane = v(warp + (t % 32 + 1) % 32);
+        let odd = (0..32)
+            .filter(|l| v(warp + l) & 1 == 1)
+            .fold(0u32, |m, l| m | 1 << l);
+        let next = v(base + (t + 1) % B);
+        let got = &out[4 * i as usize..4 * i as usize + 4];
+        assert_eq!(got, [total, next_lane, odd, next], "thread {i}");
+    }
+    println!("cooperative kernel: {N} threads checked");
+}
+
+#[test]
+fn faults_in_the_launch_path_are_caught_and_named() {
+    if nvrtc_or_skip("faults_in_the_launch_path_are_caught_and_named").is_none() {
+        return;
+    }
+    let (ok, text) = in_child("child_launch_faults");
+    assert!(ok, "{text}");
+    assert!(text.contains("differ from the host function's"), "{text}");
+    assert!(text.contains("is not a live device allocation"), "{text}");
+    assert!(
+        text.contains("out-of-bounds write in kernel pqcprof_standin_oob_test"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0 bytes past the end of device allocation"),
+        "{text}"
+    );
+}
+
+#[test]
+#[ignore = "run by faults_in_the_launch_path_are_caught_and_named in a child process on the stand-in"]
+fn child_launch_faults() {
+    use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+    assert!(std::env::var_os("PQCPROF_STANDIN_CHILD").is_some());
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (128, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // An image whose kernel takes other parameters than the host build's.
+    let other =
+        "extern \"C\" __global__ void pqcprof_standin_oob_test(unsigned int *out) { out[0] = 1; }";
+    let module = ctx
+        .load_module(cudarc::nvrtc::compile_ptx(other).unwrap())
+        .unwrap();
+    assert!(module.load_function("pqcprof_standin_oob_test").is_err());
+    let module = ctx
+        .load_module(cudarc::nvrtc::compile_ptx(test_kernels_source()).unwrap())
+        .unwrap();
+    let f = module.load_function("pqcprof_standin_oob_test").unwrap();
+    // A pointer argument that is no device allocation.
+    let n = 100u32;
+    let bogus = 0x1000u64;
+    let mut b = stream.launch_builder(&f);
+    b.arg(&bogus).arg(&n);
+    // SAFETY: the stand-in refuses the launch before running anything.
+    assert!(unsafe { b.launch(cfg) }.is_err());
+    // One element past the end: stopped at the guard page, named, and the
+    // context's error is sticky, as on a GPU.
+    let mut out = stream.alloc_zeros::<u32>(n as usize).unwrap();
+    let mut b = stream.launch_builder(&f);
+    b.arg(&mut out).arg(&n);
+    // SAFETY: the kernel writes out of bounds on purpose; the stand-in's
+    // guard page stops it.
+    unsafe { b.launch(cfg) }.unwrap();
+    let err = stream.synchronize().unwrap_err();
+    println!("synchronize after the faulty kernel: {err:?}");
+    assert!(format!("{err:?}").contains("CUDA_ERROR_ILLEGAL_ADDRESS"));
+}
+
+#[test]
+fn the_report_keeps_emulated_records_out_of_every_speed_claim() {
+    if nvrtc_or_skip("the_report_keeps_emulated_records_out_of_every_speed_claim").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let gpu_dir = d.path().join("gpu");
+    let (code, stdout, stderr) = gpu(
+        &gpu_dir,
+        &[],
+        &[
+            "--alg",
+            "ML-KEM-512,ML-DSA-44",
+            "--batch",
+            "64",
+            "--runs",
+            "2",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let cpu = common::cpu_run(&d.path().join("cpu"), "1");
+    let (code, md, stderr) = outcome(
+        common::pqcprof()
+            .arg("report")
+            .arg(run_file(&gpu_dir))
+            .arg(cpu)
+            .args(["--format", "markdown", "-o", "-"]),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let section = "## Correctness on the CPU stand-in driver (emulated, not a GPU)";
+    let at = md
+        .find(section)
+        .unwrap_or_else(|| panic!("no emulated section:\n{md}"));
+    // All six emulated records are listed there, each ok.
+    let rows = md[at..].lines().filter(|l| l.starts_with("| ok |")).count();
+    assert!(rows >= 6, "{}", &md[at..]);
+    // Everything before it, findings, comparisons and tables, mentions the
+    // stand-in only to say what it is, and never times it.
+    for line in md[..at].lines().filter(|l| l.contains("stand-in")) {
+        assert!(
+            line.contains("not a GPU") || line.contains("correctness only"),
+            "an unlabelled mention of the stand-in: {line}"
+        );
+        assert!(!line.starts_with('|'), "the stand-in in a table: {line}");
+    }
+    assert!(!md[..at].contains("native-gpu on"), "{}", &md[..at]);
+}
