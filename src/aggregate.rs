@@ -111,14 +111,16 @@ pub struct Member<'a> {
     pub rec: &'a Record,
     /// Node the member ran on.
     pub node: &'a str,
+    /// The rank that measured it, in a merged cluster file (`gpu rank 3`).
+    pub rank: Option<&'a str>,
 }
 
 impl Member<'_> {
     /// `GPU 1 on vm` / `rank 3 on node7`: how the member is named.
     fn label(&self) -> String {
-        match (self.rec.rank, self.rec.gpu_ordinal) {
-            (Some(r), Some(g)) => format!("rank {r} GPU {g} on {}", self.node),
-            (Some(r), None) => format!("rank {r} on {}", self.node),
+        match (self.rank, self.rec.gpu_ordinal) {
+            (Some(r), Some(g)) => format!("{r} GPU {g} on {}", self.node),
+            (Some(r), None) => format!("{r} on {}", self.node),
             (None, Some(g)) => format!("GPU {g} on {}", self.node),
             (None, None) => format!("{} on {}", self.rec.device.name, self.node),
         }
@@ -325,19 +327,21 @@ pub fn aggregate(scope: &str, members: &[Member]) -> Option<Aggregate> {
 
 /// Aggregates of every key that more than one record of `records` has
 /// and at least one passed, in first-seen order; `node_of` names the
-/// node of a record.
+/// node of a record and, in a merged file, its rank.
 pub fn aggregate_all<'a>(
     scope: &str,
     records: impl IntoIterator<Item = (usize, &'a Record)>,
-    node_of: &dyn Fn(&Record) -> &'a str,
+    node_of: &dyn Fn(&Record) -> (&'a str, Option<&'a str>),
 ) -> Vec<Aggregate> {
     let mut groups: Vec<(Key, Vec<Member<'a>>)> = vec![];
     for (index, rec) in records {
         let Some(k) = key(rec) else { continue };
+        let (node, rank) = node_of(rec);
         let m = Member {
             index,
             rec,
-            node: node_of(rec),
+            node,
+            rank,
         };
         match groups.iter_mut().find(|(g, _)| *g == k) {
             Some((_, v)) => v.push(m),
@@ -393,6 +397,7 @@ mod tests {
                 index,
                 rec,
                 node: "vm",
+                rank: None,
             })
             .collect();
         aggregate("test", &members).unwrap()
@@ -490,17 +495,20 @@ mod tests {
                 index: 0,
                 rec: &a,
                 node: "n1",
+                rank: Some("cpu rank 0"),
             },
             Member {
                 index: 1,
                 rec: &b,
                 node: "n2",
+                rank: Some("cpu rank 1"),
             },
         ];
         let g = aggregate("cluster", &members).unwrap();
         assert_eq!(g.by_node.len(), 2);
         assert_eq!(g.by_node[0].name, "n1");
         assert!(close(g.by_node[1].total_ops_per_sec, 500.0));
+        assert_eq!(g.by_node[1].spread.slowest, "cpu rank 1 GPU 0 on n2");
         assert_eq!(g.by_model.len(), 2);
     }
 
@@ -511,7 +519,7 @@ mod tests {
         let mut c = rec(0, &[0.1], None);
         c.algorithm = "ML-KEM-512".into();
         let recs = [a, b, c];
-        let all = aggregate_all("t", recs.iter().enumerate(), &|_| "vm");
+        let all = aggregate_all("t", recs.iter().enumerate(), &|_| ("vm", None));
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].records, [0, 1]);
     }

@@ -353,7 +353,7 @@ pub fn run(
                 let members: Vec<(usize, &Record)> = (before..run.records.len())
                     .map(|k| (k, &run.records[k]))
                     .collect();
-                let aggs = aggregate::aggregate_all(&scope, members, &|_| host.as_str());
+                let aggs = aggregate::aggregate_all(&scope, members, &|_| (host.as_str(), None));
                 run.aggregates.extend(aggs);
                 i += 1;
             }
@@ -373,7 +373,7 @@ mod tests {
     use super::*;
     use crate::backend::mock::Mock;
     use crate::monitor::RunUsage;
-    use crate::results::{Mode, RunConfig, Status};
+    use crate::results::{Mode, Status};
 
     struct NoUsage;
     impl Sampler for NoUsage {
@@ -403,21 +403,7 @@ mod tests {
     }
 
     fn empty_run() -> RunFile {
-        let config = RunConfig {
-            command_line: vec!["test".into()],
-            runs: 3,
-            warmup_runs: 1,
-            batch: 4,
-            threads: vec![1],
-            message_bytes: 0,
-            context_hex: String::new(),
-            sample_period_ms: 1.0,
-            randomness: "test only".into(),
-            backends: vec![],
-            algorithms: vec![],
-            operations: vec![],
-        };
-        RunFile::new(crate::system::collect(None), config)
+        crate::session::tests::run_with(vec![])
     }
 
     #[test]

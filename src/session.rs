@@ -280,7 +280,7 @@ impl Backend for NullBackend {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::backend::mock::Mock;
     use crate::backend::{BatchConfig, DeviceKind};
@@ -315,7 +315,8 @@ mod tests {
         r
     }
 
-    fn run_with(records: Vec<Record>) -> RunFile {
+    /// A run file of `records` with test-only settings.
+    pub(crate) fn run_with(records: Vec<Record>) -> RunFile {
         let config = RunConfig {
             command_line: vec!["test".into()],
             runs: 3,

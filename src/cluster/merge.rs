@@ -261,10 +261,15 @@ pub fn merge(runs: Vec<LoadedRun>, expected: &BTreeMap<String, usize>) -> anyhow
         Some(j) => format!("cluster job {j}"),
         None => format!("{} merged run files", ranks.len()),
     };
-    let aggregates =
-        aggregate::aggregate_all(&scope, records.iter().enumerate(), &|rec: &Record| {
-            rec.rank.map(|i| ranks[i].node.as_str()).unwrap_or("?")
-        });
+    let labels: Vec<String> = ranks.iter().map(RankFile::name).collect();
+    let aggregates = aggregate::aggregate_all(
+        &scope,
+        records.iter().enumerate(),
+        &|rec: &Record| match rec.rank {
+            Some(i) => (ranks[i].node.as_str(), Some(labels[i].as_str())),
+            None => ("?", None),
+        },
+    );
     let complete = missing.is_empty() && ranks.iter().all(|r| r.complete);
     let mut metadata = ranks[0].metadata.clone();
     metadata.hostname = format!("{scope}: {}", nodes.join(", "));

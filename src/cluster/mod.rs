@@ -62,9 +62,14 @@ pub struct RankFile {
 impl RankFile {
     /// `gpu rank 3 on node7`, or `cpu run on vm` outside Slurm.
     pub fn label(&self) -> String {
+        format!("{} on {}", self.name(), self.node)
+    }
+
+    /// `gpu rank 3`, or `cpu run` outside Slurm.
+    pub fn name(&self) -> String {
         match self.procid {
-            Some(p) => format!("{} rank {p} on {}", self.role, self.node),
-            None => format!("{} run on {}", self.role, self.node),
+            Some(p) => format!("{} rank {p}", self.role),
+            None => format!("{} run", self.role),
         }
     }
 }

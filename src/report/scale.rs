@@ -122,10 +122,7 @@ fn member_of(e: &Entry) -> Option<String> {
             .cluster
             .as_ref()
             .and_then(|c| c.ranks.get(i))
-            .map(|r| match r.procid {
-                Some(p) => format!("{} rank {p}", r.role),
-                None => format!("{} run", r.role),
-            })
+            .map(|r| r.name())
     });
     match (rank, e.rec.gpu_ordinal) {
         (Some(r), Some(g)) => Some(format!("{r}, GPU {g}")),
