@@ -217,3 +217,31 @@ fn bad_inputs_are_named() {
     assert_eq!(code, 1);
     assert!(stderr.contains("bad line 'gpu four'"), "{stderr}");
 }
+
+#[test]
+fn a_rank_killed_mid_run_is_merged_and_marked_unfinished() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("77");
+    rank(&job, 0, 2, "node-a");
+    let killed = rank(&job, 1, 2, "node-b");
+    // What a rank killed after its first algorithm leaves: a valid file,
+    // not complete.
+    let mut v = read_json(&killed);
+    v["complete"] = false.into();
+    std::fs::write(&killed, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = d.path().join("m.json");
+    let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&out));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("incomplete: cpu rank 1 on node-b"),
+        "{stderr}"
+    );
+    let m = read_json(&out);
+    assert_eq!(m["complete"], false);
+    assert_eq!(m["cluster"]["ranks"][1]["complete"], false);
+    assert_eq!(
+        m["records"].as_array().unwrap().len(),
+        2,
+        "its records are kept"
+    );
+}

@@ -99,6 +99,32 @@ impl LocalCluster {
     }
 }
 
+impl LocalCluster {
+    /// Waits for job `id` to end (at most 150 s after `t0`); its end state.
+    fn wait(&self, id: &str, t0: Instant) -> String {
+        loop {
+            let s = self.job_state(id);
+            if [
+                "COMPLETED",
+                "FAILED",
+                "CANCELLED",
+                "TIMEOUT",
+                "NODE_FAIL",
+                "OUT_OF_MEMORY",
+            ]
+            .contains(&s.as_str())
+            {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(150),
+                "job {id} still {s} after 150 s"
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
 impl Drop for LocalCluster {
     fn drop(&mut self) {
         let _ = Command::new(LOCAL_CLUSTER)
@@ -174,26 +200,7 @@ fn the_batch_script_runs_on_a_real_slurm_and_every_rank_is_merged() {
         .next()
         .unwrap()
         .to_string();
-    let state = loop {
-        let s = cluster.job_state(&job);
-        if [
-            "COMPLETED",
-            "FAILED",
-            "CANCELLED",
-            "TIMEOUT",
-            "NODE_FAIL",
-            "OUT_OF_MEMORY",
-        ]
-        .contains(&s.as_str())
-        {
-            break s;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(150),
-            "job {job} still {s} after 150 s"
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    };
+    let state = cluster.wait(&job, t0);
     let log =
         std::fs::read_to_string(tmp.path().join(format!("slurm-{job}.out"))).unwrap_or_default();
     let job_dir = results.join(&job);
@@ -284,6 +291,35 @@ fn the_batch_script_runs_on_a_real_slurm_and_every_rank_is_merged() {
     let report = std::fs::read_to_string(job_dir.join("report.md")).unwrap();
     assert!(report.contains("## Cluster"), "{report}");
     assert!(job_dir.join("report.html").exists());
+    // A CPU-only partition: no GPU step, one CPU task per node.
+    let out = cluster
+        .command("sbatch")
+        .args(["--parsable", "--nodes=1", "--ntasks=1"])
+        .arg(format!("--output={}/slurm-%j.out", tmp.path().display()))
+        .arg(SBATCH)
+        .current_dir(tmp.path())
+        .env("PQCPROF_BIN", &pqcprof)
+        .env("PQCPROF_RESULTS", &results)
+        .env("PQCPROF_GPU", "0")
+        .env("PQCPROF_ARGS", "--alg ML-KEM-512 --batch 8 --runs 3")
+        .env("PQCPROF_CPU_ARGS", "--threads all")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let cpu_job = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    cluster.wait(&cpu_job, t0);
+    let cpu_dir = results.join(&cpu_job);
+    assert_eq!(
+        std::fs::read_to_string(cpu_dir.join("expected-ranks")).unwrap(),
+        "cpu 1\n"
+    );
+    let merged = read_json(&cpu_dir.join("cluster-run.json"));
+    assert_eq!(merged["complete"], true);
+    let recs = merged["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 3);
+    assert!(recs
+        .iter()
+        .all(|r| r["backend"] == "liboqs-cpu" && r["status"] == "ok"));
     assert!(
         t0.elapsed() < Duration::from_secs(170),
         "the Slurm test must stay under 3 minutes with the stop"
