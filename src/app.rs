@@ -35,6 +35,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Sizes(a) => crate::sweep::run_sizes(&a),
         Command::Report(a) => crate::report::run_report(&a),
         Command::Compare(a) => crate::report::run_compare(&a),
+        Command::Merge(a) => crate::cluster::merge::run_merge(&a),
         Command::Kernels(a) => kernels(&a),
     }
 }
@@ -368,6 +369,9 @@ pub fn render_check(meta: &system::Metadata, gpu: &GpuProbe, verdicts: &[Verdict
     if gpu.gpus.is_empty() {
         s += "  GPUs          none\n";
     }
+    let native_ready = verdicts
+        .iter()
+        .any(|v| v.ready && v.backend == native_gpu::NAME);
     for g in &gpu.gpus {
         s += &format!(
             "  GPU {}         {}, compute capability {}.{}, {} MiB{}\n",
@@ -376,10 +380,12 @@ pub fn render_check(meta: &system::Metadata, gpu: &GpuProbe, verdicts: &[Verdict
             g.compute_capability.0,
             g.compute_capability.1,
             g.memory_total_mb,
-            if g.supported() {
-                ""
-            } else {
+            if !g.supported() {
                 " (below 7.5: unsupported)"
+            } else if native_ready {
+                " (ready: native-gpu)"
+            } else {
+                " (supported; native-gpu not ready, see Backends)"
             }
         );
     }
@@ -463,26 +469,34 @@ fn want_backend(opts: &BenchOptions, name: &str) -> bool {
     opts.backends.is_empty() || opts.backends.iter().any(|b| b == name)
 }
 
-/// A ready GPU backend with an NVML sampler on the same device (or, when
-/// NVML is missing, a sampler that records nothing and says why).
+/// A GPU backend opened on `opts.device` with its sampler, ready to
+/// measure, or why it cannot run.
 fn gpu_slot(
-    backend: Box<dyn crate::backend::Backend>,
-    pci_bus_id: &str,
+    opened: Result<crate::multi_device::Opened, String>,
     opts: &BenchOptions,
+    not_ready: impl Fn(String) -> Slot,
 ) -> Slot {
+    match opened {
+        Ok((backend, sampler)) => Slot::Ready {
+            backend,
+            sampler,
+            threads: vec![1],
+            batches: slot_batches(&opts.batch, DEFAULT_GPU_BATCH, crate::batching::MAX_BATCH),
+        },
+        Err(reason) => not_ready(reason),
+    }
+}
+
+/// The NVML sampler of GPU `ordinal` (or, when NVML is missing, a sampler
+/// that records nothing and says why).
+fn gpu_sampler(pci_bus_id: &str, ordinal: usize, opts: &BenchOptions) -> Box<dyn Sampler> {
     let period = Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(NVML_PERIOD_MS) / 1000.0);
-    let sampler: Box<dyn Sampler> = match NvmlSampler::new(pci_bus_id, opts.device, period) {
+    match NvmlSampler::new(pci_bus_id, ordinal, period) {
         Ok(s) => Box::new(s),
         Err(e) => {
             eprintln!("pqcprof: {e:#}; GPU memory, utilisation and power will not be recorded");
             Box::new(NoSampler(format!("{e:#}")))
         }
-    };
-    Slot::Ready {
-        backend,
-        sampler,
-        threads: vec![1],
-        batches: slot_batches(&opts.batch, DEFAULT_GPU_BATCH, crate::batching::MAX_BATCH),
     }
 }
 
@@ -544,6 +558,83 @@ fn check_sweep_top(slots: &mut [Slot], opts: &BenchOptions) -> anyhow::Result<()
     Ok(())
 }
 
+/// The one batch every device of a several-device run measures: the
+/// devices' timed runs start together, batch by batch, so a list or a
+/// sweep (whose batches each device would resolve on its own) is refused.
+fn multi_device_batch(req: &BatchRequest) -> anyhow::Result<usize> {
+    match req {
+        BatchRequest::Default => Ok(DEFAULT_GPU_BATCH),
+        BatchRequest::List(v) if v.len() == 1 => Ok(v[0]),
+        BatchRequest::List(v) => bail!(
+            "invalid --batch {} with several devices: a run over several GPUs measures one batch size (--batch N); run batch lists on one --device",
+            v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(",")
+        ),
+        BatchRequest::Sweep(_) => bail!(
+            "invalid --batch-sweep with several devices: a run over several GPUs measures one batch size (--batch N); run a batch sweep on one --device"
+        ),
+    }
+}
+
+/// A GPU backend on several devices at once (`--device all`, `0,2,3`),
+/// or why it cannot run; `open` opens one device in its own thread.
+fn multi_slot(
+    name: &str,
+    verdict_not_ready: Option<String>,
+    ordinals: &[usize],
+    batch: usize,
+    open: Arc<crate::multi_device::Opener>,
+) -> Slot {
+    if let Some(reason) = verdict_not_ready {
+        return Slot::NotReady {
+            name: name.into(),
+            reason,
+        };
+    }
+    Slot::MultiDevice(crate::multi_device::MultiDevice {
+        name: name.into(),
+        ordinals: ordinals.to_vec(),
+        batch,
+        open,
+    })
+}
+
+/// Opens our kernels on GPU `ordinal` with its sampler.
+fn open_native(ordinal: usize, opts: &BenchOptions) -> Result<crate::multi_device::Opened, String> {
+    eprintln!("pqcprof: compiling the native kernels with NVRTC for GPU {ordinal} ...");
+    let backend = NativeGpu::new(ordinal).map_err(|e| format!("{e:#}"))?;
+    match &backend.origin {
+        crate::gpu::kernels::Origin::Compiled => eprintln!(
+            "pqcprof: kernels compiled for {} in {:.1} s; loaded: {}",
+            backend.arch, backend.compile_seconds, backend.image
+        ),
+        crate::gpu::kernels::Origin::Cache(p) => eprintln!(
+            "pqcprof: kernels for {} read from the cache {}; loaded: {}",
+            backend.arch,
+            p.display(),
+            backend.image
+        ),
+    }
+    let sampler = gpu_sampler(&backend.pci_bus_id.clone(), ordinal, opts);
+    Ok((Box::new(backend), sampler))
+}
+
+/// Opens cuPQC on GPU `ordinal` with its sampler.
+#[cfg(pqcprof_cupqc)]
+fn open_cupqc(ordinal: usize, opts: &BenchOptions) -> Result<crate::multi_device::Opened, String> {
+    let backend = crate::backend::cupqc::Cupqc::new(ordinal).map_err(|e| format!("{e:#}"))?;
+    let sampler = gpu_sampler(&backend.pci_bus_id.clone(), ordinal, opts);
+    Ok((Box::new(backend), sampler))
+}
+
+/// Without the SDK built in, cuPQC opens nowhere.
+#[cfg(not(pqcprof_cupqc))]
+fn open_cupqc(_: usize, _: &BenchOptions) -> Result<crate::multi_device::Opened, String> {
+    Err(format!(
+        "the cuPQC backend is not part of this build; to enable it: {}",
+        cupqc::HOW_TO_ENABLE
+    ))
+}
+
 /// Why GPU `device` cannot be used when the driver does not list it.
 fn missing_device(gpu: &GpuProbe, device: usize) -> Option<String> {
     (!gpu.gpus.iter().any(|g| g.ordinal == device)).then(|| {
@@ -566,28 +657,7 @@ fn native_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
     if let Some(reason) = missing_device(gpu, opts.device) {
         return not_ready(reason);
     }
-    eprintln!(
-        "pqcprof: compiling the native kernels with NVRTC for GPU {} ...",
-        opts.device
-    );
-    let backend = match NativeGpu::new(opts.device) {
-        Ok(b) => b,
-        Err(e) => return not_ready(format!("{e:#}")),
-    };
-    match &backend.origin {
-        crate::gpu::kernels::Origin::Compiled => eprintln!(
-            "pqcprof: kernels compiled for {} in {:.1} s; loaded: {}",
-            backend.arch, backend.compile_seconds, backend.image
-        ),
-        crate::gpu::kernels::Origin::Cache(p) => eprintln!(
-            "pqcprof: kernels for {} read from the cache {}; loaded: {}",
-            backend.arch,
-            p.display(),
-            backend.image
-        ),
-    }
-    let pci = backend.pci_bus_id.clone();
-    gpu_slot(Box::new(backend), &pci, opts)
+    gpu_slot(open_native(opts.device, opts), opts, not_ready)
 }
 
 /// The cuPQC backend with its NVML sampler, or why it cannot run.
@@ -605,25 +675,7 @@ fn cupqc_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
     if let Some(reason) = missing_device(gpu, opts.device) {
         return not_ready(reason);
     }
-    cupqc_backend_slot(opts, not_ready)
-}
-
-#[cfg(pqcprof_cupqc)]
-fn cupqc_backend_slot(opts: &BenchOptions, not_ready: impl Fn(String) -> Slot) -> Slot {
-    let backend = match crate::backend::cupqc::Cupqc::new(opts.device) {
-        Ok(b) => b,
-        Err(e) => return not_ready(format!("{e:#}")),
-    };
-    let pci = backend.pci_bus_id.clone();
-    gpu_slot(Box::new(backend), &pci, opts)
-}
-
-#[cfg(not(pqcprof_cupqc))]
-fn cupqc_backend_slot(_: &BenchOptions, not_ready: impl Fn(String) -> Slot) -> Slot {
-    not_ready(format!(
-        "the cuPQC backend is not part of this build; to enable it: {}",
-        cupqc::HOW_TO_ENABLE
-    ))
+    gpu_slot(open_cupqc(opts.device, opts), opts, not_ready)
 }
 
 fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
@@ -639,7 +691,7 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
             opts.backends = names.iter().map(|n| n.to_string()).collect();
         }
     }
-    if let Some(d) = args.device {
+    if let Some(d) = &args.device {
         if opts.backends.iter().all(|b| b == liboqs::NAME) && !opts.backends.is_empty() {
             bail!("invalid --device {d}: only GPU backends use a device, and this command runs liboqs-cpu only; use `pqcprof gpu` or `pqcprof bench`");
         }
@@ -656,6 +708,16 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
 
     let gpu = probe::probe();
     let meta = system::collect(Some(&gpu));
+    let ordinals =
+        if want_backend(&opts, native_gpu::NAME) || want_backend(&opts, cupqc::BACKEND_NAME) {
+            let listed: Vec<usize> = gpu.gpus.iter().map(|g| g.ordinal).collect();
+            opts.devices.resolve(&listed)?
+        } else {
+            vec![]
+        };
+    if let [one] = ordinals.as_slice() {
+        opts.device = *one;
+    }
     let want = |name: &str| want_backend(&opts, name);
     let mut slots = vec![];
     if want(liboqs::NAME) {
@@ -678,11 +740,42 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
             ),
         });
     }
-    if want(native_gpu::NAME) {
-        slots.push(native_slot(&gpu, &opts));
-    }
-    if want(cupqc::BACKEND_NAME) {
-        slots.push(cupqc_slot(&gpu, &opts));
+    if ordinals.len() > 1 {
+        let batch = multi_device_batch(&opts.batch)?;
+        let cupqc_not_ready = verdicts(&gpu)
+            .into_iter()
+            .find(|v| v.backend == cupqc::BACKEND_NAME && !v.ready)
+            .map(|v| v.detail);
+        let o = opts.clone();
+        if want(native_gpu::NAME) {
+            let open = Arc::new(move |d| open_native(d, &o));
+            let not_ready = native_not_ready(&gpu);
+            slots.push(multi_slot(
+                native_gpu::NAME,
+                not_ready,
+                &ordinals,
+                batch,
+                open,
+            ));
+        }
+        let o = opts.clone();
+        if want(cupqc::BACKEND_NAME) {
+            let open = Arc::new(move |d| open_cupqc(d, &o));
+            slots.push(multi_slot(
+                cupqc::BACKEND_NAME,
+                cupqc_not_ready,
+                &ordinals,
+                batch,
+                open,
+            ));
+        }
+    } else {
+        if want(native_gpu::NAME) {
+            slots.push(native_slot(&gpu, &opts));
+        }
+        if want(cupqc::BACKEND_NAME) {
+            slots.push(cupqc_slot(&gpu, &opts));
+        }
     }
     if opts.backends.is_empty()
         && !verdicts(&gpu)
@@ -707,6 +800,11 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
                         DeviceKind::Cpu => HOST_PERIOD_MS,
                         DeviceKind::Gpu => NVML_PERIOD_MS,
                     }),
+            }),
+            Slot::MultiDevice(m) => Some(crate::results::BackendSettings {
+                backend: m.name.clone(),
+                batches: format!("{} on each of GPUs {:?}", m.batch, m.ordinals),
+                sample_period_ms: opts.sample_period_ms.unwrap_or(NVML_PERIOD_MS),
             }),
             Slot::NotReady { .. } => None,
         })
@@ -979,6 +1077,7 @@ mod tests {
             message_size: 1024,
             context: vec![],
             device: 0,
+            devices: crate::cli::DeviceSelection::One(0),
             sample_period_ms: None,
             latency: false,
             out: "x".into(),

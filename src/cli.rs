@@ -41,6 +41,9 @@ pub enum Command {
     Report(crate::report::ReportArgs),
     /// Compare two run files: change in median throughput per record.
     Compare(crate::report::CompareArgs),
+    /// Merge the run files of a cluster job's ranks into one, with cluster
+    /// totals; names missing ranks and differences between them.
+    Merge(crate::cluster::merge::MergeArgs),
     /// Registers, stack and spills of every native kernel (ptxas's report
     /// through NVRTC) and the occupancy they allow; needs NVRTC, not a GPU.
     Kernels(KernelsArgs),
@@ -98,9 +101,10 @@ pub struct BenchArgs {
     /// MAX up to what fits in the GPU's memory (65536 on CPUs)
     #[arg(long, value_name = "MAX", num_args = 0..=1, default_missing_value = "fit")]
     pub batch_sweep: Option<String>,
-    /// CUDA device ordinal for GPU backends [default: 0]
-    #[arg(long, allow_negative_numbers = true)]
-    pub device: Option<usize>,
+    /// CUDA device(s) for GPU backends: an ordinal, a list (0,2,3) or
+    /// `all`; several devices run at once, one host thread each [default: 0]
+    #[arg(long, value_name = "N|N,N...|all", allow_negative_numbers = true)]
+    pub device: Option<String>,
     /// Timed runs per operation.
     #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
     pub runs: usize,
@@ -158,14 +162,78 @@ pub struct BenchOptions {
     pub message_size: usize,
     /// Context bytes.
     pub context: Vec<u8>,
-    /// CUDA device ordinal.
+    /// CUDA device ordinal (the first of `devices`; 0 for `all`).
     pub device: usize,
+    /// Every device asked for.
+    pub devices: DeviceSelection,
     /// Sampler period, ms, if given.
     pub sample_period_ms: Option<f64>,
     /// Latency mode.
     pub latency: bool,
     /// Output folder.
     pub out: PathBuf,
+}
+
+/// The GPUs `--device` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceSelection {
+    /// One ordinal: the single-device path, as before lists existed.
+    One(usize),
+    /// Several ordinals, in the order given, no repeats.
+    List(Vec<usize>),
+    /// Every GPU the driver lists.
+    All,
+}
+
+/// Parses `--device`: `0`, `0,2,3` or `all`.
+pub fn parse_devices(s: &str) -> anyhow::Result<DeviceSelection> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("all") {
+        return Ok(DeviceSelection::All);
+    }
+    let mut list: Vec<usize> = vec![];
+    for part in s.split(',').map(str::trim) {
+        let Ok(n) = part.parse::<usize>() else {
+            bail!("invalid --device '{s}': '{part}' is not a GPU ordinal; use an ordinal (0), a list (0,2,3) or `all`");
+        };
+        if list.contains(&n) {
+            bail!("invalid --device '{s}': GPU {n} is listed twice; each device runs once");
+        }
+        list.push(n);
+    }
+    Ok(match list.as_slice() {
+        [one] => DeviceSelection::One(*one),
+        _ => DeviceSelection::List(list),
+    })
+}
+
+impl DeviceSelection {
+    /// The ordinals to run on, given those the driver lists. With no GPU
+    /// listed (no driver, no device) the ordinals asked for are returned
+    /// as they are: the GPU backends are then not ready, a normal state.
+    /// An ordinal the driver does not list is an error naming the valid ones.
+    pub fn resolve(&self, listed: &[usize]) -> anyhow::Result<Vec<usize>> {
+        let asked = match self {
+            DeviceSelection::All => return Ok(listed.to_vec()),
+            DeviceSelection::One(n) => vec![*n],
+            DeviceSelection::List(l) => l.clone(),
+        };
+        if listed.is_empty() {
+            return Ok(asked);
+        }
+        if let Some(bad) = asked.iter().find(|n| !listed.contains(n)) {
+            let valid = listed
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            bail!(
+                "invalid --device {bad}: the driver lists {} GPU(s), ordinals {valid}; use one of them, a list of them or `all`",
+                listed.len()
+            );
+        }
+        Ok(asked)
+    }
 }
 
 /// Parses `1,all,4` into thread counts.
@@ -278,6 +346,7 @@ impl BenchArgs {
             }
         }
         let context = parse_hex(&self.context)?;
+        let devices = parse_devices(self.device.as_deref().unwrap_or("0"))?;
         if context.len() > 255 {
             bail!(
                 "invalid --context: {} bytes, at most 255 allowed (FIPS 204)",
@@ -378,7 +447,12 @@ impl BenchArgs {
             threads,
             message_size: self.message_size,
             context,
-            device: self.device.unwrap_or(0),
+            device: match &devices {
+                DeviceSelection::One(n) => *n,
+                DeviceSelection::List(l) => l[0],
+                DeviceSelection::All => 0,
+            },
+            devices,
             sample_period_ms: self.sample_period_ms,
             latency: self.latency,
             out: self.out.clone(),
@@ -440,6 +514,32 @@ mod tests {
         assert_eq!(parse_threads("1,all", 8).unwrap(), vec![1, 8]);
         assert_eq!(parse_threads("all,all", 2).unwrap(), vec![2]);
         assert!(parse_threads("x", 2).is_err());
+    }
+
+    #[test]
+    fn device_lists() {
+        use DeviceSelection::*;
+        assert_eq!(parse_devices("2").unwrap(), One(2));
+        assert_eq!(parse_devices("0,2,3").unwrap(), List(vec![0, 2, 3]));
+        assert_eq!(parse_devices("ALL").unwrap(), All);
+        let e = parse_devices("0,0").unwrap_err().to_string();
+        assert!(e.contains("GPU 0 is listed twice"), "{e}");
+        let e = parse_devices("0,x").unwrap_err().to_string();
+        assert!(e.contains("'x'") && e.contains("all"), "{e}");
+        assert!(args(&["--device", "1,1"]).validate().is_err());
+        let o = args(&["--device", "3,1"]).validate().unwrap();
+        assert_eq!((o.device, o.devices), (3, List(vec![3, 1])));
+        // Against what the driver lists.
+        assert_eq!(All.resolve(&[0, 1]).unwrap(), [0, 1]);
+        assert_eq!(List(vec![1, 0]).resolve(&[0, 1]).unwrap(), [1, 0]);
+        let e = One(7).resolve(&[0, 1]).unwrap_err().to_string();
+        assert!(
+            e.contains("--device 7") && e.contains("ordinals 0, 1"),
+            "{e}"
+        );
+        // No GPU at all: nothing to check against, the backends say why.
+        assert_eq!(One(7).resolve(&[]).unwrap(), [7]);
+        assert!(All.resolve(&[]).unwrap().is_empty());
     }
 
     #[test]

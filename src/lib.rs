@@ -7,15 +7,18 @@
 //! schema, the [`session`] that writes them, and the [`export`]ers.
 #![warn(missing_docs)]
 
+pub mod aggregate;
 pub mod app;
 pub mod backend;
 pub mod batching;
 pub mod catalog;
 pub mod cli;
 pub mod exit;
+pub mod cluster;
 pub mod export;
 pub mod gpu;
 pub mod monitor;
+pub mod multi_device;
 pub mod native;
 pub mod output;
 pub mod progress;

@@ -145,6 +145,19 @@ pub struct Record {
     /// Latency mode: how a single operation was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_method: Option<String>,
+    /// CUDA ordinal of the GPU, in a run over several GPUs of one node
+    /// (`--device all` or a list); absent for one device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_ordinal: Option<usize>,
+    /// Start and end of each timed run, seconds since the Unix epoch (host
+    /// clock): what tells which runs of several devices or ranks overlapped
+    /// in time. Absent where not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_windows_unix_s: Option<Vec<[f64; 2]>>,
+    /// In a merged cluster run file: index of the rank in
+    /// `cluster.ranks` that measured this record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
     /// Made on pqcprof's CPU stand-in CUDA driver (a test fixture), not on
     /// a GPU: its gate proves correctness and the launch path; its timings
     /// mean nothing, so it never reaches the cuPQC-shaped files or a speed
@@ -232,6 +245,9 @@ impl Record {
             end_to_end: None,
             energy: None,
             latency_method: None,
+            gpu_ordinal: None,
+            run_windows_unix_s: None,
+            rank: None,
             emulated,
         }
     }
@@ -335,6 +351,13 @@ pub struct RunFile {
     /// Symmetric primitives for context (hashes, AEADs), MB/s.
     #[serde(default)]
     pub symmetric: Vec<SymmetricRecord>,
+    /// Totals over several devices or ranks that measured the same
+    /// (backend, algorithm, operation, batch): see `crate::aggregate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aggregates: Vec<crate::aggregate::Aggregate>,
+    /// A run file merged from the ranks of a cluster job (`pqcprof merge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::Cluster>,
 }
 
 /// Throughput of one symmetric primitive at one input size.
@@ -368,6 +391,8 @@ impl RunFile {
             interrupted: false,
             records: vec![],
             symmetric: vec![],
+            aggregates: vec![],
+            cluster: None,
         }
     }
 }

@@ -27,6 +27,8 @@ pub enum Slot {
         /// Batches to measure on this backend.
         batches: Batches,
     },
+    /// One GPU backend on several devices of this node at once.
+    MultiDevice(crate::multi_device::MultiDevice),
     /// Asked for but not ready: every record is `skipped` with this reason.
     NotReady {
         /// Backend name.
@@ -154,8 +156,15 @@ pub const SEED_LAYOUT_BACKENDS: [&str; 2] = [
 pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<()> {
     write_json(run_file, run)?;
     // Records made on the CPU stand-in driver are not GPU measurements:
-    // they stay in the run file only.
-    let real: Vec<&Record> = run.records.iter().filter(|r| !r.emulated).collect();
+    // they stay in the run file only. Over several GPUs, the seed's layout
+    // holds the first device's records.
+    let first_gpu = run.records.iter().filter_map(|r| r.gpu_ordinal).min();
+    let real: Vec<&Record> = run
+        .records
+        .iter()
+        .filter(|r| !r.emulated)
+        .filter(|r| r.gpu_ordinal.is_none() || r.gpu_ordinal == first_gpu)
+        .collect();
     let mut dirs: Vec<String> = real.iter().map(|r| view_dir(r)).collect();
     dirs.sort();
     dirs.dedup();
@@ -224,6 +233,21 @@ pub fn run(
     let mut interrupted = false;
     'outer: for slot in plan.slots.iter_mut() {
         match slot {
+            Slot::MultiDevice(m) => {
+                let stopped = crate::multi_device::run(
+                    m,
+                    &plan.algorithms,
+                    &plan.operations,
+                    &plan.measure,
+                    cancel,
+                    &mut run,
+                    &mut |r| save(out, &run_file, r),
+                )?;
+                if stopped {
+                    interrupted = true;
+                    break 'outer;
+                }
+            }
             Slot::NotReady { name, reason } => {
                 eprintln!("pqcprof: skipping backend {name}: {reason}");
                 for &alg in &plan.algorithms {
@@ -258,8 +282,13 @@ pub fn run(
                                     crate::batching::short(b)
                                 );
                                 let bar = RunBar::new(&label, cfg.runs);
+                                let watch = crate::multi_device::Watch::new(None);
+                                let mut watched = crate::multi_device::Watched {
+                                    inner: backend.as_mut(),
+                                    watch: watch.clone(),
+                                };
                                 let result = measure(
-                                    backend.as_mut(),
+                                    &mut watched,
                                     alg,
                                     op,
                                     &cfg,
@@ -269,7 +298,8 @@ pub fn run(
                                 );
                                 bar.finish();
                                 match result {
-                                    Ok(rec) => {
+                                    Ok(mut rec) => {
+                                        rec.run_windows_unix_s = watch.borrow().windows_for(&rec);
                                         if let Some(reason) = rec.reason.as_deref() {
                                             eprintln!(
                                                 "pqcprof: {label}: {:?}: {reason}",
@@ -310,7 +340,7 @@ fn wanted_ops(alg: Algorithm, filter: &[Operation]) -> Vec<Operation> {
 }
 
 /// Stands in for a backend that could not be created, to fill skipped records.
-struct NullBackend(String);
+pub(crate) struct NullBackend(pub(crate) String);
 
 impl Backend for NullBackend {
     fn name(&self) -> &str {
@@ -349,7 +379,7 @@ impl Backend for NullBackend {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::backend::mock::Mock;
     use crate::backend::{BatchConfig, DeviceKind};
@@ -384,7 +414,8 @@ mod tests {
         r
     }
 
-    fn run_with(records: Vec<Record>) -> RunFile {
+    /// A run file of `records` with test-only settings.
+    pub(crate) fn run_with(records: Vec<Record>) -> RunFile {
         let config = RunConfig {
             command_line: vec!["test".into()],
             runs: 3,

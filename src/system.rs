@@ -43,6 +43,9 @@ pub struct Metadata {
     pub nvidia_driver: Option<String>,
     /// GPUs the driver lists.
     pub gpus: Vec<GpuInfo>,
+    /// The Slurm task that made the run, when one did (a cluster rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<crate::cluster::rank::SlurmRank>,
 }
 
 /// Host facts without GPU probing (cheap).
@@ -85,9 +88,11 @@ pub fn collect(gpu: Option<&crate::gpu::probe::GpuProbe>) -> Metadata {
     let nvidia_driver = gpu
         .filter(|g| g.nvml.present)
         .map(|g| g.nvml.detail.trim_start_matches("driver ").to_string());
+    let hostname = sysinfo::System::host_name().unwrap_or_else(|| "unknown".into());
     Metadata {
+        slurm: crate::cluster::rank::current(&hostname),
         date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        hostname: sysinfo::System::host_name().unwrap_or_else(|| "unknown".into()),
+        hostname,
         cpu: h.cpu,
         cores_logical: h.cores_logical,
         cores_physical: h.cores_physical,

@@ -445,6 +445,28 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         s += &headed_html(ds, h);
     }
 
+    // Clusters, devices and totals.
+    if !o.cluster.is_empty() {
+        s += "<h2 id=\"cluster\">Cluster</h2><ul>";
+        for n in &o.cluster {
+            let _ = write!(s, "<li>{}</li>", esc(n));
+        }
+        s += "</ul>";
+        if let Some(t) = &o.ranks {
+            s += &table_html(ds, t);
+        }
+    }
+    if o.devices.is_some() || o.aggregates.is_some() {
+        let _ = write!(
+            s,
+            "<h2 id=\"scale\">Several devices and ranks</h2><p>{}</p>",
+            esc(super::markdown::SCALE_INTRO)
+        );
+        for h in o.devices.iter().chain(&o.aggregates) {
+            s += &headed_html(ds, h);
+        }
+    }
+
     // Charts.
     s += "<h2 id=\"charts\">Charts</h2>";
     let mut any_chart = false;

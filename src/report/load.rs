@@ -40,6 +40,10 @@ pub struct LoadedRun {
     pub records: Vec<(usize, Record)>,
     /// Readable symmetric records with their index in `symmetric`.
     pub symmetric: Vec<(usize, SymmetricRecord)>,
+    /// Readable totals over devices or ranks (`aggregates`).
+    pub aggregates: Vec<(usize, crate::aggregate::Aggregate)>,
+    /// The cluster a merged file came from, when readable.
+    pub cluster: Option<crate::cluster::Cluster>,
 }
 
 /// Something wrong with an input file.
@@ -275,6 +279,21 @@ pub fn parse_run(
     let interrupted = flag("interrupted", &mut warnings, false);
     let records = typed_array::<Record>(&top, "records", true, &mut warnings);
     let symmetric = typed_array::<SymmetricRecord>(&top, "symmetric", false, &mut warnings);
+    let aggregates =
+        typed_array::<crate::aggregate::Aggregate>(&top, "aggregates", false, &mut warnings);
+    let cluster = match top.get("cluster") {
+        None | Some(Value::Null) => None,
+        Some(v) => match serde_json::from_value::<crate::cluster::Cluster>(v.clone()) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                warnings.push(Warning {
+                    field: "cluster".into(),
+                    message: format!("unreadable ({e}); the cluster section is left out"),
+                });
+                None
+            }
+        },
+    };
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -291,6 +310,8 @@ pub fn parse_run(
             interrupted,
             records,
             symmetric,
+            aggregates,
+            cluster,
         },
         warnings,
     ))

@@ -70,6 +70,9 @@ fn table_or_note(t: Option<&Table>, absent: &str) -> String {
     }
 }
 
+/// What the totals over devices and ranks mean (both formats say it).
+pub const SCALE_INTRO: &str = "Devices of one node ran together, one host thread each, their timed runs started at one barrier; a cluster's ranks ran as Slurm started them. A total adds up each member's median throughput over its runs that overlapped in time with a run of every other member (host clocks), so only work done together is summed; where records lack run windows the medians are summed and the row says so. Imbalance is (max - min) / max. Energy per operation is all members' energy over all their operations; peak power is the sum of each member's highest per-run mean power.";
+
 /// The whole document.
 pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> String {
     let o = Outline::new(set, ds, an);
@@ -118,6 +121,22 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     s += "## Results\n\nMedian time per operation, with median operations per second in parentheses.\n\n";
     for h in o.throughput.iter().chain(&o.latency).chain(&o.kernels) {
         s += &headed_md(h);
+    }
+    if !o.cluster.is_empty() {
+        s += "## Cluster\n\n";
+        for n in &o.cluster {
+            let _ = writeln!(s, "- {}", md(n));
+        }
+        s += "\n";
+        if let Some(t) = &o.ranks {
+            let _ = writeln!(s, "{}", table_md(t));
+        }
+    }
+    if o.devices.is_some() || o.aggregates.is_some() {
+        s += &format!("## Several devices and ranks\n\n{SCALE_INTRO}\n\n");
+        for h in o.devices.iter().chain(&o.aggregates) {
+            s += &headed_md(h);
+        }
     }
     let _ = writeln!(s, "## Sizes\n\n{}", table_md(&o.sizes));
     s += "## Symmetric context\n\n";

@@ -26,6 +26,7 @@ pub mod markdown;
 pub mod model;
 pub mod outline;
 pub mod scaling;
+pub mod scale;
 pub mod sections;
 pub mod svg;
 pub mod table;
@@ -230,6 +231,26 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<(String, String)> {
             format!(
                 "{}, compute capability {}.{}, {} MiB",
                 g.name, g.compute_capability.0, g.compute_capability.1, g.memory_total_mb
+            ),
+        ));
+    }
+    if let Some(r) = &m.slurm {
+        v.push((
+            "Slurm rank".into(),
+            format!(
+                "job {}, {}rank {}{} on {}{}",
+                r.job_id,
+                r.role
+                    .as_deref()
+                    .map(|x| format!("{x} "))
+                    .unwrap_or_default(),
+                r.procid,
+                r.ntasks.map(|n| format!(" of {n}")).unwrap_or_default(),
+                r.node,
+                r.cuda_visible_devices
+                    .as_deref()
+                    .map(|c| format!(", CUDA_VISIBLE_DEVICES={c}"))
+                    .unwrap_or_default()
             ),
         ));
     }

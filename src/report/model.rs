@@ -119,7 +119,15 @@ pub struct Entry<'a> {
 impl Entry<'_> {
     /// Host name of the file's machine.
     pub fn host(&self) -> &str {
-        &self.run.metadata.hostname
+        // In a merged cluster file, the node of the rank that measured it.
+        let node = self.rec.rank.and_then(|i| {
+            self.run
+                .cluster
+                .as_ref()
+                .and_then(|c| c.ranks.get(i))
+                .map(|r| r.node.as_str())
+        });
+        node.unwrap_or(&self.run.metadata.hostname)
     }
 
     /// Whether the record ran on a GPU.

@@ -65,6 +65,15 @@ pub struct Outline<'r> {
     /// Saturation and break-even batches, when an operation was measured
     /// at two batch sizes or more.
     pub scaling: Option<Headed>,
+    /// The clusters merged files came from, one sentence each (empty
+    /// without a merged file).
+    pub cluster: Vec<String>,
+    /// Their ranks.
+    pub ranks: Option<Table>,
+    /// Each device's or rank's own throughput, where several took part.
+    pub devices: Option<Headed>,
+    /// Totals over devices and ranks.
+    pub aggregates: Option<Headed>,
     /// Key, ciphertext and signature sizes.
     pub sizes: Table,
     /// Symmetric primitives, when there are any.
@@ -134,6 +143,13 @@ impl<'r> Outline<'r> {
             scaling: headed(
                 "Saturation and break-even batches",
                 super::scaling::scaling_table(&super::scaling::curves(ds)),
+            ),
+            cluster: super::scale::cluster_notes(ds),
+            ranks: rows(super::scale::ranks_table(ds)),
+            devices: headed("Each device and rank", super::scale::devices_table(ds)),
+            aggregates: headed(
+                "Totals over devices and ranks",
+                super::scale::aggregates_table(ds),
             ),
             sizes: sections::sizes_table(ds),
             symmetric: rows(sections::symmetric_table(ds)),

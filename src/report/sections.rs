@@ -71,11 +71,22 @@ fn entry_cmp(a: &Entry, b: &Entry) -> std::cmp::Ordering {
 /// shaded within each NIST level.
 pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
     let (entries, ops) = ds.throughput(kind);
-    // One row per (file, backend, threads, algorithm, batch).
-    let mut rows: BTreeMap<(usize, String, usize, String, usize), Vec<&Entry>> = BTreeMap::new();
+    // One row per (file, rank, GPU, backend, threads, algorithm, batch).
+    type RowKey = (
+        usize,
+        Option<usize>,
+        Option<usize>,
+        String,
+        usize,
+        String,
+        usize,
+    );
+    let mut rows: BTreeMap<RowKey, Vec<&Entry>> = BTreeMap::new();
     for e in &entries {
         rows.entry((
             e.src.file,
+            e.rec.rank,
+            e.rec.gpu_ordinal,
             e.rec.backend.clone(),
             e.rec.threads,
             e.rec.algorithm.clone(),

@@ -1,0 +1,406 @@
+//! `pqcprof merge DIR... -o cluster-run.json`: every rank's run file of a
+//! cluster job into one run file, with cluster totals.
+//!
+//! Each rank's file is read as `report` reads files (a bad record costs
+//! only itself). Differences of configuration (within a role: GPU ranks
+//! against GPU ranks), of pqcprof version and of commit are named in the
+//! merged file and on standard error, never hidden. A rank the batch
+//! script expected (its `expected-ranks` file, else the task count each
+//! rank recorded) that left no run file is named as missing, and the rest
+//! is merged, marked incomplete.
+
+use super::{Cluster, RankFile};
+use crate::aggregate;
+use crate::cli::exit;
+use crate::report::load::{read_run, LoadedRun};
+use crate::results::{Record, RunFile};
+use anyhow::{bail, Context};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// File the batch script writes into the job folder: one `ROLE COUNT` line
+/// per step, the ranks it launches.
+pub const EXPECTED_RANKS_FILE: &str = "expected-ranks";
+
+/// Options of `merge`.
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// Folders holding the ranks' run files (searched recursively for
+    /// `run-*.json`), or run files.
+    #[arg(value_name = "DIR", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The merged run file to write.
+    #[arg(short = 'o', long = "output", default_value = "cluster-run.json")]
+    pub output: PathBuf,
+}
+
+/// Every `run-*.json` under `dir`, sorted, and the expected ranks its
+/// `expected-ranks` files declare.
+fn find_run_files(
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    expected: &mut BTreeMap<String, usize>,
+) -> anyhow::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read the folder {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        if p.is_dir() {
+            find_run_files(&p, files, expected)?;
+        } else if name == EXPECTED_RANKS_FILE {
+            let text = std::fs::read_to_string(&p)
+                .with_context(|| format!("cannot read {}", p.display()))?;
+            for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                let bad = || {
+                    anyhow::anyhow!(
+                        "{}: bad line '{line}': expected `ROLE COUNT`, e.g. `gpu 4`",
+                        p.display()
+                    )
+                };
+                let (role, n) = line.split_once(char::is_whitespace).ok_or_else(bad)?;
+                let n: usize = n.trim().parse().map_err(|_| bad())?;
+                *expected.entry(role.to_string()).or_default() += n;
+            }
+        } else if name.starts_with("run-") && name.ends_with(".json") {
+            files.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The role of a rank: the batch script's, else the subcommand it ran.
+fn role_of(run: &LoadedRun) -> String {
+    if let Some(r) = run.metadata.slurm.as_ref().and_then(|s| s.role.clone()) {
+        return r;
+    }
+    run.config
+        .as_ref()
+        .and_then(|c| c.command_line.get(1).cloned())
+        .unwrap_or_else(|| "run".into())
+}
+
+/// Values of one field across ranks, named when they differ:
+/// `pqcprof version differs: 0.1.0 (gpu rank 0, gpu rank 1); 0.2.0 (cpu rank 0)`.
+fn difference(what: &str, ranks: &[(&RankFile, String)]) -> Option<String> {
+    let mut by_value: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (r, v) in ranks {
+        by_value.entry(v.as_str()).or_default().push(r.label());
+    }
+    (by_value.len() > 1).then(|| {
+        format!(
+            "{what} differs: {}",
+            by_value
+                .iter()
+                .map(|(v, who)| format!("{v} ({})", who.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    })
+}
+
+/// What the ranks' settings say, without what may differ by design (the
+/// command line's output folder, the thread count `all` resolved to).
+fn config_fields(rank: &RankFile) -> Vec<(&'static str, String)> {
+    let Some(c) = &rank.config else {
+        return vec![("configuration", "unreadable".into())];
+    };
+    vec![
+        ("runs", c.runs.to_string()),
+        ("warm-up runs", c.warmup_runs.to_string()),
+        ("batch", c.batch.to_string()),
+        ("message bytes", c.message_bytes.to_string()),
+        ("context", format!("'{}'", c.context_hex)),
+        ("backends", format!("{:?}", c.backends)),
+        ("algorithms", format!("{:?}", c.algorithms)),
+        ("operations", format!("{:?}", c.operations)),
+    ]
+}
+
+/// Every difference between ranks worth naming.
+fn differences(ranks: &[RankFile]) -> Vec<String> {
+    let mut out = vec![];
+    let across = |what: &str, f: &dyn Fn(&RankFile) -> String| {
+        let v: Vec<(&RankFile, String)> = ranks.iter().map(|r| (r, f(r))).collect();
+        difference(what, &v)
+    };
+    out.extend(across("pqcprof version", &|r| {
+        r.metadata.pqcprof_version.clone()
+    }));
+    out.extend(across("commit", &|r| r.metadata.git_commit.clone()));
+    out.extend(across("liboqs version", &|r| {
+        r.metadata.liboqs_version.clone()
+    }));
+    out.extend(across("OpenSSL version", &|r| {
+        r.metadata.openssl_version.clone()
+    }));
+    out.extend(across("Slurm job", &|r| {
+        r.metadata
+            .slurm
+            .as_ref()
+            .map(|s| s.job_id.clone())
+            .unwrap_or_else(|| "none".into())
+    }));
+    let mut roles: Vec<&str> = ranks.iter().map(|r| r.role.as_str()).collect();
+    roles.sort();
+    roles.dedup();
+    for role in roles {
+        let same: Vec<&RankFile> = ranks.iter().filter(|r| r.role == role).collect();
+        let fields: Vec<Vec<(&str, String)>> = same.iter().map(|r| config_fields(r)).collect();
+        for (i, (what, _)) in fields[0].iter().enumerate() {
+            let v: Vec<(&RankFile, String)> = same
+                .iter()
+                .zip(&fields)
+                .map(|(r, f)| (*r, f.get(i).map(|x| x.1.clone()).unwrap_or_default()))
+                .collect();
+            out.extend(difference(&format!("{role} ranks' {what}"), &v));
+        }
+    }
+    out
+}
+
+/// Expected ranks that left no file, and ranks found twice.
+fn missing_and_duplicates(
+    ranks: &[RankFile],
+    expected_file: &BTreeMap<String, usize>,
+) -> (Vec<String>, Vec<String>) {
+    let mut expected = expected_file.clone();
+    if expected.is_empty() {
+        for r in ranks {
+            if let Some(n) = r.metadata.slurm.as_ref().and_then(|s| s.ntasks) {
+                let e = expected.entry(r.role.clone()).or_default();
+                *e = (*e).max(n);
+            }
+        }
+    }
+    let mut missing = vec![];
+    for (role, n) in &expected {
+        for p in 0..*n {
+            if !ranks.iter().any(|r| &r.role == role && r.procid == Some(p)) {
+                missing.push(format!(
+                    "{role} rank {p} (of {n}) left no run file: it failed or was killed before its first write"
+                ));
+            }
+        }
+    }
+    let mut dups = vec![];
+    let mut seen: BTreeMap<(String, usize), &RankFile> = BTreeMap::new();
+    for r in ranks {
+        let Some(p) = r.procid else { continue };
+        let dir = |f: &str| Path::new(f).parent().map(Path::to_path_buf);
+        match seen.get(&(r.role.clone(), p)) {
+            Some(first) if dir(&first.file) != dir(&r.file) => dups.push(format!(
+                "{} rank {p} appears in two folders: {} and {}",
+                r.role, first.file, r.file
+            )),
+            Some(_) => {}
+            None => {
+                seen.insert((r.role.clone(), p), r);
+            }
+        }
+    }
+    (missing, dups)
+}
+
+/// Merges loaded rank files into one run file. `expected` holds the ranks
+/// per role the batch script launched (empty: take the ranks' own counts).
+pub fn merge(runs: Vec<LoadedRun>, expected: &BTreeMap<String, usize>) -> anyhow::Result<RunFile> {
+    if runs.is_empty() {
+        bail!("no rank run file to merge");
+    }
+    let mut runs = runs;
+    runs.sort_by_key(|r| {
+        (
+            role_of(r),
+            r.metadata.slurm.as_ref().map(|s| s.procid),
+            r.path.clone(),
+        )
+    });
+    let ranks: Vec<RankFile> = runs
+        .iter()
+        .map(|r| RankFile {
+            role: role_of(r),
+            procid: r.metadata.slurm.as_ref().map(|s| s.procid),
+            node: r
+                .metadata
+                .slurm
+                .as_ref()
+                .map(|s| s.node.clone())
+                .unwrap_or_else(|| r.metadata.hostname.clone()),
+            file: r.path.display().to_string(),
+            complete: r.complete,
+            interrupted: r.interrupted,
+            records: r.records.len(),
+            metadata: r.metadata.clone(),
+            config: r.config.clone(),
+        })
+        .collect();
+    let (missing, dups) = missing_and_duplicates(&ranks, expected);
+    let mut diffs = differences(&ranks);
+    diffs.extend(dups);
+    let job_id = ranks
+        .iter()
+        .find_map(|r| r.metadata.slurm.as_ref().map(|s| s.job_id.clone()));
+    let mut nodes: Vec<&str> = ranks.iter().map(|r| r.node.as_str()).collect();
+    nodes.sort();
+    nodes.dedup();
+
+    let mut records: Vec<Record> = vec![];
+    for (i, r) in runs.iter().enumerate() {
+        for (_, rec) in &r.records {
+            records.push(Record {
+                rank: Some(i),
+                ..rec.clone()
+            });
+        }
+    }
+    let scope = match &job_id {
+        Some(j) => format!("cluster job {j}"),
+        None => format!("{} merged run files", ranks.len()),
+    };
+    let labels: Vec<String> = ranks.iter().map(RankFile::name).collect();
+    let aggregates = aggregate::aggregate_all(
+        &scope,
+        records.iter().enumerate(),
+        &|rec: &Record| match rec.rank {
+            Some(i) => (ranks[i].node.as_str(), Some(labels[i].as_str())),
+            None => ("?", None),
+        },
+    );
+    let complete = missing.is_empty() && ranks.iter().all(|r| r.complete);
+    let mut metadata = ranks[0].metadata.clone();
+    metadata.hostname = format!("{scope}: {}", nodes.join(", "));
+    metadata.slurm = None;
+    let mut gpus = vec![];
+    for r in &ranks {
+        for g in &r.metadata.gpus {
+            if !gpus.contains(g) {
+                gpus.push(g.clone());
+            }
+        }
+    }
+    metadata.gpus = gpus;
+    let config = runs
+        .iter()
+        .find_map(|r| r.config.clone())
+        .context("no rank's configuration could be read")?;
+    let mut out = RunFile::new(metadata, config);
+    out.complete = complete;
+    out.interrupted = ranks.iter().any(|r| r.interrupted);
+    out.records = records;
+    out.symmetric = runs
+        .iter()
+        .flat_map(|r| r.symmetric.iter().map(|(_, s)| s.clone()))
+        .collect();
+    out.aggregates = aggregates;
+    out.cluster = Some(Cluster {
+        job_id,
+        ranks,
+        missing,
+        differences: diffs,
+        complete,
+    });
+    Ok(out)
+}
+
+/// `pqcprof merge`.
+pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
+    let mut files = vec![];
+    let mut expected = BTreeMap::new();
+    for input in &args.inputs {
+        if input.is_dir() {
+            find_run_files(input, &mut files, &mut expected)?;
+        } else if input.is_file() {
+            files.push(input.clone());
+        } else {
+            bail!(
+                "merge input {} is neither a folder nor a run file",
+                input.display()
+            );
+        }
+    }
+    let out_abs = std::fs::canonicalize(&args.output).ok();
+    files.retain(|f| std::fs::canonicalize(f).ok() != out_abs || out_abs.is_none());
+    let mut runs = vec![];
+    for (i, f) in files.iter().enumerate() {
+        match read_run(f, &format!("F{}", i + 1)) {
+            Ok((run, warnings)) => {
+                for w in warnings {
+                    eprintln!(
+                        "pqcprof: {}: warning: field `{}`: {}",
+                        f.display(),
+                        w.field,
+                        w.message
+                    );
+                }
+                if run.cluster.is_some() {
+                    eprintln!("pqcprof: {}: left out: already a merged file", f.display());
+                    continue;
+                }
+                runs.push(run);
+            }
+            Err(e) => eprintln!(
+                "pqcprof: {}: left out: {}{}",
+                f.display(),
+                if e.field.is_empty() {
+                    String::new()
+                } else {
+                    format!("field `{}`: ", e.field)
+                },
+                e.message
+            ),
+        }
+    }
+    if runs.is_empty() {
+        let mut missing = vec![];
+        for (role, n) in &expected {
+            missing.push(format!("{n} {role} rank(s)"));
+        }
+        bail!(
+            "no usable run file found in {}{}",
+            args.inputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if missing.is_empty() {
+                String::new()
+            } else {
+                format!(" (expected {})", missing.join(", "))
+            }
+        );
+    }
+    let merged = merge(runs, &expected)?;
+    crate::export::write_json(&args.output, &merged)?;
+    let c = merged.cluster.as_ref().expect("merge sets it");
+    let nodes: std::collections::BTreeSet<&str> = c.ranks.iter().map(|r| r.node.as_str()).collect();
+    println!(
+        "Merged {} rank run file(s) from {} node(s), {} records, {} aggregates: {}",
+        c.ranks.len(),
+        nodes.len(),
+        merged.records.len(),
+        merged.aggregates.len(),
+        args.output.display()
+    );
+    for d in &c.differences {
+        eprintln!("pqcprof: difference: {d}");
+    }
+    for m in &c.missing {
+        eprintln!("pqcprof: missing: {m}");
+    }
+    for r in c.ranks.iter().filter(|r| !r.complete) {
+        eprintln!(
+            "pqcprof: incomplete: {} ({}) did not finish its run",
+            r.label(),
+            r.file
+        );
+    }
+    if !c.complete {
+        eprintln!("pqcprof: the merged run is marked incomplete");
+        return Ok(exit::SOME_FAILED);
+    }
+    Ok(crate::app::exit_for_failures(&merged.records))
+}

@@ -1,0 +1,247 @@
+//! `pqcprof merge`: the run files of a cluster job's ranks (here `pqcprof
+//! cpu` runs given Slurm's environment by hand, no Slurm needed) into one
+//! run file with cluster totals; missing ranks and differing versions
+//! named; the report's cluster section.
+
+mod common;
+
+use common::{outcome, pqcprof};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// One CPU rank of job 77 measuring ML-KEM-512 keygen (batch 32, `runs`
+/// runs, one thread) into `job/cpu/rank-<procid>`, as the batch script lays
+/// it out; started, not waited for.
+fn start_rank(
+    job: &Path,
+    procid: usize,
+    ntasks: usize,
+    node: &str,
+    runs: usize,
+) -> std::process::Child {
+    let dir = job.join("cpu").join(format!("rank-{procid}"));
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("pqcprof"))
+        .args([
+            "cpu",
+            "--alg",
+            "ML-KEM-512",
+            "--op",
+            "keygen",
+            "--batch",
+            "32",
+            "--threads",
+            "1",
+            "--runs",
+        ])
+        .arg(runs.to_string())
+        .arg("--out")
+        .arg(&dir)
+        .env("SLURM_JOB_ID", "77")
+        .env("SLURM_STEP_ID", "1")
+        .env("SLURM_PROCID", procid.to_string())
+        .env("SLURM_STEP_NUM_TASKS", ntasks.to_string())
+        .env("SLURMD_NODENAME", node)
+        .env("PQCPROF_RANK_ROLE", "cpu")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The run file a finished rank wrote.
+fn finish_rank(job: &Path, procid: usize, mut child: std::process::Child) -> PathBuf {
+    assert!(child.wait().unwrap().success(), "rank {procid}");
+    let dir = job.join("cpu").join(format!("rank-{procid}"));
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .unwrap()
+}
+
+/// One rank, run to the end (3 runs).
+fn rank(job: &Path, procid: usize, ntasks: usize, node: &str) -> PathBuf {
+    finish_rank(job, procid, start_rank(job, procid, ntasks, node, 3))
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn ranks_are_merged_with_cluster_totals_and_reported() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("77");
+    // The three ranks run at once, as Slurm starts them, long enough
+    // (300 runs each) for their runs to overlap in time.
+    let ranks: Vec<_> = [(0, "node-a"), (1, "node-a"), (2, "node-b")]
+        .into_iter()
+        .map(|(p, node)| (p, start_rank(&job, p, 3, node, 300)))
+        .collect();
+    for (p, child) in ranks {
+        finish_rank(&job, p, child);
+    }
+    let merged_path = d.path().join("cluster-run.json");
+    let (code, stdout, stderr) =
+        outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&merged_path));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Merged 3 rank run file(s) from 2 node(s)"),
+        "{stdout}"
+    );
+    let m = read_json(&merged_path);
+    assert_eq!(m["complete"], true);
+    let c = &m["cluster"];
+    assert_eq!(c["job_id"], "77");
+    assert_eq!(c["ranks"].as_array().unwrap().len(), 3);
+    assert!(c["missing"].as_array().unwrap().is_empty());
+    assert!(c["differences"].as_array().unwrap().is_empty(), "{c}");
+    let records = m["records"].as_array().unwrap();
+    assert_eq!(records.len(), 3);
+    let ranks: Vec<u64> = records
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, [0, 1, 2]);
+    // One aggregate: the three ranks' ML-KEM-512 keygen, added up.
+    let aggs = m["aggregates"].as_array().unwrap();
+    assert_eq!(aggs.len(), 1, "{aggs:?}");
+    let a = &aggs[0];
+    assert_eq!(a["scope"], "cluster job 77");
+    let members: Vec<f64> = a["member_ops_per_sec"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(members.len(), 3);
+    let total = a["total_ops_per_sec"]
+        .as_f64()
+        .expect("overlapping ranks have a total");
+    assert!(a["overlap"]
+        .as_str()
+        .unwrap()
+        .starts_with("runs that overlapped"));
+    assert!((total - members.iter().sum::<f64>()).abs() < 1e-6 * total);
+    let nodes: Vec<&str> = a["by_node"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(nodes, ["node-a", "node-b"]);
+    // The report's cluster section: nodes, totals, the slowest rank.
+    let (code, md, stderr) = outcome(
+        pqcprof()
+            .arg("report")
+            .arg(&merged_path)
+            .args(["--format", "markdown", "-o", "-"]),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(md.contains("## Cluster"), "{md}");
+    assert!(md.contains("node-a") && md.contains("node-b"), "{md}");
+    let slowest = a["spread"]["slowest"].as_str().unwrap();
+    assert!(
+        md.contains(slowest),
+        "the slowest rank {slowest} is named:\n{md}"
+    );
+}
+
+#[test]
+fn a_missing_rank_and_another_version_are_named_and_the_rest_merged() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("77");
+    rank(&job, 0, 3, "node-a");
+    let other = rank(&job, 2, 3, "node-b");
+    // Rank 2 ran another pqcprof.
+    let mut v = read_json(&other);
+    v["metadata"]["pqcprof_version"] = "9.9.9".into();
+    std::fs::write(&other, serde_json::to_vec(&v).unwrap()).unwrap();
+    let merged_path = d.path().join("cluster-run.json");
+    let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&merged_path));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("missing: cpu rank 1 (of 3)"), "{stderr}");
+    assert!(
+        stderr.contains("pqcprof version differs") && stderr.contains("9.9.9"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("marked incomplete"), "{stderr}");
+    let m = read_json(&merged_path);
+    assert_eq!(m["complete"], false);
+    assert_eq!(m["cluster"]["complete"], false);
+    assert_eq!(m["records"].as_array().unwrap().len(), 2);
+    // One rank after the other: their runs never overlapped, so no total.
+    let a = &m["aggregates"][0];
+    assert!(a["total_ops_per_sec"].is_null(), "{a}");
+    assert!(a["overlap"].as_str().unwrap().contains("no total"), "{a}");
+    // The report says so too.
+    let (_, md, _) = outcome(
+        pqcprof()
+            .arg("report")
+            .arg(&merged_path)
+            .args(["--format", "markdown", "-o", "-"]),
+    );
+    assert!(
+        md.contains("cpu rank 1 (of 3)") && md.contains("9.9.9"),
+        "{md}"
+    );
+}
+
+#[test]
+fn the_expected_ranks_file_names_a_rank_that_never_started() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("77");
+    rank(&job, 0, 1, "node-a");
+    // The batch script launched a GPU step too, which wrote nothing.
+    std::fs::write(job.join("expected-ranks"), "gpu 2\ncpu 1\n").unwrap();
+    let out = d.path().join("m.json");
+    let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&out));
+    assert_eq!(code, 3);
+    assert!(
+        stderr.contains("gpu rank 0 (of 2)") && stderr.contains("gpu rank 1 (of 2)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_inputs_are_named() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(d.path()));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("no usable run file"), "{stderr}");
+    let (code, _, stderr) = outcome(pqcprof().args(["merge", "/nonexistent/77"]));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("/nonexistent/77"), "{stderr}");
+    std::fs::write(d.path().join("expected-ranks"), "gpu four\n").unwrap();
+    let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(d.path()));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("bad line 'gpu four'"), "{stderr}");
+}
+
+#[test]
+fn a_rank_killed_mid_run_is_merged_and_marked_unfinished() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("77");
+    rank(&job, 0, 2, "node-a");
+    let killed = rank(&job, 1, 2, "node-b");
+    // What a rank killed after its first algorithm leaves: a valid file,
+    // not complete.
+    let mut v = read_json(&killed);
+    v["complete"] = false.into();
+    std::fs::write(&killed, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = d.path().join("m.json");
+    let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&out));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("incomplete: cpu rank 1 on node-b"),
+        "{stderr}"
+    );
+    let m = read_json(&out);
+    assert_eq!(m["complete"], false);
+    assert_eq!(m["cluster"]["ranks"][1]["complete"], false);
+    assert_eq!(
+        m["records"].as_array().unwrap().len(),
+        2,
+        "its records are kept"
+    );
+}
