@@ -128,6 +128,23 @@ pub struct Record {
     pub sampler: String,
     /// Sizes of keys, ciphertexts, secrets and signatures, bytes.
     pub sizes: Sizes,
+    /// Stateful signatures (XMSS, LMS): the measured key's signature budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature_budget: Option<SignatureBudget>,
+}
+
+/// How many signatures a stateful key (XMSS, LMS) had around one measured
+/// operation, as liboqs counts them (`OQS_SIG_STFL_sigs_remaining` and
+/// `_sigs_total`); with several threads, the first thread's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignatureBudget {
+    /// Signatures one key allows in all.
+    pub total: u64,
+    /// Signatures the key had left before the operation was measured.
+    pub remaining_before: u64,
+    /// Signatures left after the last measured operation (signing spends
+    /// one each; key generation starts a new key with all of them).
+    pub remaining_after: u64,
 }
 
 impl Record {
@@ -179,6 +196,7 @@ impl Record {
             energy_per_op_uj: None,
             sampler: String::new(),
             sizes: Sizes::default(),
+            signature_budget: None,
         }
     }
 }
