@@ -1,12 +1,15 @@
 //! Build script: records the git commit and rustc version for run files,
 //! and compiles our FIPS 203/204 sources (cuda/native, shared with the GPU
 //! kernels) for the host so tests can prove them against liboqs, OpenSSL and
-//! RustCrypto. The optional cuPQC backend's build lives in build/cupqc.rs.
+//! RustCrypto. The optional cuPQC backend's build lives in build/cupqc.rs,
+//! the second, stateful-only liboqs build (XMSS, LMS) in build/stfl.rs.
 
 use std::process::Command;
 
 #[path = "build/cupqc.rs"]
 mod cupqc;
+#[path = "build/stfl.rs"]
+mod stfl;
 
 fn output(cmd: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(cmd).args(args).output().ok()?;
@@ -51,4 +54,7 @@ fn main() {
 
     // NVIDIA cuPQC through nvcc and bindgen, when the SDK and nvcc are found.
     cupqc::configure();
+
+    // XMSS and LMS from a second, symbol-isolated build of oqs-sys's liboqs source.
+    stfl::configure();
 }

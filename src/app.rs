@@ -361,6 +361,7 @@ pub fn render_check(meta: &system::Metadata, gpu: &GpuProbe, verdicts: &[Verdict
         "  liboqs        {}\n  OpenSSL       {}\n",
         meta.liboqs_version, meta.openssl_version
     );
+    s += &format!("  XMSS/LMS      {}\n", crate::sweep::stfl::BUILD);
     s += "GPU support\n";
     s += &format!("  CUDA driver   {}\n", yes_no(&gpu.driver));
     if let Some(e) = &gpu.emulation {

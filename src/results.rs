@@ -158,6 +158,9 @@ pub struct Record {
     /// `cluster.ranks` that measured this record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<usize>,
+    /// Stateful signatures (XMSS, LMS): the measured key's signature budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature_budget: Option<SignatureBudget>,
     /// Made on pqcprof's CPU stand-in CUDA driver (a test fixture), not on
     /// a GPU: its gate proves correctness and the launch path; its timings
     /// mean nothing, so it never reaches the cuPQC-shaped files or a speed
@@ -186,6 +189,20 @@ pub struct EndToEnd {
     /// kernel-only figures stand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_measured: Option<String>,
+}
+
+/// How many signatures a stateful key (XMSS, LMS) had around one measured
+/// operation, as liboqs counts them (`OQS_SIG_STFL_sigs_remaining` and
+/// `_sigs_total`); with several threads, the first thread's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignatureBudget {
+    /// Signatures one key allows in all.
+    pub total: u64,
+    /// Signatures the key had left before the operation was measured.
+    pub remaining_before: u64,
+    /// Signatures left after the last measured operation (signing spends
+    /// one each; key generation starts a new key with all of them).
+    pub remaining_after: u64,
 }
 
 impl Record {
@@ -248,6 +265,7 @@ impl Record {
             gpu_ordinal: None,
             run_windows_unix_s: None,
             rank: None,
+            signature_budget: None,
             emulated,
         }
     }

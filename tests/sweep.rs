@@ -304,3 +304,116 @@ fn ctrl_c_keeps_finished_algorithms_and_exits_130() {
         .all(|r| r["status"] == "ok" && r["algorithm"] == "ML-KEM-512"));
     assert_eq!(files(d.path(), ".csv").len(), 1);
 }
+
+/// XMSS and LMS (issue 14): a real `sweep --quick --filter` measures the
+/// required sets with their gates, and every record carries the key's
+/// signature budget; OpenSSL's LMS row is skipped with its reason.
+#[test]
+fn a_quick_sweep_measures_xmss_and_lms_with_their_signature_budgets() {
+    let d = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args([
+            "sweep",
+            "--quick",
+            "--filter",
+            "LMS_SHA256_H5_W1,LMS_SHA256_H10_W2,XMSS-SHA2_10_256",
+            "--out",
+        ])
+        .arg(d.path())
+        .assert()
+        .success();
+    let run: Value =
+        serde_json::from_slice(&std::fs::read(&files(d.path(), "-sweep.json")[0]).unwrap())
+            .unwrap();
+    let recs = run["records"].as_array().unwrap();
+    for name in ["LMS_SHA256_H5_W1", "LMS_SHA256_H10_W2", "XMSS-SHA2_10_256"] {
+        let ops: Vec<&Value> = recs
+            .iter()
+            .filter(|r| r["algorithm"] == name && r["provider"] == "liboqs")
+            .collect();
+        assert_eq!(ops.len(), 3, "{name}: {ops:?}");
+        for r in &ops {
+            assert_eq!(r["status"], "ok", "{r}");
+            let checks = r["gate"]["checks"].to_string();
+            assert!(
+                checks.contains("flipped signature bit is rejected"),
+                "{checks}"
+            );
+            assert!(checks.contains("one signature spends one"), "{checks}");
+            assert!(r["timed_window"]
+                .as_str()
+                .unwrap()
+                .contains("OQS_SIG_STFL_"));
+        }
+        let budget = |op: &str, k: &str| {
+            ops.iter().find(|r| r["operation"] == op).unwrap()["signature_budget"][k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{name} {op}: no signature_budget.{k}"))
+        };
+        let total = budget("Sign", "total");
+        assert!(total == 31 || total == 1023, "{name}: {total}");
+        assert_eq!(budget("KeyGen", "remaining_after"), total);
+        let signed = ops.iter().find(|r| r["operation"] == "Sign").unwrap();
+        let spent =
+            signed["iterations"].as_u64().unwrap() + signed["warmup_runs"].as_u64().unwrap();
+        assert_eq!(
+            budget("Sign", "remaining_before") - budget("Sign", "remaining_after"),
+            spent,
+            "{name}: the budget goes down by one per signature"
+        );
+        assert_eq!(
+            budget("Verify", "remaining_before"),
+            budget("Verify", "remaining_after")
+        );
+    }
+    let ossl = recs
+        .iter()
+        .find(|r| r["algorithm"] == "LMS_SHA256_H5_W1" && r["provider"] == "openssl")
+        .expect("the OpenSSL LMS row");
+    assert_eq!(ossl["status"], "skipped");
+    assert!(
+        ossl["reason"].as_str().unwrap().contains("enable-lms"),
+        "{ossl}"
+    );
+    // The CSV in pqc-sig-bench-c's layout has them with the other liboqs rows.
+    let text = std::fs::read_to_string(&files(d.path(), "_liboqs.csv")[0]).unwrap();
+    assert!(text.contains("\nXMSS-SHA2_10_256,sign,"), "{text}");
+}
+
+#[test]
+fn tall_xmss_and_lms_trees_need_slow_or_are_skipped_with_a_reason() {
+    pqcprof()
+        .args(["sweep", "--list", "--filter", "family:XMSS,family:LMS"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("XMSSMT-SHA2_60/12_256")
+                .and(predicate::str::contains("LMS_SHA256_H10_W8 ").not())
+                .and(predicate::str::contains("2^20 one-time keys")),
+        );
+    pqcprof()
+        .args(["sweep", "--list", "--slow", "--filter", "LMS_SHA256_H10_W8"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("LMS_SHA256_H10_W8 "));
+}
+
+/// `scripts/liboqs-speed`'s guard: a fresh configure of oqs-sys's liboqs
+/// source still gives the oqsconfig.h pqcprof's baselines were built with
+/// (the stateful build sits elsewhere and changes nothing there).
+#[test]
+fn the_liboqs_speed_guard_still_matches_pqcprofs_liboqs() {
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_pqcprof"));
+    let profile_dir = bin.parent().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("scripts/liboqs-speed")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PQCPROF_PROFILE_DIR", profile_dir)
+        .arg("--check-only")
+        .arg(d.path().join("b"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("oqsconfig.h identical"), "{err}");
+}

@@ -11,13 +11,14 @@ pub mod oqs;
 pub mod registry;
 pub mod scheme;
 pub mod sizes;
+pub mod stfl;
 pub mod symmetric;
 pub mod timing;
 
 use crate::backend::{Device, DeviceKind, GateReport};
 use crate::catalog::{Kind, Operation, Sizes};
 use crate::exit;
-use crate::results::{Record, RunConfig, RunFile, Status};
+use crate::results::{Record, RunConfig, RunFile, SignatureBudget, Status};
 use crate::stats::{summarize, Sample};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -51,7 +52,8 @@ pub struct SweepArgs {
     /// A short sweep: 0.05 s warm-up and 0.25 s window (overridden by --warmup/--seconds).
     #[arg(long)]
     pub quick: bool,
-    /// Also RSA-8192 and RSA-16384 (key generation takes seconds to minutes).
+    /// Also RSA-8192 and RSA-16384 and the taller XMSS/LMS trees (key
+    /// generation takes seconds to minutes).
     #[arg(long)]
     pub slow: bool,
     /// Threads, each with its own keys, for throughput: a number or `all`.
@@ -77,7 +79,7 @@ pub struct SizesArgs {
     /// Only algorithms matching these terms (as `sweep --filter`).
     #[arg(long, value_name = "TERMS")]
     pub filter: Vec<String>,
-    /// Include RSA-8192 and RSA-16384.
+    /// Include RSA-8192 and RSA-16384 and the taller XMSS/LMS trees.
     #[arg(long)]
     pub slow: bool,
     /// Write the CSV here instead of standard output.
@@ -146,7 +148,9 @@ pub fn select(filter_args: &[String], slow: bool) -> Result<Vec<Entry>> {
     let n = chosen.len();
     let kept: Vec<Entry> = chosen.into_iter().filter(|e| slow || !e.slow).collect();
     if kept.is_empty() && n > 0 {
-        bail!("the algorithms matched need --slow (RSA-8192, RSA-16384)");
+        bail!(
+            "the algorithms matched need --slow (RSA-8192, RSA-16384, the taller XMSS/LMS trees)"
+        );
     }
     Ok(kept)
 }
@@ -203,6 +207,14 @@ fn window_text(e: &Entry, op: Operation, w: Window) -> String {
                 _ => "verify",
             }
         ),
+        (Impl::Stfl(_), o) => format!(
+            "{} (pqcprof's stateful-only build of the same liboqs source)",
+            match o {
+                Operation::KeyGen => "one liboqs OQS_SIG_STFL_SECRET_KEY_new + OQS_SIG_STFL_keypair",
+                Operation::Sign => "one liboqs OQS_SIG_STFL_sign call, which includes serialising the updated secret key and handing it to the store callback (pqcprof's keeps it in memory; a real signer must write it to durable storage first)",
+                _ => "one liboqs OQS_SIG_STFL_verify call",
+            }
+        ),
         (Impl::Ossl(openssl::OsslAlg::Ecdh(_) | openssl::OsslAlg::Xdh(_)), o) => match o {
             Operation::KeyGen => "static key generation (key exchange modelled as a KEM)".into(),
             Operation::Encaps => "\"encaps\" = ephemeral key generation + derive with the static public key + encoding the ephemeral public key as the ciphertext (key exchange modelled as a KEM)".into(),
@@ -240,6 +252,8 @@ enum ThreadOut {
         gate: GateReport,
         sizes: Sizes,
         ops: Vec<Result<Measurement, String>>,
+        /// Stateful schemes: the key's budget around each operation.
+        budgets: Vec<Option<SignatureBudget>>,
         after: Result<(), String>,
     },
 }
@@ -297,15 +311,39 @@ fn one_thread(
         return ThreadOut::Failed(ANOTHER_THREAD.into());
     }
     let mut ops = vec![];
+    let mut budgets = vec![];
     for (i, op) in e.operations().into_iter().enumerate() {
         barrier.wait();
         let known = Some(g.first[i]);
-        let r = timing::measure(
-            &mut || timing::run_op(&mut s, op),
-            opts.window,
-            known,
-            cancel,
-        );
+        let before = timing::budget(&s);
+        // Signing spends a stateful key's budget: never past its last signature.
+        let cap = match (&before, op) {
+            (Ok(Some((left, _))), Operation::Sign) => Some(*left),
+            _ => None,
+        };
+        let r = before.and_then(|before| {
+            let m = timing::measure_capped(
+                &mut || timing::run_op(&mut s, op),
+                opts.window,
+                known,
+                cancel,
+                cap,
+            )?;
+            let budget = match (before, timing::budget(&s)?) {
+                (Some((b, _)), Some((a, total))) => Some(SignatureBudget {
+                    total,
+                    remaining_before: b,
+                    remaining_after: a,
+                }),
+                _ => None,
+            };
+            Ok((m, budget))
+        });
+        let (r, budget) = match r {
+            Ok((m, b)) => (Ok(m), b),
+            Err(e) => (Err(e), None),
+        };
+        budgets.push(budget);
         ops.push(r.map_err(|err| {
             if err.downcast_ref::<timing::Interrupted>().is_some() {
                 "interrupted".to_string()
@@ -319,6 +357,7 @@ fn one_thread(
         gate: g.report,
         sizes,
         ops,
+        budgets,
         after,
     }
 }
@@ -392,7 +431,7 @@ pub fn measure_entry(
         return Ok(recs);
     }
     let mut per_thread = vec![];
-    let (mut gate, mut sizes) = (None, Sizes::default());
+    let (mut gate, mut sizes, mut budgets) = (None, Sizes::default(), vec![]);
     for o in outs {
         match o {
             ThreadOut::Failed(_) => unreachable!("handled above"),
@@ -400,11 +439,13 @@ pub fn measure_entry(
                 gate: g,
                 sizes: s,
                 ops,
+                budgets: b,
                 after,
             } => {
                 if gate.is_none() {
                     gate = Some(g);
                     sizes = s;
+                    budgets = b;
                 }
                 per_thread.push((ops, after));
             }
@@ -413,6 +454,7 @@ pub fn measure_entry(
     for (j, rec) in recs.iter_mut().enumerate() {
         rec.gate = gate.clone();
         rec.sizes = sizes;
+        rec.signature_budget = budgets.get(j).copied().flatten();
         let ms: std::result::Result<Vec<&Measurement>, String> = per_thread
             .iter()
             .map(|(ops, _)| ops[j].as_ref().map_err(Clone::clone))
@@ -458,6 +500,9 @@ fn fill(rec: &mut Record, ms: &[&Measurement]) {
     rec.status = Status::Ok;
     if first.once {
         rec.timed_window += "; ran once (slower than the window)";
+    }
+    if ms.iter().any(|m| m.budget_ran_out) {
+        rec.timed_window += "; the window stopped early: the stateful key had no signatures left";
     }
 }
 
@@ -775,6 +820,48 @@ mod tests {
             }
             assert!(recs[0].sizes.public_key_bytes > 0, "{n}");
         }
+    }
+
+    #[test]
+    fn stateful_records_carry_the_keys_signature_budget() {
+        let e = entry("LMS_SHA256_H5_W1", Provider::Liboqs);
+        let recs = measure_entry(&e, &opts(), &device(), &AtomicBool::new(false)).unwrap();
+        for r in &recs {
+            assert_eq!(r.status, Status::Ok, "{}: {:?}", r.operation, r.reason);
+            assert!(r
+                .gate
+                .as_ref()
+                .unwrap()
+                .checks
+                .iter()
+                .any(|c| c.contains("budget")));
+        }
+        let b: Vec<SignatureBudget> = recs.iter().map(|r| r.signature_budget.unwrap()).collect();
+        assert!(b.iter().all(|b| b.total == 31));
+        assert_eq!(b[0].remaining_after, 31, "key generation starts a full key");
+        assert_eq!(b[1].remaining_before, 31);
+        assert_eq!(
+            b[1].remaining_before - b[1].remaining_after,
+            recs[1].iterations.unwrap() + recs[1].warmup_runs as u64,
+            "one signature of the budget per signature made"
+        );
+        assert_eq!(
+            recs[1].timed_window.contains("no signatures left"),
+            b[1].remaining_after == 0
+        );
+        assert_eq!(
+            b[2].remaining_before, b[2].remaining_after,
+            "verifying spends none"
+        );
+        // Stateless schemes have no budget.
+        let m = measure_entry(
+            &entry("Ed25519", Provider::Openssl),
+            &opts(),
+            &device(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(m.iter().all(|r| r.signature_budget.is_none()));
     }
 
     #[test]

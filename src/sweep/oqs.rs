@@ -245,6 +245,25 @@ impl KemScheme for OqsKem {
     }
 }
 
+/// Signs through a liboqs call that writes at most `max` bytes to its
+/// first argument and the length to its second; `signature` ends up
+/// holding exactly the signature.
+pub(super) fn sign_into(
+    signature: &mut Vec<u8>,
+    max: usize,
+    call: impl FnOnce(*mut u8, &mut usize) -> Result<()>,
+) -> Result<()> {
+    signature.resize(max, 0);
+    let mut len = 0usize;
+    call(signature.as_mut_ptr(), &mut len)?;
+    ensure!(
+        len <= max,
+        "liboqs reported a signature longer than its maximum"
+    );
+    signature.truncate(len);
+    Ok(())
+}
+
 /// A liboqs signature scheme with one key pair, message and signature.
 pub struct OqsSig {
     sig: Opened<ffi_sig::OQS_SIG>,
@@ -276,27 +295,22 @@ impl SigScheme for OqsSig {
         self.sig.keygen()
     }
     fn sign(&mut self) -> Result<()> {
-        self.signature.resize(self.max_sig, 0);
-        let mut len = 0usize;
-        // SAFETY: the signature buffer holds length_signature bytes, the
-        // most liboqs writes; message and secret key are only read.
-        let st = unsafe {
-            ffi_sig::OQS_SIG_sign(
-                self.sig.ptr(),
-                self.signature.as_mut_ptr(),
-                &mut len,
-                self.msg.as_ptr(),
-                self.msg.len(),
-                self.sig.sk.as_ptr(),
-            )
-        };
-        ok(st, "sign")?;
-        ensure!(
-            len <= self.max_sig,
-            "liboqs reported a signature longer than its maximum"
-        );
-        self.signature.truncate(len);
-        Ok(())
+        let (sig, msg) = (&self.sig, &self.msg);
+        sign_into(&mut self.signature, self.max_sig, |out, len| {
+            // SAFETY: `out` holds length_signature bytes, the most liboqs
+            // writes; message and secret key are only read.
+            let st = unsafe {
+                ffi_sig::OQS_SIG_sign(
+                    sig.ptr(),
+                    out,
+                    len,
+                    msg.as_ptr(),
+                    msg.len(),
+                    sig.sk.as_ptr(),
+                )
+            };
+            ok(st, "sign")
+        })
     }
     fn verify(&mut self) -> Result<bool> {
         // SAFETY: every buffer is only read, with its own length.

@@ -7,6 +7,7 @@ use super::composite::{CompositeKem, CompositeSig};
 use super::openssl::{self as ossl, Curve, OsslAlg, OsslKem, OsslSig};
 use super::oqs::{self as liboqs, OqsKem, OqsSig};
 use super::scheme::Scheme;
+use super::stfl::{self, Cost, StflSig};
 use crate::catalog::{Kind, Operation};
 use anyhow::{bail, Result};
 
@@ -47,6 +48,9 @@ pub enum Impl {
     OqsKem(String),
     /// A liboqs signature scheme by its liboqs name.
     OqsSig(String),
+    /// A stateful liboqs signature scheme (XMSS, LMS) by its liboqs name,
+    /// from pqcprof's stateful-only build.
+    Stfl(String),
     /// An OpenSSL algorithm.
     Ossl(OsslAlg),
     /// liboqs ML-DSA set + OpenSSL Ed25519.
@@ -102,6 +106,7 @@ impl Entry {
         Ok(match &self.imp {
             Impl::OqsKem(n) => Scheme::Kem(Box::new(OqsKem::open(n)?)),
             Impl::OqsSig(n) => Scheme::Sig(Box::new(OqsSig::open(n, message.to_vec())?)),
+            Impl::Stfl(n) => Scheme::Sig(Box::new(StflSig::open(n, message.to_vec())?)),
             Impl::Ossl(a) => match self.kind {
                 Kind::Kem => Scheme::Kem(Box::new(OsslKem::open(*a)?)),
                 Kind::Signature => Scheme::Sig(Box::new(OsslSig::open(*a, message.to_vec())?)),
@@ -178,6 +183,68 @@ fn oqs_entries(kind: Kind) -> Vec<Entry> {
             }
         })
         .collect()
+}
+
+/// XMSS, XMSS^MT and LMS: every set the stateful build lists. Sets whose
+/// key generation takes seconds to minutes are `--slow`; those with a layer
+/// of 2^20 one-time keys or more are listed as skipped (see [`Cost`]).
+fn stfl_entries() -> Vec<Entry> {
+    stfl::algs()
+        .into_iter()
+        .map(|a| {
+            let params = stfl::Params::parse(&a.name);
+            let cost = params.as_ref().map(|p| p.cost());
+            let unavailable = match (&params, cost) {
+                _ if !a.enabled => Some(format!(
+                    "liboqs {} reports {} disabled in its stateful build (OQS_SIG_STFL_alg_is_enabled is 0: liboqs's generated configuration has no switch for it)",
+                    stfl::version(),
+                    a.name
+                )),
+                (Err(e), _) => Some(format!("{e:#}")),
+                (_, Ok(Cost::TooTall(h))) => Some(format!(
+                    "not measured: key generation computes all 2^{h} one-time keys of a layer, from about half an hour to about a day per key on one core (extrapolated from the height-10 sets)"
+                )),
+                _ => None,
+            };
+            Entry {
+                family: params
+                    .as_ref()
+                    .map(|p| p.family.to_string())
+                    .unwrap_or_else(|_| liboqs_family(&a.name)),
+                kind: Kind::Signature,
+                provider: Provider::Liboqs,
+                // Neither liboqs's OQS_SIG_STFL nor RFC 8391/8554 states a NIST category.
+                nist_level: None,
+                imp: Impl::Stfl(a.name.clone()),
+                unavailable,
+                slow: matches!(cost, Ok(Cost::Slow)),
+                name: a.name,
+            }
+        })
+        .collect()
+}
+
+/// The OpenSSL cross-provider row for LMS: OpenSSL 3.6 verifies LMS
+/// signatures (EVP_SIGNATURE-LMS, verification only) but compiles it only
+/// with `enable-lms`, which is off by default and which the vendored
+/// openssl-src does not pass; this row says so instead of silently missing.
+fn openssl_lms_entry() -> Entry {
+    let reason = match ossl::available(OsslAlg::NamedSig("LMS")) {
+        Err(e) => format!(
+            "{e:#}: OpenSSL 3.6 compiles its LMS verification only with enable-lms, off by default and not set by the vendored openssl-src"
+        ),
+        Ok(()) => "this OpenSSL verifies LMS, but pqcprof has no cross-provider verify path for it yet".into(),
+    };
+    Entry {
+        name: "LMS_SHA256_H5_W1".into(),
+        family: "LMS".into(),
+        kind: Kind::Signature,
+        provider: Provider::Openssl,
+        nist_level: None,
+        imp: Impl::Ossl(OsslAlg::NamedSig("LMS")),
+        unavailable: Some(reason),
+        slow: false,
+    }
 }
 
 /// The twelve SLH-DSA sets of FIPS 205.
@@ -381,8 +448,10 @@ pub fn all() -> Vec<Entry> {
     let kems = oqs_entries(Kind::Kem);
     let comp = composite_entries(&sigs, &kems);
     let mut v = sigs;
+    v.extend(stfl_entries());
     v.extend(kems);
     v.extend(openssl_entries());
+    v.push(openssl_lms_entry());
     v.extend(comp);
     v
 }
@@ -617,6 +686,16 @@ mod tests {
         assert!(has(Provider::Openssl, "Ed25519"));
         assert!(has(Provider::Openssl, "SLH-DSA-SHAKE-256f"));
         assert!(has(Provider::Composite, "ML-KEM-768+X25519"));
+        // The stateful schemes, the required three measured by default.
+        for n in ["LMS_SHA256_H5_W1", "LMS_SHA256_H10_W2", "XMSS-SHA2_10_256"] {
+            let e = all
+                .iter()
+                .find(|e| e.provider == Provider::Liboqs && e.name == n)
+                .unwrap();
+            assert!(e.unavailable.is_none() && !e.slow, "{n}: {e:?}");
+            assert!(matches!(e.imp, Impl::Stfl(_)));
+        }
+        assert!(has(Provider::Openssl, "LMS_SHA256_H5_W1"));
         // Names are unique within a provider.
         for e in &all {
             assert_eq!(

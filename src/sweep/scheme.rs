@@ -65,6 +65,11 @@ pub trait SigScheme {
     fn max_signature_len(&self) -> usize;
     /// Sizes of the kept keys.
     fn key_bytes(&self) -> Result<KeyBytes>;
+    /// For stateful schemes (XMSS, LMS): (signatures the kept key has
+    /// left, signatures it allows in all); `None` for stateless ones.
+    fn signature_budget(&self) -> Option<Result<(u64, u64)>> {
+        None
+    }
 }
 
 /// An opened algorithm.

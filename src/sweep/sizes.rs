@@ -225,6 +225,26 @@ pub fn fips_mismatches(rows: &[SizeRow]) -> Vec<String> {
     out
 }
 
+/// Differences between measured XMSS/LMS rows and the sizes RFC 8391,
+/// RFC 8554 and SP 800-208 give ([`super::stfl::Params::standard_sizes`]):
+/// public key, and both the largest and a real signature (the secret key's
+/// layout is liboqs's own, which no standard fixes).
+pub fn stateful_mismatches(rows: &[SizeRow]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            let p = super::stfl::Params::parse(&r.algorithm).ok()?;
+            let (pk, sig) = p.standard_sizes();
+            let got = (r.keys.public_raw, r.signature_max, r.signature_observed);
+            (got != (pk, Some(sig), Some(sig))).then(|| {
+                format!(
+                    "{} ({}): measured pk/max sig/sig {got:?}, standard ({pk}, {sig})",
+                    r.algorithm, r.provider
+                )
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::registry;
@@ -245,6 +265,29 @@ mod tests {
         // Every FIPS 205 set is in OpenSSL; ML-KEM/ML-DSA in both libraries.
         assert!(rows.len() >= FIPS_SIZES.len() + 6, "{} rows", rows.len());
         let bad = fips_mismatches(&rows);
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+
+    #[test]
+    fn xmss_and_lms_sizes_match_rfc_8391_8554_and_sp_800_208() {
+        let all = registry::all();
+        let mut rows = vec![];
+        for name in [
+            "LMS_SHA256_H5_W1",
+            "LMS_SHA256_H10_W2",
+            "LMS_SHA256_H5_W8_H5_W8",
+            "XMSS-SHA2_10_256",
+            "XMSS-SHAKE256_10_192",
+            "XMSSMT-SHA2_20/4_256",
+        ] {
+            let e = all
+                .iter()
+                .find(|e| e.name == name && e.provider == registry::Provider::Liboqs)
+                .unwrap_or_else(|| panic!("{name} is not in the registry"));
+            assert!(e.unavailable.is_none(), "{name}: {:?}", e.unavailable);
+            rows.push(measure(e, b"sizes").unwrap());
+        }
+        let bad = stateful_mismatches(&rows);
         assert!(bad.is_empty(), "{bad:#?}");
     }
 

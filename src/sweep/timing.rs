@@ -38,6 +38,9 @@ pub struct Measurement {
     pub warmup_ops: u64,
     /// True when one operation outlasted the window and ran once.
     pub once: bool,
+    /// True when the window stopped early because a stateful key had no
+    /// signatures left (see [`measure_capped`]).
+    pub budget_ran_out: bool,
 }
 
 /// Ctrl-C during a measurement.
@@ -53,6 +56,24 @@ pub fn measure(
     known: Option<Duration>,
     cancel: &AtomicBool,
 ) -> Result<Measurement> {
+    measure_capped(op, w, known, cancel, None)
+}
+
+/// [`measure`], running `op` at most `cap` times in all (a stateful key's
+/// signatures left): the warm-up takes at most half of them, and the window
+/// stops early when none are left.
+pub fn measure_capped(
+    op: &mut dyn FnMut() -> Result<()>,
+    w: Window,
+    known: Option<Duration>,
+    cancel: &AtomicBool,
+    cap: Option<u64>,
+) -> Result<Measurement> {
+    if cap == Some(0) {
+        bail!("the key has no signatures left to measure");
+    }
+    let mut left = cap.unwrap_or(u64::MAX);
+    let warmup_cap = cap.map_or(u64::MAX, |c| c / 2);
     let mut m = Measurement::default();
     let warmup = Duration::from_secs_f64(w.warmup);
     let window = Duration::from_secs_f64(w.window);
@@ -66,13 +87,17 @@ pub fn measure(
                 if cancel.load(Ordering::SeqCst) {
                     bail!(Interrupted);
                 }
+                if m.warmup_ops >= warmup_cap {
+                    break;
+                }
                 op()?;
                 m.warmup_ops += 1;
                 if start.elapsed() >= warmup {
                     break;
                 }
             }
-            start.elapsed() / m.warmup_ops as u32
+            left -= m.warmup_ops;
+            start.elapsed() / m.warmup_ops.max(1) as u32
         }
     };
     if per_op >= window {
@@ -94,14 +119,20 @@ pub fn measure(
         if cancel.load(Ordering::SeqCst) {
             bail!(Interrupted);
         }
+        if left == 0 {
+            m.budget_ran_out = true;
+            break;
+        }
+        let n = batch.min(left);
         let t = Instant::now();
-        for _ in 0..batch {
+        for _ in 0..n {
             op()?;
         }
         let d = t.elapsed();
         total += d;
-        m.batches.push((batch, d.as_secs_f64()));
-        m.iterations += batch;
+        left -= n;
+        m.batches.push((n, d.as_secs_f64()));
+        m.iterations += n;
     }
     m.seconds = total.as_secs_f64();
     Ok(m)
@@ -183,6 +214,7 @@ fn kem_gate(k: &mut dyn KemScheme) -> Result<GateOutcome> {
 
 fn sig_gate(g: &mut dyn SigScheme) -> Result<GateOutcome> {
     let ((), t0) = timed(|| g.keygen())?;
+    let fresh = g.signature_budget().transpose()?;
     let ((), t1) = timed(|| g.sign())?;
     let (ok, t2) = timed(|| g.verify())?;
     ensure!(ok, "a fresh signature does not verify");
@@ -200,17 +232,40 @@ fn sig_gate(g: &mut dyn SigScheme) -> Result<GateOutcome> {
     ensure!(!g.verify()?, "a flipped signature bit is accepted");
     g.signature_mut()[si] ^= 0x01;
     ensure!(g.verify()?, "the restored signature no longer verifies");
+    let mut checks: Vec<String> = vec![
+        "a fresh signature verifies".into(),
+        "a flipped message bit is rejected".into(),
+        "a flipped signature bit is rejected".into(),
+    ];
+    if let Some((left, total)) = fresh {
+        let (after, _) = g
+            .signature_budget()
+            .transpose()?
+            .expect("a stateful scheme stays stateful");
+        ensure!(
+            left == total && after + 1 == left,
+            "a stateful key's budget did not go down by one signature: {left} of {total} left after key generation, {after} after one signature"
+        );
+        checks.push(format!(
+            "a new key has its whole budget ({total} signatures) and one signature spends one ({after} left)"
+        ));
+    }
     Ok(GateOutcome {
         report: GateReport {
             checked_ops: 1,
-            checks: vec![
-                "a fresh signature verifies".into(),
-                "a flipped message bit is rejected".into(),
-                "a flipped signature bit is rejected".into(),
-            ],
+            checks,
         },
         first: [t0, t1, t2],
     })
+}
+
+/// A stateful signature scheme's budget: (signatures left, in all); `None`
+/// for KEMs and stateless signatures.
+pub fn budget(s: &Scheme) -> Result<Option<(u64, u64)>> {
+    match s {
+        Scheme::Sig(g) => g.signature_budget().transpose(),
+        Scheme::Kem(_) => Ok(None),
+    }
 }
 
 /// The correctness gate: KEM secrets match and a flipped ciphertext bit
