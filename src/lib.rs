@@ -12,6 +12,7 @@ pub mod backend;
 pub mod catalog;
 pub mod cli;
 pub mod export;
+pub mod fresh;
 pub mod gpu;
 pub mod monitor;
 pub mod native;

@@ -128,7 +128,24 @@ pub struct Record {
     pub sampler: String,
     /// Sizes of keys, ciphertexts, secrets and signatures, bytes.
     pub sizes: Sizes,
+    /// How the timed runs were made: `in-process` (warm-up, gate, then the
+    /// runs in one process: the default) or `fresh-process` (`--fresh-process`:
+    /// each run in a new process with no warm-up, as cuPQC_benchmark does),
+    /// with the details.
+    #[serde(default = "in_process")]
+    pub process: String,
 }
+
+/// What records written before `process` existed did: everything in one
+/// process.
+fn in_process() -> String {
+    IN_PROCESS.into()
+}
+
+/// `Record::process` of the default method.
+pub const IN_PROCESS: &str = "in-process";
+/// The start of `Record::process` for `--fresh-process`.
+pub const FRESH_PROCESS: &str = "fresh-process";
 
 impl Record {
     /// A `skipped` record of `operation` of `algorithm` on `backend`,
@@ -179,6 +196,7 @@ impl Record {
             energy_per_op_uj: None,
             sampler: String::new(),
             sizes: Sizes::default(),
+            process: IN_PROCESS.into(),
         }
     }
 }
@@ -260,6 +278,51 @@ pub struct RunFile {
     /// Symmetric primitives for context (hashes, AEADs), MB/s.
     #[serde(default)]
     pub symmetric: Vec<SymmetricRecord>,
+    /// The sweep's own timing settings and wall time (sweep run files only;
+    /// `config.runs`/`warmup_runs`/`batch` do not apply to a sweep).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepInfo>,
+    /// Per hybrid (composite or hybrid KEM group) and operation, what it
+    /// costs over its pure PQC component measured in the same file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hybrid_overhead: Vec<HybridOverhead>,
+}
+
+/// How a sweep timed each operation, and how long it took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepInfo {
+    /// Warm-up before each operation's window, seconds.
+    pub warmup_seconds: f64,
+    /// Timed window per operation, seconds.
+    pub window_seconds: f64,
+    /// Wall time of the whole sweep so far (final once `complete`),
+    /// seconds: every algorithm, gate and symmetric primitive.
+    pub wall_seconds: f64,
+}
+
+/// The extra cost of a hybrid over its pure PQC component, one operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HybridOverhead {
+    /// The hybrid, e.g. `ML-KEM-768+X25519`.
+    pub hybrid: String,
+    /// Its provider.
+    pub provider: String,
+    /// The pure PQC component, e.g. `ML-KEM-768`.
+    pub component: String,
+    /// The component's provider (liboqs for pqcprof's composites).
+    pub component_provider: String,
+    /// Operation.
+    pub operation: Operation,
+    /// Hybrid and component, microseconds per operation.
+    pub hybrid_us: f64,
+    /// The pure component, microseconds per operation.
+    pub component_us: f64,
+    /// `hybrid_us - component_us`.
+    pub extra_us: f64,
+    /// Extra bytes on the wire: public key plus ciphertext or signature.
+    pub extra_wire_bytes: i64,
+    /// Extra secret-key bytes.
+    pub extra_secret_key_bytes: i64,
 }
 
 /// Throughput of one symmetric primitive at one input size.
@@ -293,6 +356,8 @@ impl RunFile {
             interrupted: false,
             records: vec![],
             symmetric: vec![],
+            sweep: None,
+            hybrid_overhead: vec![],
         }
     }
 }
