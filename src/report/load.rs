@@ -40,6 +40,8 @@ pub struct LoadedRun {
     pub records: Vec<(usize, Record)>,
     /// Readable symmetric records with their index in `symmetric`.
     pub symmetric: Vec<(usize, SymmetricRecord)>,
+    /// A sweep's warm-up, window and wall time, when the file has them.
+    pub sweep: Option<crate::results::SweepInfo>,
 }
 
 /// Something wrong with an input file.
@@ -239,6 +241,17 @@ pub fn parse_run(
     let interrupted = flag("interrupted", &mut warnings, false);
     let records = typed_array::<Record>(&top, "records", true, &mut warnings);
     let symmetric = typed_array::<SymmetricRecord>(&top, "symmetric", false, &mut warnings);
+    let sweep = match top.get("sweep") {
+        None | Some(Value::Null) => None,
+        Some(v) => typed::<crate::results::SweepInfo>(v)
+            .map_err(|(path, msg)| {
+                warnings.push(Warning {
+                    field: join("sweep", &path),
+                    message: format!("{msg}; the sweep's settings are not shown"),
+                })
+            })
+            .ok(),
+    };
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -255,6 +268,7 @@ pub fn parse_run(
             interrupted,
             records,
             symmetric,
+            sweep,
         },
         warnings,
     ))

@@ -112,8 +112,12 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         let _ = writeln!(s, "{}", table_md(t));
     }
     s += "## Results\n\nMedian time per operation, with median operations per second in parentheses.\n\n";
+    let _ = writeln!(s, "{}\n", md(super::sections::MARKER_LEGEND));
     for h in o.throughput.iter().chain(&o.latency).chain(&o.kernels) {
         s += &headed_md(h);
+    }
+    if let Some(t) = &o.hybrid {
+        let _ = writeln!(s, "## Hybrid overhead\n\n{}", table_md(t));
     }
     let _ = writeln!(s, "## Sizes\n\n{}", table_md(&o.sizes));
     s += "## Symmetric context\n\n";

@@ -62,6 +62,8 @@ pub struct Outline<'r> {
     pub latency: Option<Headed>,
     /// Our GPU kernels' launch and resources, when a record has them.
     pub kernels: Option<Headed>,
+    /// Each hybrid's cost over its PQC component, when there are any.
+    pub hybrid: Option<Table>,
     /// Key, ciphertext and signature sizes.
     pub sizes: Table,
     /// Symmetric primitives, when there are any.
@@ -125,6 +127,7 @@ impl<'r> Outline<'r> {
                 "GPU kernels: launch and resources",
                 sections::kernels_table(ds),
             ),
+            hybrid: rows(sections::hybrid_table(ds)),
             sizes: sections::sizes_table(ds),
             symmetric: rows(sections::symmetric_table(ds)),
             appendix: rows(sections::appendix_table(ds)),
