@@ -43,7 +43,21 @@ pub struct Metadata {
     pub nvidia_driver: Option<String>,
     /// GPUs the driver lists.
     pub gpus: Vec<GpuInfo>,
+    /// C compiler of the build (the vendored liboqs and OpenSSL, our host
+    /// code): path and first line of `--version`.
+    #[serde(default)]
+    pub c_compiler: String,
+    /// OpenSSL providers active when the metadata was collected.
+    #[serde(default)]
+    pub openssl_providers: Vec<String>,
+    /// The clock CPU timings are read from.
+    #[serde(default)]
+    pub timer: String,
 }
+
+/// The clock every CPU timing uses (`std::time::Instant`); GPU records
+/// time kernels with CUDA events and say so in their `timed_window`.
+pub const TIMER: &str = "std::time::Instant (CLOCK_MONOTONIC on Linux); GPU kernels: CUDA events";
 
 /// Host facts without GPU probing (cheap).
 pub struct Host {
@@ -111,5 +125,8 @@ pub fn collect(gpu: Option<&crate::gpu::probe::GpuProbe>) -> Metadata {
             .map(|g| g.driver.detail.clone()),
         nvidia_driver,
         gpus: gpu.map(|g| g.gpus.clone()).unwrap_or_default(),
+        c_compiler: env!("PQCPROF_CC").into(),
+        openssl_providers: crate::sweep::openssl::providers(),
+        timer: TIMER.into(),
     }
 }
