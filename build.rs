@@ -33,6 +33,16 @@ fn main() {
         "cargo:rustc-env=PQCPROF_RUSTC={}",
         output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into())
     );
+    // The C compiler the cc crate picks (CC, else cc): the one the
+    // vendored liboqs and OpenSSL builds use too, named in run metadata.
+    let cc_path = cc::Build::new().get_compiler().path().to_path_buf();
+    let cc_version = output(&cc_path.to_string_lossy(), &["--version"])
+        .and_then(|v| v.lines().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into());
+    println!(
+        "cargo:rustc-env=PQCPROF_CC={} ({cc_version})",
+        cc_path.display()
+    );
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
 

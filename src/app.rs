@@ -845,6 +845,19 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
             warmup_runs: opts.warmup,
             mode,
         },
+        method: if args.fresh_child {
+            session::Method::FreshChild
+        } else if args.fresh_process {
+            session::Method::FreshParent(crate::fresh::FreshChild {
+                exe: std::env::current_exe()?,
+                device: opts.device,
+                context_hex: args.context.clone(),
+                latency: opts.latency,
+                sample_period_ms: opts.sample_period_ms,
+            })
+        } else {
+            session::Method::InProcess
+        },
     };
     let cancel = Arc::new(AtomicBool::new(false));
     crate::signals::install(cancel.clone());

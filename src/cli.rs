@@ -127,6 +127,13 @@ pub struct BenchArgs {
     /// Per-operation latency: batch 1, `--runs` timed single operations.
     #[arg(long)]
     pub latency: bool,
+    /// cuPQC_benchmark's method: each timed run in a new process with no
+    /// warm-up (the correctness gate still runs first, in this process).
+    #[arg(long, conflicts_with = "fresh_child")]
+    pub fresh_process: bool,
+    /// Internal, for --fresh-process: one cold timed run, outputs checked after.
+    #[arg(long, hide = true)]
+    pub fresh_child: bool,
     /// Folder for results.
     #[arg(long, default_value = "outputs")]
     pub out: PathBuf,

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod exit;
 pub mod cluster;
 pub mod export;
+pub mod fresh;
 pub mod gpu;
 pub mod monitor;
 pub mod multi_device;

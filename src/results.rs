@@ -161,6 +161,12 @@ pub struct Record {
     /// Stateful signatures (XMSS, LMS): the measured key's signature budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature_budget: Option<SignatureBudget>,
+    /// How the timed runs were made: `in-process` (warm-up, gate, then the
+    /// runs in one process: the default) or `fresh-process` (`--fresh-process`:
+    /// each run in a new process with no warm-up, as cuPQC_benchmark does),
+    /// with the details.
+    #[serde(default = "in_process")]
+    pub process: String,
     /// Made on pqcprof's CPU stand-in CUDA driver (a test fixture), not on
     /// a GPU: its gate proves correctness and the launch path; its timings
     /// mean nothing, so it never reaches the cuPQC-shaped files or a speed
@@ -204,6 +210,17 @@ pub struct SignatureBudget {
     /// one each; key generation starts a new key with all of them).
     pub remaining_after: u64,
 }
+
+/// What records written before `process` existed did: everything in one
+/// process.
+fn in_process() -> String {
+    IN_PROCESS.into()
+}
+
+/// `Record::process` of the default method.
+pub const IN_PROCESS: &str = "in-process";
+/// The start of `Record::process` for `--fresh-process`.
+pub const FRESH_PROCESS: &str = "fresh-process";
 
 impl Record {
     /// A `skipped` record of `operation` of `algorithm` on `backend`,
@@ -267,6 +284,7 @@ impl Record {
             rank: None,
             signature_budget: None,
             emulated,
+            process: IN_PROCESS.into(),
         }
     }
 }
@@ -376,6 +394,51 @@ pub struct RunFile {
     /// A run file merged from the ranks of a cluster job (`pqcprof merge`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<crate::cluster::Cluster>,
+    /// The sweep's own timing settings and wall time (sweep run files only;
+    /// `config.runs`/`warmup_runs`/`batch` do not apply to a sweep).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepInfo>,
+    /// Per hybrid (composite or hybrid KEM group) and operation, what it
+    /// costs over its pure PQC component measured in the same file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hybrid_overhead: Vec<HybridOverhead>,
+}
+
+/// How a sweep timed each operation, and how long it took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepInfo {
+    /// Warm-up before each operation's window, seconds.
+    pub warmup_seconds: f64,
+    /// Timed window per operation, seconds.
+    pub window_seconds: f64,
+    /// Wall time of the whole sweep so far (final once `complete`),
+    /// seconds: every algorithm, gate and symmetric primitive.
+    pub wall_seconds: f64,
+}
+
+/// The extra cost of a hybrid over its pure PQC component, one operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HybridOverhead {
+    /// The hybrid, e.g. `ML-KEM-768+X25519`.
+    pub hybrid: String,
+    /// Its provider.
+    pub provider: String,
+    /// The pure PQC component, e.g. `ML-KEM-768`.
+    pub component: String,
+    /// The component's provider (liboqs for pqcprof's composites).
+    pub component_provider: String,
+    /// Operation.
+    pub operation: Operation,
+    /// Hybrid and component, microseconds per operation.
+    pub hybrid_us: f64,
+    /// The pure component, microseconds per operation.
+    pub component_us: f64,
+    /// `hybrid_us - component_us`.
+    pub extra_us: f64,
+    /// Extra bytes on the wire: public key plus ciphertext or signature.
+    pub extra_wire_bytes: i64,
+    /// Extra secret-key bytes.
+    pub extra_secret_key_bytes: i64,
 }
 
 /// Throughput of one symmetric primitive at one input size.
@@ -411,6 +474,8 @@ impl RunFile {
             symmetric: vec![],
             aggregates: vec![],
             cluster: None,
+            sweep: None,
+            hybrid_overhead: vec![],
         }
     }
 }

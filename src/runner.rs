@@ -90,6 +90,68 @@ pub fn measure(
     cancel: &AtomicBool,
     progress: Progress<'_>,
 ) -> Result<Record, Interrupted> {
+    measure_as(
+        backend,
+        alg,
+        op,
+        cfg,
+        sampler,
+        cancel,
+        progress,
+        Start::WarmGate,
+    )
+}
+
+/// Warm-up and the correctness gate only, nothing timed: what a
+/// `--fresh-process` parent does before its child processes time the runs.
+/// The record is `failed` with the reason, or still unmeasured with its gate.
+pub fn gate_only(
+    backend: &mut dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+    cancel: &AtomicBool,
+) -> Result<Record, Interrupted> {
+    let mut none = crate::monitor::nvml::NoSampler("no timed runs in the gate".into());
+    measure_as(
+        backend,
+        alg,
+        op,
+        cfg,
+        &mut none,
+        cancel,
+        &mut |_, _| {},
+        Start::GateOnly,
+    )
+}
+
+/// How `measure_as` begins and how far it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Warm-up, gate, timed runs, gate again (the normal way).
+    WarmGate,
+    /// Timed runs first, then the gate: a `--fresh-process` child. Its
+    /// first timed run comes straight after preparation, with no warm-up,
+    /// as cuPQC_benchmark runs each run in a new process; the parent passed
+    /// the correctness gate (warm-up included) before starting the child,
+    /// so nothing is timed unproven.
+    Cold,
+    /// Warm-up and gate, no timed run.
+    GateOnly,
+}
+
+/// `measure`, beginning as `start` says.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_as(
+    backend: &mut dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+    sampler: &mut dyn Sampler,
+    cancel: &AtomicBool,
+    progress: Progress<'_>,
+    start: Start,
+) -> Result<Record, Interrupted> {
     let mut rec = blank_record(backend, alg, op, cfg);
     rec.sampler = sampler.describe();
     if !backend.supports(alg, op) {
@@ -103,7 +165,15 @@ pub fn measure(
     rec.threads = prepared.threads();
     rec.timed_window = prepared.timed_window().to_string();
     rec.kernel = prepared.kernel();
-    match timed_runs(prepared.as_mut(), cfg, sampler, cancel, progress, &mut rec) {
+    match timed_runs(
+        prepared.as_mut(),
+        cfg,
+        sampler,
+        cancel,
+        progress,
+        &mut rec,
+        start,
+    ) {
         Ok(()) => Ok(rec),
         Err(RunError::Interrupted) => Err(Interrupted),
         Err(RunError::Failed(reason)) => Ok(failed(rec, reason)),
@@ -128,20 +198,27 @@ fn timed_runs(
     cancel: &AtomicBool,
     progress: Progress<'_>,
     rec: &mut Record,
+    start: Start,
 ) -> Result<(), RunError> {
     let fail = |what: &str, e: anyhow::Error| RunError::Failed(format!("{what}: {e:#}"));
     // Warm-up, then the gate on the last warm-up's outputs: nothing is timed
-    // unless the operation is proven to work.
-    for _ in 0..cfg.warmup_runs.max(1) {
-        if cancel.load(Ordering::SeqCst) {
-            return Err(RunError::Interrupted);
+    // unless the operation is proven to work (for a cold child, its parent
+    // proved it).
+    if start != Start::Cold {
+        for _ in 0..cfg.warmup_runs.max(1) {
+            if cancel.load(Ordering::SeqCst) {
+                return Err(RunError::Interrupted);
+            }
+            prepared.run().map_err(|e| fail("warm-up run failed", e))?;
         }
-        prepared.run().map_err(|e| fail("warm-up run failed", e))?;
+        let gate = prepared
+            .check()
+            .map_err(|e| fail("correctness gate failed before timing", e))?;
+        rec.gate = Some(gate);
+        if start == Start::GateOnly {
+            return Ok(());
+        }
     }
-    let gate = prepared
-        .check()
-        .map_err(|e| fail("correctness gate failed before timing", e))?;
-    rec.gate = Some(gate);
 
     for i in 0..cfg.runs {
         if cancel.load(Ordering::SeqCst) {
@@ -165,11 +242,23 @@ fn timed_runs(
     rec.batch_ms = median_ms(&rec.run_seconds);
     end_to_end_runs(prepared, cfg, cancel, rec)?;
     energy_window(prepared, cfg, sampler, cancel, rec)?;
-    // The outputs of the last run must be right too.
-    prepared
+    // The outputs of the last timed run must be right too.
+    let after = prepared
         .check()
         .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
+    if rec.gate.is_none() {
+        rec.gate = Some(after);
+    }
+    if cfg.mode == Mode::Latency {
+        rec.latency_method = Some(prepared.latency_method().to_string());
+    }
+    summarise(rec, cfg).map_err(RunError::Failed)
+}
 
+/// Fills the statistics of a record from its `run_seconds` and `usage`
+/// (one entry per timed run) and marks it `ok`.
+pub fn summarise(rec: &mut Record, cfg: &MeasureConfig) -> Result<(), String> {
+    let fail = |what: &str, e: anyhow::Error| format!("{what}: {e:#}");
     let n = cfg.batch.batch as f64;
     let per_run: Vec<f64> = rec.run_seconds.iter().map(|s| n / s).collect();
     let throughput = Sample::new(per_run)
@@ -185,7 +274,6 @@ fn timed_runs(
         rec.latency_p50_us = Some(percentile(&s, 50.0));
         rec.latency_p99_us = Some(percentile(&s, 99.0));
         rec.latency_us = Some(summarize(&s));
-        rec.latency_method = Some(prepared.latency_method().to_string());
     }
     rec.peak_mem_mb = summary_of(&rec.usage, |u| u.peak_mem_mb);
     rec.peak_util_pct = summary_of(&rec.usage, |u| u.peak_util_pct);

@@ -7,10 +7,10 @@ use crate::backend::{Backend, DeviceKind};
 use crate::catalog::{Algorithm, Family, Operation};
 use crate::export::cupqc;
 use crate::monitor::Sampler;
-use crate::output::write_json;
+use crate::output::{write_atomic, write_json};
 use crate::progress::RunBar;
 use crate::results::{Mode, Record, RunFile};
-use crate::runner::{measure, skipped, MeasureConfig};
+use crate::runner::{measure_as, skipped, MeasureConfig, Start};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -121,6 +121,20 @@ pub struct Plan {
     pub operations: Vec<Operation>,
     /// Measurement settings (the thread count is set per slot).
     pub measure: MeasureConfig,
+    /// In process (the default), or cuPQC_benchmark's fresh processes.
+    pub method: Method,
+}
+
+/// How each record's timed runs are made.
+#[derive(Debug, Clone, Default)]
+pub enum Method {
+    /// Warm-up, gate and every timed run in this process.
+    #[default]
+    InProcess,
+    /// `--fresh-process`: gate here, each timed run in a new process.
+    FreshParent(crate::fresh::FreshChild),
+    /// `--fresh-child`: one cold timed run for a fresh-process parent.
+    FreshChild,
 }
 
 /// How a session ended.
@@ -168,8 +182,8 @@ pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<(
     let mut dirs: Vec<String> = real.iter().map(|r| view_dir(r)).collect();
     dirs.sort();
     dirs.dedup();
-    // (folder, path below it, content) of every view.
-    let mut views: Vec<(String, PathBuf, serde_json::Value)> = vec![];
+    // (folder, path below it, content, decimals printed) of every view.
+    let mut views: Vec<(String, PathBuf, serde_json::Value, usize)> = vec![];
     for dir in dirs {
         let recs: Vec<&Record> = real
             .iter()
@@ -178,22 +192,26 @@ pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<(
             .collect();
         for family in [Family::MlKem, Family::MlDsa] {
             if let Some(v) = cupqc::throughput_view(&recs, family) {
-                views.push((dir.clone(), cupqc::results_file_name(family).into(), v));
+                let name = cupqc::results_file_name(family).into();
+                views.push((dir.clone(), name, v, cupqc::THROUGHPUT_DECIMALS));
             }
             if let Some(v) = cupqc::latency_view(&recs, family) {
                 let p = Path::new("latency").join(cupqc::latency_file_name(family));
-                views.push((dir.clone(), p, v));
+                views.push((dir.clone(), p, v, cupqc::LATENCY_DECIMALS));
             }
         }
     }
-    for (dir, rel, v) in &views {
-        write_json(&out.join(dir).join(rel), v)?;
+    for (dir, rel, v, decimals) in &views {
+        write_atomic(
+            &out.join(dir).join(rel),
+            &cupqc::to_fixed_json(v, *decimals),
+        )?;
     }
     let mut seeded: Vec<&PathBuf> = vec![];
     for backend in SEED_LAYOUT_BACKENDS {
-        for (dir, rel, v) in &views {
+        for (dir, rel, v, decimals) in &views {
             if dir == backend && !seeded.contains(&rel) {
-                write_json(&out.join(rel), v)?;
+                write_atomic(&out.join(rel), &cupqc::to_fixed_json(v, *decimals))?;
                 seeded.push(rel);
             }
         }
@@ -282,20 +300,37 @@ pub fn run(
                                     crate::batching::short(b)
                                 );
                                 let bar = RunBar::new(&label, cfg.runs);
+                                let mut progress = |done: usize, _: usize| bar.set(done);
                                 let watch = crate::multi_device::Watch::new(None);
                                 let mut watched = crate::multi_device::Watched {
                                     inner: backend.as_mut(),
                                     watch: watch.clone(),
                                 };
-                                let result = measure(
-                                    &mut watched,
-                                    alg,
-                                    op,
-                                    &cfg,
-                                    sampler.as_mut(),
-                                    cancel,
-                                    &mut |done, _| bar.set(done),
-                                );
+                                let start = match &plan.method {
+                                    Method::FreshChild => Start::Cold,
+                                    _ => Start::WarmGate,
+                                };
+                                let result = match &plan.method {
+                                    Method::FreshParent(child) => crate::fresh::measure(
+                                        &mut watched,
+                                        alg,
+                                        op,
+                                        &cfg,
+                                        child,
+                                        cancel,
+                                        &mut progress,
+                                    ),
+                                    _ => measure_as(
+                                        &mut watched,
+                                        alg,
+                                        op,
+                                        &cfg,
+                                        sampler.as_mut(),
+                                        cancel,
+                                        &mut progress,
+                                        start,
+                                    ),
+                                };
                                 bar.finish();
                                 match result {
                                     Ok(mut rec) => {
@@ -510,6 +545,55 @@ pub(crate) mod tests {
         assert_eq!(r(&named, &mut mock), [1, 4, 16]);
         assert!(sweep.describe().contains("what fits"));
         assert_eq!(Batches::List(vec![1, 32]).describe(), "1, 32");
+    }
+
+    #[test]
+    fn latency_files_read_with_the_seeds_key_paths_and_number_format() {
+        let d = tempfile::tempdir().unwrap();
+        let mut recs = vec![];
+        for alg in [Algorithm::MlKem512, Algorithm::MlDsa65] {
+            for op in alg.operations() {
+                recs.push(gpu_record("native-gpu", alg, op, Mode::Latency));
+                recs.push(gpu_record("native-gpu", alg, op, Mode::Throughput));
+            }
+        }
+        write_all(d.path(), &d.path().join("run.json"), &run_with(recs)).unwrap();
+        let text = |f: &str| std::fs::read_to_string(d.path().join(f)).unwrap();
+        // The seed's extract scripts: GPU block, then alg -> op -> latency_us.
+        for (file, alg, ops) in [
+            (
+                "latency/mlkem_latency.json",
+                "ML-KEM-512",
+                ["KeyGen", "Encaps", "Decaps"],
+            ),
+            (
+                "latency/mldsa_latency.json",
+                "ML-DSA-65",
+                ["Key Generation", "Signing", "Verification"],
+            ),
+        ] {
+            let t = text(file);
+            let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+            assert!(v["GPU"]["name"].is_string(), "{t}");
+            assert!(v["GPU"]["memory_total_mb"].is_number(), "{t}");
+            let keys: Vec<&String> = v[alg].as_object().unwrap().keys().collect();
+            assert_eq!(keys, ops, "{t}");
+            for op in ops {
+                let l = &v[alg][op]["latency_us"];
+                // Samples 1, 2, 3: mean 2, population std sqrt(2/3).
+                assert_eq!(l["mean"].as_f64(), Some(2.0), "{t}");
+                assert_eq!(l["std"].as_f64(), Some(0.8165), "{t}");
+            }
+            // Printed with 4 decimals, as the seed prints them.
+            assert!(t.contains("\"mean\": 2.0000,"), "{t}");
+            assert!(t.contains("\"std\": 0.8165"), "{t}");
+        }
+        // The throughput files keep 2 decimals and the short keys.
+        let t = text("mldsa_results.json");
+        assert!(
+            t.contains("\"mean\": 2.00,") && t.contains("\"Sign\""),
+            "{t}"
+        );
     }
 
     #[test]

@@ -46,7 +46,21 @@ pub struct Metadata {
     /// The Slurm task that made the run, when one did (a cluster rank).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slurm: Option<crate::cluster::rank::SlurmRank>,
+    /// C compiler of the build (the vendored liboqs and OpenSSL, our host
+    /// code): path and first line of `--version`.
+    #[serde(default)]
+    pub c_compiler: String,
+    /// OpenSSL providers active when the metadata was collected.
+    #[serde(default)]
+    pub openssl_providers: Vec<String>,
+    /// The clock CPU timings are read from.
+    #[serde(default)]
+    pub timer: String,
 }
+
+/// The clock every CPU timing uses (`std::time::Instant`); GPU records
+/// time kernels with CUDA events and say so in their `timed_window`.
+pub const TIMER: &str = "std::time::Instant (CLOCK_MONOTONIC on Linux); GPU kernels: CUDA events";
 
 /// Host facts without GPU probing (cheap).
 pub struct Host {
@@ -116,5 +130,8 @@ pub fn collect(gpu: Option<&crate::gpu::probe::GpuProbe>) -> Metadata {
             .map(|g| g.driver.detail.clone()),
         nvidia_driver,
         gpus: gpu.map(|g| g.gpus.clone()).unwrap_or_default(),
+        c_compiler: env!("PQCPROF_CC").into(),
+        openssl_providers: crate::sweep::openssl::providers(),
+        timer: TIMER.into(),
     }
 }

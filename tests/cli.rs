@@ -233,6 +233,76 @@ fn latency_mode_writes_latency_files() {
 }
 
 #[test]
+fn fresh_process_times_each_run_in_its_own_process_and_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args([
+            "cpu",
+            "--fresh-process",
+            "--alg",
+            "ML-KEM-512",
+            "--op",
+            "keygen",
+            "--batch",
+            "4",
+            "--runs",
+            "3",
+            "--threads",
+            "1",
+            "--out",
+        ])
+        .arg(d.path())
+        .assert()
+        .success();
+    let run = read_json(&run_files(d.path())[0]);
+    let r = &run["records"][0];
+    assert_eq!(r["status"], "ok", "{r}");
+    let process = r["process"].as_str().unwrap();
+    assert!(process.starts_with("fresh-process"), "{process}");
+    assert!(
+        process.contains("each of the 3 timed runs in a new process"),
+        "{process}"
+    );
+    assert_eq!(r["run_seconds"].as_array().unwrap().len(), 3);
+    assert!(
+        !r["gate"]["checks"].as_array().unwrap().is_empty(),
+        "gate first: {r}"
+    );
+    assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0);
+    // The default says it is in-process.
+    let d2 = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args([
+            "cpu",
+            "--alg",
+            "ML-KEM-512",
+            "--op",
+            "keygen",
+            "--batch",
+            "4",
+        ])
+        .args(["--runs", "3", "--threads", "1", "--out"])
+        .arg(d2.path())
+        .assert()
+        .success();
+    let run = read_json(&run_files(d2.path())[0]);
+    assert_eq!(run["records"][0]["process"], "in-process");
+    // A fresh child alone times a cold run and checks it after.
+    let d3 = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args(["bench", "--fresh-child", "--backend", "liboqs-cpu"])
+        .args(["--alg", "ML-DSA-44", "--op", "sign", "--batch", "2"])
+        .args(["--runs", "1", "--warmup", "0", "--threads", "1", "--out"])
+        .arg(d3.path())
+        .assert()
+        .success();
+    let run = read_json(&run_files(d3.path())[0]);
+    let r = &run["records"][0];
+    assert_eq!(r["status"], "ok", "{r}");
+    assert!(r["gate"].is_object(), "checked after its run: {r}");
+}
+
+#[test]
 fn ctrl_c_keeps_finished_records_as_valid_json() {
     let d = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("pqcprof");

@@ -165,3 +165,27 @@ fn without_network_the_error_says_so_and_suggests_from() {
     }
     assert!(!d.path().join("sdk").exists());
 }
+
+#[test]
+fn a_wrong_sha256_is_refused_and_the_right_one_verified() {
+    let d = tempfile::tempdir().unwrap();
+    let archive = fake_sdk_archive(d.path(), "cupqc-sdk-0.4.1-x86_64.tar.gz");
+    let dest = d.path().join("sdk");
+    let a = archive.to_str().unwrap();
+    let bad = "00".repeat(32);
+    let o = fetch(&["--from", a, "--sha256", &bad], &dest);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refusing it"), "{}", stderr(&o));
+    assert!(!dest.exists(), "nothing unpacked");
+    let sum = Command::new("sha256sum").arg(&archive).output().unwrap();
+    let hex = String::from_utf8_lossy(&sum.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_ascii_uppercase();
+    let o = fetch(&["--from", a, "--sha256", &hex], &dest);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("SHA-256 verified"), "{}", stderr(&o));
+    let facts = std::fs::read_to_string(dest.join(".pqcprof-fetched")).unwrap();
+    assert!(facts.contains("sha256_verified=yes"), "{facts}");
+}

@@ -99,6 +99,31 @@ fn chromium_or_skip() -> Option<PathBuf> {
     bin
 }
 
+/// Opens `html` with `#selftest`: the DOM and the page's self-test result
+/// (after checking the console has no errors).
+fn selftest_dom(bin: &Path, html: &Path, profile: &Path) -> (String, Value) {
+    let url = format!("file://{}#selftest", html.display());
+    let (dom, log) = run_chromium(bin, profile, &url, &["--dump-dom"]);
+    let errors = console_errors(&log);
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let start = dom.find("<pre id=\"selftest-result\">").unwrap_or_else(|| {
+        panic!(
+            "no self-test result in the DOM:\n{}",
+            &dom[..dom.len().min(2000)]
+        )
+    });
+    let rest = &dom[start + "<pre id=\"selftest-result\">".len()..];
+    let json = &rest[..rest.find("</pre>").unwrap()];
+    let r = serde_json::from_str(&json.replace("&quot;", "\"").replace("&amp;", "&"))
+        .unwrap_or_else(|e| panic!("{e}: {json}"));
+    (dom, r)
+}
+
+/// The page's self-test result alone.
+fn selftest(bin: &Path, html: &Path, profile: &Path) -> Value {
+    selftest_dom(bin, html, profile).1
+}
+
 /// `pqcprof report RUNS -o html`, then the page's self-test in Chromium
 /// (it toggles the kind filter and writes the visible row counts and any
 /// script error into the DOM): the DOM and the self-test's result, after
@@ -112,20 +137,7 @@ fn report_in_chromium(bin: &Path, dir: &Path, runs: &[PathBuf]) -> (PathBuf, Str
         .arg(&html)
         .assert()
         .success();
-    let url = format!("file://{}#selftest", html.display());
-    let (dom, log) = run_chromium(bin, &dir.join("profile1"), &url, &["--dump-dom"]);
-    let errors = console_errors(&log);
-    assert!(errors.is_empty(), "console errors: {errors:#?}");
-    let start = dom.find("<pre id=\"selftest-result\">").unwrap_or_else(|| {
-        panic!(
-            "no self-test result in the DOM:\n{}",
-            &dom[..dom.len().min(2000)]
-        )
-    });
-    let rest = &dom[start + "<pre id=\"selftest-result\">".len()..];
-    let json = &rest[..rest.find("</pre>").unwrap()];
-    let r: Value = serde_json::from_str(&json.replace("&quot;", "\"").replace("&amp;", "&"))
-        .unwrap_or_else(|e| panic!("{e}: {json}"));
+    let (dom, r) = selftest_dom(bin, &html, &dir.join("profile1"));
     assert_eq!(r["errors"], Value::Array(vec![]), "{r}");
     assert!(
         r["scrollWidth"].as_u64().unwrap() <= r["innerWidth"].as_u64().unwrap(),
@@ -272,4 +284,61 @@ fn batch_sweep_sections_render_in_headless_chromium() {
     ] {
         assert!(chart.contains(line), "{line}: {chart}");
     }
+}
+
+#[test]
+fn tier_origin_filters_markers_and_other_batches_work_in_chromium() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = common::mixed_sweep(&dir.path().join("sweep"));
+    // A real CPU run, plus (test only) a copy of each record at twice the
+    // batch in the same file: rows of other batch sizes, shown on demand.
+    let run = cpu_run(&dir.path().join("bench"), "1");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&run).unwrap()).unwrap();
+    let recs = v["records"].as_array().unwrap().clone();
+    for mut r in recs {
+        r["batch"] = Value::from(r["batch"].as_u64().unwrap() * 2);
+        v["records"].as_array_mut().unwrap().push(r);
+    }
+    let batches = dir.path().join("synthetic-batches.json");
+    std::fs::write(&batches, serde_json::to_vec(&v).unwrap()).unwrap();
+    let html = dir.path().join("report.html");
+    pqcprof()
+        .arg("report")
+        .arg(&sweep)
+        .arg(&batches)
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    let r = selftest(&bin, &html, &dir.path().join("profile"));
+    assert_eq!(r["errors"], Value::Array(vec![]), "{r}");
+    let rows = r["reset"].as_u64().unwrap();
+    // Each tier (and each origin) box alone shows some of the rows that
+    // have one but not all, and every such row has exactly one.
+    for name in ["tier", "origin"] {
+        let counts = r[name].as_object().unwrap();
+        let with = r[format!("{name}Rows")].as_u64().unwrap();
+        assert!(counts.len() >= 3 && with > 0 && with <= rows, "{name}: {r}");
+        let sum: u64 = counts.values().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(sum, with, "{name}: {r}");
+        assert!(counts.values().all(|c| c.as_u64().unwrap() < with), "{r}");
+    }
+    assert!(
+        r["tier"]["additional signatures on-ramp"].as_u64().unwrap() > 0,
+        "{r}"
+    );
+    // The doubled batches stay hidden until asked for.
+    let extra = page.matches("data-extra=\"batch\"").count() as u64;
+    assert_eq!(extra, 2, "ML-KEM-512 and ML-DSA-44 at batch 8");
+    assert_eq!(r["everyBatch"].as_u64().unwrap(), rows + extra, "{r}");
+    // Every ▲ of the page is in a visible cell.
+    assert_eq!(
+        r["triangles"].as_u64().unwrap(),
+        page.matches(" ▲<small>").count() as u64,
+        "{r}"
+    );
 }

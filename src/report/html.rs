@@ -6,7 +6,7 @@ use super::charts;
 use super::load::LoadSet;
 use super::model::{src_list, Dataset, SrcRef};
 use super::outline::{Headed, Outline};
-use super::sections::filter_values;
+use super::sections::{self, filter_values};
 use super::table::{Cell, Table};
 use std::fmt::Write;
 
@@ -94,7 +94,7 @@ const JS: &str = r#"
     var g = {}, i, j;
     var boxes = panel ? panel.querySelectorAll('input[type=checkbox]') : [];
     for (i = 0; i < boxes.length; i++) {
-      if (boxes[i].checked) { (g[boxes[i].name] = g[boxes[i].name] || []).push(boxes[i].value); }
+      if (boxes[i].checked && boxes[i].name) { (g[boxes[i].name] = g[boxes[i].name] || []).push(boxes[i].value); }
     }
     var sels = panel ? panel.querySelectorAll('select') : [];
     for (i = 0; i < sels.length; i++) {
@@ -106,11 +106,13 @@ const JS: &str = r#"
   }
   function apply() {
     var g = chosen(), total = 0, tables = document.querySelectorAll('table.data');
+    var every = document.getElementById('all-batches'), showExtra = !!(every && every.checked);
     for (var t = 0; t < tables.length; t++) {
       var rows = tables[t].tBodies[0] ? tables[t].tBodies[0].rows : [], n = 0, shown = 0;
       for (var r = 0; r < rows.length; r++) {
         var row = rows[r];
         if (!row.hasAttribute('data-kind')) { continue; }
+        if (row.hasAttribute('data-extra') && !showExtra) { row.hidden = true; continue; }
         n++;
         var ok = true;
         for (var k in g) {
@@ -126,6 +128,8 @@ const JS: &str = r#"
     }
     return total;
   }
+  var everyBox = document.getElementById('all-batches');
+  if (everyBox) { everyBox.addEventListener('change', apply); }
   if (panel) {
     panel.addEventListener('change', apply);
     var reset = document.getElementById('reset');
@@ -148,6 +152,22 @@ const JS: &str = r#"
     box = panel && panel.querySelector('input[name=kind][value=signature]');
     if (box) { box.checked = true; result.signatureOnly = apply(); box.checked = false; }
     result.reset = apply();
+    if (everyBox) { everyBox.checked = true; result.everyBatch = apply(); everyBox.checked = false; }
+    result.triangles = document.querySelectorAll('td.num').length ? Array.prototype.filter.call(
+      document.querySelectorAll('table.data tr:not([hidden]) td'), function (c) { return c.textContent.indexOf('\u25B2') >= 0; }).length : 0;
+    // Rows with a tier (origin) each tier (origin) box shows on its own.
+    ['tier', 'origin'].forEach(function (name) {
+      var sel = 'table.data tr[data-' + name + ']:not([hidden])';
+      var counts = {}, boxes = panel ? panel.querySelectorAll('input[name=' + name + ']') : [];
+      for (var i = 0; i < boxes.length; i++) {
+        boxes[i].checked = true; apply();
+        counts[boxes[i].value] = document.querySelectorAll(sel).length;
+        boxes[i].checked = false;
+      }
+      apply();
+      result[name] = counts;
+      result[name + 'Rows'] = document.querySelectorAll(sel).length;
+    });
     var out = document.createElement('pre');
     out.id = 'selftest-result';
     out.textContent = JSON.stringify(result);
@@ -307,6 +327,8 @@ fn filters_html(ds: &Dataset) -> String {
         ("level", "NIST level"),
         ("kind", "Kind"),
         ("class", "Class"),
+        ("tier", "Tier"),
+        ("origin", "Program / origin"),
         ("provider", "Provider"),
         ("backend", "Backend"),
         ("family", "Family"),
@@ -440,7 +462,12 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     }
 
     // Main tables.
-    s += "<h2 id=\"results\">Results</h2><p>Median time per operation (large) and median operations per second (small) of every successful throughput record. A row is one backend, thread count, algorithm and batch size from one file.</p>";
+    s += "<h2 id=\"results\">Results</h2><p>Median time per operation (large) and median operations per second (small) of every successful throughput record. A row is one backend, thread count and algorithm from one file, at its largest batch (sweep figures: a timed window per operation); other batch sizes are shown on demand.</p>";
+    let _ = write!(
+        s,
+        "<p class=\"legend\"><label><input type=\"checkbox\" id=\"all-batches\"> Show every batch size measured</label> · {}</p>",
+        esc(sections::MARKER_LEGEND)
+    );
     for h in o.throughput.iter().chain(&o.latency).chain(&o.kernels) {
         s += &headed_html(ds, h);
     }
@@ -493,6 +520,11 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     }
     if charts::batch_charts(ds).is_empty() {
         s += "<p class=\"note\">Each operation was measured at one batch size only, so there is no throughput-against-batch chart.</p>";
+    }
+
+    if let Some(t) = &o.hybrid {
+        s += "<h2 id=\"hybrid\">Hybrid overhead</h2><p>What each hybrid costs over its pure post-quantum component measured in the same file: extra median time per operation and extra bytes (wire: public key plus ciphertext or signature).</p>";
+        s += &table_html(ds, t);
     }
 
     s += "<h2 id=\"sizes\">Sizes</h2><p>Bytes of keys, ciphertexts and signatures as the records state them (for ML-KEM and ML-DSA, FIPS 203 and FIPS 204). On the wire: what one side sends, public key plus ciphertext or signature.</p>";

@@ -44,6 +44,8 @@ pub struct LoadedRun {
     pub aggregates: Vec<(usize, crate::aggregate::Aggregate)>,
     /// The cluster a merged file came from, when readable.
     pub cluster: Option<crate::cluster::Cluster>,
+    /// A sweep's warm-up, window and wall time, when the file has them.
+    pub sweep: Option<crate::results::SweepInfo>,
 }
 
 /// Something wrong with an input file.
@@ -294,6 +296,17 @@ pub fn parse_run(
             }
         },
     };
+    let sweep = match top.get("sweep") {
+        None | Some(Value::Null) => None,
+        Some(v) => typed::<crate::results::SweepInfo>(v)
+            .map_err(|(path, msg)| {
+                warnings.push(Warning {
+                    field: join("sweep", &path),
+                    message: format!("{msg}; the sweep's settings are not shown"),
+                })
+            })
+            .ok(),
+    };
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -312,6 +325,7 @@ pub fn parse_run(
             symmetric,
             aggregates,
             cluster,
+            sweep,
         },
         warnings,
     ))

@@ -119,6 +119,7 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         s += &headed_md(h);
     }
     s += "## Results\n\nMedian time per operation, with median operations per second in parentheses.\n\n";
+    let _ = writeln!(s, "{}\n", md(super::sections::MARKER_LEGEND));
     for h in o.throughput.iter().chain(&o.latency).chain(&o.kernels) {
         s += &headed_md(h);
     }
@@ -137,6 +138,9 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         for h in o.devices.iter().chain(&o.aggregates) {
             s += &headed_md(h);
         }
+    }
+    if let Some(t) = &o.hybrid {
+        let _ = writeln!(s, "## Hybrid overhead\n\n{}", table_md(t));
     }
     let _ = writeln!(s, "## Sizes\n\n{}", table_md(&o.sizes));
     s += "## Symmetric context\n\n";

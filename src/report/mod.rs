@@ -20,6 +20,7 @@
 pub mod analysis;
 pub mod charts;
 pub mod compare;
+pub mod families;
 pub mod html;
 pub mod load;
 pub mod markdown;
@@ -219,6 +220,19 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<(String, String)> {
             ),
         ),
     ];
+    let or_unknown = |s: String| {
+        if s.is_empty() {
+            "not recorded (older run file)".to_string()
+        } else {
+            s
+        }
+    };
+    v.push(("C compiler".into(), or_unknown(m.c_compiler.clone())));
+    v.push((
+        "OpenSSL providers".into(),
+        or_unknown(m.openssl_providers.join(", ")),
+    ));
+    v.push(("Timer".into(), or_unknown(m.timer.clone())));
     if let Some(d) = &m.cuda_driver {
         v.push(("CUDA driver API".into(), d.clone()));
     }
@@ -264,10 +278,23 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<(String, String)> {
     match &run.config {
         Some(c) => {
             v.push(("Command".into(), c.command_line.join(" ")));
-            v.push((
-                "Runs / warm-up / batch".into(),
-                format!("{} / {} / {}", c.runs, c.warmup_runs, c.batch),
-            ));
+            match &run.sweep {
+                // A sweep times windows: runs, batch and sampler do not apply.
+                Some(sw) => {
+                    v.push((
+                        "Warm-up / window per operation".into(),
+                        format!("{} s / {} s", sw.warmup_seconds, sw.window_seconds),
+                    ));
+                    v.push((
+                        "Sweep wall time".into(),
+                        format!("{:.1} s", sw.wall_seconds),
+                    ));
+                }
+                None => v.push((
+                    "Runs / warm-up / batch".into(),
+                    format!("{} / {} / {}", c.runs, c.warmup_runs, c.batch),
+                )),
+            }
             v.push((
                 "Threads".into(),
                 c.threads
@@ -288,10 +315,12 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<(String, String)> {
                     }
                 ),
             ));
-            v.push((
-                "Sampler period".into(),
-                format!("{} ms", c.sample_period_ms),
-            ));
+            if run.sweep.is_none() {
+                v.push((
+                    "Sampler period".into(),
+                    format!("{} ms", c.sample_period_ms),
+                ));
+            }
             v.push(("Randomness".into(), c.randomness.clone()));
         }
         None => v.push(("Settings".into(), "not readable in this file".into())),

@@ -70,15 +70,23 @@ const PQC_MARKERS: [&str; 8] = [
     "SLH",
 ];
 
-/// Classifies an algorithm by its provider, family and name.
+/// Classifies an algorithm: from the families catalogue
+/// (`families::FAMILIES`) and the hybrid groups the sweep knows by name;
+/// only a family the catalogue lacks falls back to markers in the names
+/// (never to a `+`, which SPHINCS+ has).
 pub fn classify(provider: &str, family: &str, algorithm: &str) -> Class {
+    let known_hybrid = crate::sweep::registry::OPENSSL_HYBRIDS
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case(algorithm));
+    if known_hybrid || provider.eq_ignore_ascii_case("composite") {
+        return Class::Hybrid;
+    }
+    if let Some(f) = super::families::lookup(family) {
+        return f.class;
+    }
     let fam = family.to_ascii_uppercase();
     let name = algorithm.to_ascii_uppercase();
-    if provider.eq_ignore_ascii_case("composite")
-        || fam.contains("HYBRID")
-        || fam.contains("COMPOSITE")
-        || name.contains('+')
-    {
+    if fam.contains("HYBRID") || fam.contains("COMPOSITE") {
         return Class::Hybrid;
     }
     let classical_name = CLASSICAL_MARKERS.iter().any(|m| name.contains(m));
@@ -311,6 +319,21 @@ mod tests {
             Class::Pqc
         );
         assert_eq!(classify("liboqs", "Falcon", "Falcon-512"), Class::Pqc);
+        // From the catalogue, not the `+` in the name.
+        assert_eq!(
+            classify("liboqs", "SPHINCS+", "SPHINCS+-SHA2-128f-simple"),
+            Class::Pqc
+        );
+        assert_eq!(
+            classify("openssl", "Hybrid KEM", "SecP256r1MLKEM768"),
+            Class::Hybrid
+        );
+        assert_eq!(
+            classify("composite", "Composite KEM", "ML-KEM-768+X25519"),
+            Class::Hybrid
+        );
+        // A family the catalogue lacks: markers in its name, never `+`.
+        assert_eq!(classify("liboqs", "NewScheme", "NewScheme+1"), Class::Pqc);
     }
 
     #[test]

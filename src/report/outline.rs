@@ -74,6 +74,8 @@ pub struct Outline<'r> {
     pub devices: Option<Headed>,
     /// Totals over devices and ranks.
     pub aggregates: Option<Headed>,
+    /// Each hybrid's cost over its PQC component, when there are any.
+    pub hybrid: Option<Table>,
     /// Key, ciphertext and signature sizes.
     pub sizes: Table,
     /// Symmetric primitives, when there are any.
@@ -151,6 +153,7 @@ impl<'r> Outline<'r> {
                 "Totals over devices and ranks",
                 super::scale::aggregates_table(ds),
             ),
+            hybrid: rows(sections::hybrid_table(ds)),
             sizes: sections::sizes_table(ds),
             symmetric: rows(sections::symmetric_table(ds)),
             appendix: rows(sections::appendix_table(ds)),

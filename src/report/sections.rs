@@ -1,6 +1,7 @@
 //! The report's tables, built once for both output formats.
 
 use super::analysis::{Analysis, Pair};
+use super::families;
 use super::model::{kind_name, level_bucket, src_list, Class, Dataset, Entry};
 use super::table::{natural_cmp, shades, shades_by_group, Cell, Row, Table};
 use super::units;
@@ -19,6 +20,8 @@ pub fn filters(e: &Entry) -> Vec<(&'static str, String)> {
         ),
         ("kind", kind_name(e.rec.kind).to_ascii_lowercase()),
         ("class", e.class.name().into()),
+        ("tier", families::tier(&e.rec.family).name().into()),
+        ("origin", families::origin(&e.rec.family).into()),
         ("provider", e.rec.provider.clone()),
         ("backend", e.rec.backend.clone()),
         ("family", e.rec.family.clone()),
@@ -67,11 +70,56 @@ fn entry_cmp(a: &Entry, b: &Entry) -> std::cmp::Ordering {
     }
 }
 
+/// The batch a record's row is keyed by: `None` for window timing (the
+/// sweep, whose batch differs per operation), else the batch size.
+fn batch_key(e: &Entry) -> Option<usize> {
+    e.rec.iterations.is_none().then_some(e.rec.batch)
+}
+
+/// Whether a PQC record's throughput beats the fastest classical record of
+/// its kind, operation and NIST level on the same host with the same
+/// threads (CPU only): pqcbench's ▲.
+pub fn beats_classical(ds: &Dataset, e: &Entry) -> bool {
+    if e.class != Class::Pqc || e.is_gpu() {
+        return false;
+    }
+    let (Some(ops), Some(level)) = (e.ok_throughput(), level_bucket(e.rec.nist_level)) else {
+        return false;
+    };
+    let best = ds
+        .entries
+        .iter()
+        .filter(|c| {
+            c.class == Class::Classical
+                && !c.is_gpu()
+                && c.rec.kind == e.rec.kind
+                && c.rec.operation == e.rec.operation
+                && c.rec.threads == e.rec.threads
+                && c.host() == e.host()
+                && level_bucket(c.rec.nist_level) == Some(level)
+        })
+        .filter_map(|c| c.ok_throughput())
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    best.is_some_and(|b| ops > b)
+}
+
+/// The libraries behind a figure named after another provider (pqcbench's
+/// ‡ cross-provider): pqcprof's composites run liboqs and OpenSSL.
+pub fn cross_provider(e: &Entry) -> Option<&'static str> {
+    (e.rec.provider == "composite").then_some("liboqs + OpenSSL")
+}
+
+/// The legend of the ▲ and ‡ markers.
+pub const MARKER_LEGEND: &str = "▲ a PQC figure faster than the fastest classical algorithm of its NIST level, operation, host and threads. ‡ cross-provider: the figure comes from libraries other than the provider named (pqcprof's composites run liboqs and OpenSSL).";
+
 /// Median time and ops/s per algorithm and operation, one table per kind,
-/// shaded within each NIST level.
+/// shaded within each NIST level. One row per (file, backend, threads,
+/// algorithm): the largest batch measured; rows of other batch sizes carry
+/// `data-extra` and are shown on demand.
 pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
     let (entries, ops) = ds.throughput(kind);
-    // One row per (file, rank, GPU, backend, threads, algorithm, batch).
+    // One row per (file, rank, GPU, backend, threads, algorithm, batch or
+    // window).
     type RowKey = (
         usize,
         Option<usize>,
@@ -79,7 +127,7 @@ pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
         String,
         usize,
         String,
-        usize,
+        Option<usize>,
     );
     let mut rows: BTreeMap<RowKey, Vec<&Entry>> = BTreeMap::new();
     for e in &entries {
@@ -90,25 +138,43 @@ pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
             e.rec.backend.clone(),
             e.rec.threads,
             e.rec.algorithm.clone(),
-            e.rec.batch,
+            batch_key(e),
         ))
         .or_default()
         .push(e);
     }
-    let mut groups: Vec<Vec<&Entry>> = rows.into_values().collect();
-    groups.sort_by(|a, b| entry_cmp(a[0], b[0]));
-    // Shade per (level bucket, operation) on ops/s: `shade_of[op][row]`.
+    // The main row of each (file, backend, threads, algorithm): the
+    // largest batch (window timing counts as one row of its own).
+    type MainKey = (usize, Option<usize>, Option<usize>, String, usize, String);
+    let mut main: BTreeMap<MainKey, Option<usize>> = BTreeMap::new();
+    for (f, r, d, b, t, a, batch) in rows.keys() {
+        let m = main
+            .entry((*f, *r, *d, b.clone(), *t, a.clone()))
+            .or_insert(*batch);
+        *m = (*m).max(*batch);
+    }
+    let mut groups: Vec<(bool, Vec<&Entry>)> = rows
+        .into_iter()
+        .map(|((f, r, d, b, t, a, batch), g)| (main[&(f, r, d, b, t, a)] != batch, g))
+        .collect();
+    groups.sort_by(|a, b| entry_cmp(a.1[0], b.1[0]));
+    // Shade per (level bucket, operation) on ops/s among the main rows:
+    // `shade_of[op][row]`.
     let shade_of: Vec<Vec<Option<f64>>> = ops
         .iter()
         .map(|op| {
-            let cells = groups.iter().enumerate().filter_map(|(row_i, g)| {
-                let e = g.iter().find(|e| e.rec.operation == *op)?;
-                Some((
-                    row_i,
-                    level_bucket(e.rec.nist_level),
-                    e.ok_throughput().unwrap_or(0.0),
-                ))
-            });
+            let cells = groups
+                .iter()
+                .enumerate()
+                .filter(|(_, (extra, _))| !extra)
+                .filter_map(|(row_i, (_, g))| {
+                    let e = g.iter().find(|e| e.rec.operation == *op)?;
+                    Some((
+                        row_i,
+                        level_bucket(e.rec.nist_level),
+                        e.ok_throughput().unwrap_or(0.0),
+                    ))
+                });
             shades_by_group(groups.len(), cells, true)
         })
         .collect();
@@ -121,19 +187,38 @@ pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
         .headers
         .extend(ops.iter().map(|o| o.label().to_string()));
     table.headers.push("Source".into());
-    for (row_i, g) in groups.iter().enumerate() {
+    for (row_i, (extra, g)) in groups.iter().enumerate() {
         let first = g[0];
+        let cross = cross_provider(first);
+        let name = match cross {
+            Some(_) => format!("{} ‡", first.rec.algorithm),
+            None => first.rec.algorithm.clone(),
+        };
+        let provider_sub = match cross {
+            Some(libs) => format!("{} · {libs}", first.class.name()),
+            None => first.class.name().to_string(),
+        };
+        let batch = match batch_key(first) {
+            Some(b) => Cell::num(units::grouped(b as f64)),
+            None => Cell::text("window").below("per operation"),
+        };
         let mut cells = vec![
             Cell::num(level_text(first.rec.nist_level)),
-            Cell::text(first.rec.algorithm.clone()).below(first.rec.family.clone()),
-            Cell::text(first.rec.provider.clone()).below(first.class.name()),
+            Cell::text(name).below(first.rec.family.clone()),
+            Cell::text(first.rec.provider.clone()).below(provider_sub),
             where_cell(first),
-            Cell::num(units::grouped(first.rec.batch as f64)),
+            batch,
         ];
         for (op_i, op) in ops.iter().enumerate() {
             match g.iter().find(|e| e.rec.operation == *op) {
                 Some(e) => {
-                    let mut c = Cell::num(units::time_ms(e.ms().unwrap_or(0.0)))
+                    let time = units::time_ms(e.ms().unwrap_or(0.0));
+                    let text = if beats_classical(ds, e) {
+                        format!("{time} ▲")
+                    } else {
+                        time
+                    };
+                    let mut c = Cell::num(text)
                         .below(units::ops(e.ok_throughput().unwrap_or(0.0)))
                         .from([e.src])
                         .value(e.ok_throughput().unwrap_or(0.0));
@@ -144,12 +229,74 @@ pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
             }
         }
         cells.push(src_cell(src_list(g.iter().map(|e| e.src), " ")));
-        table.rows.push(Row {
-            filters: filters(first),
-            cells,
-        });
+        let mut f = filters(first);
+        if *extra {
+            f.push(("extra", "batch".into()));
+        }
+        table.rows.push(Row { filters: f, cells });
     }
     table
+}
+
+/// What each hybrid costs over its pure PQC component measured in the same
+/// file (as the run file's `hybrid_overhead`): extra time per operation
+/// and extra bytes.
+pub fn hybrid_table(ds: &Dataset) -> Table {
+    let mut t = Table::new(
+        "t-hybrid",
+        &[
+            "Level",
+            "Hybrid",
+            "PQC component",
+            "Operation",
+            "Where",
+            "Hybrid",
+            "Component",
+            "Extra time",
+            "Extra wire bytes",
+            "Extra secret-key bytes",
+            "Source",
+        ],
+        false,
+    );
+    for f in 0..ds.runs.len() {
+        let of_file: Vec<&Entry> = ds.entries.iter().filter(|e| e.src.file == f).collect();
+        let recs: Vec<&crate::results::Record> = of_file.iter().map(|e| e.rec).collect();
+        for (o, hi, ci) in crate::sweep::hybrid::overhead_of(&recs) {
+            let (h, c) = (of_file[hi], of_file[ci]);
+            let us = |x: f64| units::time_ms(x / 1000.0);
+            let signed = |x: i64| {
+                format!(
+                    "{}{}",
+                    if x >= 0 { "+" } else { "−" },
+                    units::grouped(x.unsigned_abs() as f64)
+                )
+            };
+            let extra = format!(
+                "{}{} ({:+.0}%)",
+                if o.extra_us >= 0.0 { "+" } else { "−" },
+                us(o.extra_us.abs()),
+                100.0 * o.extra_us / o.component_us
+            );
+            t.rows.push(Row {
+                filters: filters(h),
+                cells: vec![
+                    Cell::num(level_text(h.rec.nist_level)),
+                    Cell::text(o.hybrid.clone()).below(o.provider.clone()),
+                    Cell::text(o.component.clone()).below(o.component_provider.clone()),
+                    Cell::text(o.operation.label()),
+                    where_cell(h),
+                    Cell::num(us(o.hybrid_us)).from([h.src]),
+                    Cell::num(us(o.component_us)).from([c.src]),
+                    Cell::num(extra).from([h.src, c.src]).value(o.extra_us),
+                    Cell::num(signed(o.extra_wire_bytes)).from([h.src, c.src]),
+                    Cell::num(signed(o.extra_secret_key_bytes)).from([h.src, c.src]),
+                    src_cell(src_list([h.src, c.src], " ")),
+                ],
+            });
+        }
+    }
+    t
 }
 
 /// Latency-mode records: p50, p99, mean and its interval.
@@ -657,151 +804,84 @@ pub fn emulated_table(ds: &Dataset) -> Table {
     t
 }
 
-/// A standard and the families it covers.
-pub struct Standard {
-    /// Families or algorithms, as matched against record families.
-    pub covers: &'static [&'static str],
-    /// What it is called.
-    pub name: &'static str,
-    /// Document.
-    pub document: &'static str,
-    /// Status and date.
-    pub status: &'static str,
-    /// Where to read it.
-    pub url: &'static str,
-}
-
-/// The standards behind the algorithms pqcprof and its sweep measure.
-pub const STANDARDS: &[Standard] = &[
-    Standard {
-        covers: &["ML-KEM"],
-        name: "Module-Lattice-Based Key-Encapsulation Mechanism",
-        document: "FIPS 203",
-        status: "final, August 2024",
-        url: "https://csrc.nist.gov/pubs/fips/203/final",
-    },
-    Standard {
-        covers: &["ML-DSA"],
-        name: "Module-Lattice-Based Digital Signature",
-        document: "FIPS 204",
-        status: "final, August 2024",
-        url: "https://csrc.nist.gov/pubs/fips/204/final",
-    },
-    Standard {
-        covers: &["SLH-DSA", "SPHINCS"],
-        name: "Stateless Hash-Based Digital Signature",
-        document: "FIPS 205",
-        status: "final, August 2024",
-        url: "https://csrc.nist.gov/pubs/fips/205/final",
-    },
-    Standard {
-        covers: &["FN-DSA", "Falcon"],
-        name: "FFT-over-NTRU-Lattice-Based Digital Signature (FN-DSA, from Falcon)",
-        document: "FIPS 206",
-        status: "draft",
-        url: "https://csrc.nist.gov/projects/post-quantum-cryptography",
-    },
-    Standard {
-        covers: &["X25519", "X448"],
-        name: "Elliptic Curves for Security (X25519, X448)",
-        document: "RFC 7748",
-        status: "IETF informational, January 2016",
-        url: "https://www.rfc-editor.org/rfc/rfc7748",
-    },
-    Standard {
-        covers: &["EdDSA", "Ed25519", "Ed448"],
-        name: "Edwards-Curve Digital Signature Algorithm (Ed25519, Ed448)",
-        document: "RFC 8032",
-        status: "IETF informational, January 2017; also approved in FIPS 186-5",
-        url: "https://www.rfc-editor.org/rfc/rfc8032",
-    },
-    Standard {
-        covers: &["ECDSA", "RSA", "RSA-PSS"],
-        name: "Digital Signature Standard (ECDSA, RSA, EdDSA)",
-        document: "FIPS 186-5",
-        status: "final, February 2023",
-        url: "https://csrc.nist.gov/pubs/fips/186-5/final",
-    },
-    Standard {
-        covers: &["ECDH"],
-        name: "Pair-Wise Key Establishment Using Discrete Logarithm Cryptography (ECDH)",
-        document: "NIST SP 800-56A Rev. 3",
-        status: "final, April 2018",
-        url: "https://csrc.nist.gov/pubs/sp/800/56/a/r3/final",
-    },
-    Standard {
-        covers: &["ChaCha20-Poly1305", "ChaCha20"],
-        name: "ChaCha20 and Poly1305 for IETF Protocols",
-        document: "RFC 8439",
-        status: "IETF informational, June 2018",
-        url: "https://www.rfc-editor.org/rfc/rfc8439",
-    },
-    Standard {
-        covers: &["SHA-256", "SHA-384", "SHA-512", "SHA-2", "SHA2"],
-        name: "Secure Hash Standard (SHA-2)",
-        document: "FIPS 180-4",
-        status: "final, August 2015",
-        url: "https://csrc.nist.gov/pubs/fips/180-4/upd1/final",
-    },
-    Standard {
-        covers: &["SHA3", "SHA-3", "SHAKE"],
-        name: "SHA-3 Standard (SHA3, SHAKE)",
-        document: "FIPS 202",
-        status: "final, August 2015",
-        url: "https://csrc.nist.gov/pubs/fips/202/final",
-    },
-    Standard {
-        covers: &["AES"],
-        name: "Advanced Encryption Standard (with GCM: SP 800-38D)",
-        document: "FIPS 197",
-        status: "final, November 2001 (updated 2023)",
-        url: "https://csrc.nist.gov/pubs/fips/197/final",
-    },
-];
-
-/// The standards table, marking what these files contain.
+/// The standards table: one row per document behind a family (or
+/// symmetric primitive) in these files, from the families catalogue, and a
+/// row for each family the catalogue does not know.
 pub fn standards_table(ds: &Dataset) -> Table {
-    let mut names: BTreeSet<String> = ds
-        .entries
-        .iter()
-        .flat_map(|e| {
-            [
-                e.rec.family.to_ascii_uppercase(),
-                e.rec.algorithm.to_ascii_uppercase(),
-            ]
-        })
-        .collect();
-    names.extend(
-        ds.symmetric
-            .iter()
-            .map(|s| s.rec.algorithm.to_ascii_uppercase()),
-    );
     let mut t = Table::new(
         "t-standards",
-        &["Covers", "Document", "Title", "Status", "In these files"],
+        &["Families", "Document", "Title", "Status", "Tier", "Origin"],
         false,
     );
-    for s in STANDARDS {
-        let present = s.covers.iter().any(|c| {
-            let c = c.to_ascii_uppercase();
-            names
-                .iter()
-                .any(|n| n.starts_with(&c) || n.contains(&format!("-{c}")))
-        });
-        let mut doc = Cell::text(s.document);
-        doc.sub = Some(s.url.into());
+    let present: BTreeSet<&str> = ds.entries.iter().map(|e| e.rec.family.as_str()).collect();
+    let mut unknown = vec![];
+    let mut rows: Vec<(usize, Vec<&str>)> = vec![];
+    for fam in present {
+        match families::FAMILIES
+            .iter()
+            .position(|f| f.names.iter().any(|n| n.eq_ignore_ascii_case(fam)))
+        {
+            Some(i) => match rows.iter_mut().find(|(j, _)| *j == i) {
+                Some((_, v)) => v.push(fam),
+                None => rows.push((i, vec![fam])),
+            },
+            None => unknown.push(fam),
+        }
+    }
+    rows.sort();
+    let doc_cell = |s: &families::Standard| {
+        let mut c = Cell::text(s.document);
+        c.sub = Some(s.url.into());
+        c
+    };
+    for (i, fams) in rows {
+        let f = &families::FAMILIES[i];
         t.rows.push(Row {
             filters: vec![],
             cells: vec![
-                Cell::text(s.covers.join(", ")),
-                doc,
-                Cell::text(s.name),
-                Cell::text(s.status),
-                if present {
-                    Cell::text("yes").class("good")
-                } else {
-                    Cell::text("–").class("muted")
-                },
+                Cell::text(fams.join(", ")),
+                doc_cell(&f.standard),
+                Cell::text(f.standard.title),
+                Cell::text(f.standard.status),
+                Cell::text(f.tier.name()),
+                Cell::text(f.origin),
+            ],
+        });
+    }
+    for fam in unknown {
+        t.rows.push(Row {
+            filters: vec![],
+            cells: vec![
+                Cell::text(fam),
+                Cell::text("–").class("muted"),
+                Cell::text("not in pqcprof's families catalogue (src/report/families.rs)"),
+                Cell::text("unknown").class("muted"),
+                Cell::text(families::Tier::Other.name()),
+                Cell::text(families::origin(fam)),
+            ],
+        });
+    }
+    let mut sym: Vec<(&str, Vec<&str>)> = vec![];
+    for e in &ds.symmetric {
+        let a = e.rec.algorithm.as_str();
+        let doc = families::symmetric_standard(a).map_or("–", |s| s.document);
+        match sym.iter_mut().find(|(d, _)| *d == doc) {
+            Some((_, v)) if v.contains(&a) => {}
+            Some((_, v)) => v.push(a),
+            None => sym.push((doc, vec![a])),
+        }
+    }
+    for (_, algs) in sym {
+        let spec = families::symmetric_standard(algs[0]);
+        t.rows.push(Row {
+            filters: vec![],
+            cells: vec![
+                Cell::text(algs.join(", ")),
+                spec.map_or(Cell::text("–").class("muted"), doc_cell),
+                Cell::text(spec.map_or("not in pqcprof's catalogue", |s| s.title)),
+                Cell::text(spec.map_or("unknown", |s| s.status)),
+                Cell::text("symmetric"),
+                Cell::text(""),
             ],
         });
     }

@@ -1,9 +1,10 @@
 //! Composites built from two real parts, both operations done for real and
-//! sizes summed: ML-DSA (liboqs) + Ed25519 (OpenSSL) signatures, and
-//! ML-KEM (liboqs) + X25519 (OpenSSL) hybrid KEMs.
+//! sizes summed: ML-DSA or Falcon (liboqs) + Ed25519 (OpenSSL) signatures,
+//! and ML-KEM or HQC (liboqs) + X25519 (OpenSSL) hybrid KEMs.
 //!
-//! Signature: `sig = sig_mldsa ‖ sig_ed25519`; it verifies only when both
-//! parts do. KEM: `ct = ct_mlkem ‖ ct_x25519` (the X25519 ciphertext is the
+//! Signature: `sig = sig_pqc ‖ sig_ed25519`; it verifies only when both
+//! parts do. Ed25519 signatures have a fixed length, so the split is taken
+//! from the end (a Falcon signature's length varies). KEM: `ct = ct_mlkem ‖ ct_x25519` (the X25519 ciphertext is the
 //! ephemeral public key) and the shared secret is
 //! `SHA3-256(ss_mlkem ‖ ss_x25519 ‖ ct_x25519)`, in the spirit of X-Wing
 //! (draft-connolly-cfrg-xwing-kem), not a standardised combiner.
@@ -23,7 +24,7 @@ fn sum(a: KeyBytes, b: KeyBytes) -> KeyBytes {
     }
 }
 
-/// ML-DSA + Ed25519.
+/// A liboqs signature + Ed25519.
 pub struct CompositeSig {
     a: OqsSig,
     b: OsslSig,
@@ -32,10 +33,10 @@ pub struct CompositeSig {
 }
 
 impl CompositeSig {
-    /// Opens liboqs's `mldsa` (e.g. `ML-DSA-65`) with OpenSSL's Ed25519.
-    pub fn open(mldsa: &str, message: Vec<u8>) -> Result<Self> {
+    /// Opens liboqs's `pqc` (e.g. `ML-DSA-65`) with OpenSSL's Ed25519.
+    pub fn open(pqc: &str, message: Vec<u8>) -> Result<Self> {
         Ok(CompositeSig {
-            a: OqsSig::open(mldsa, message.clone())?,
+            a: OqsSig::open(pqc, message.clone())?,
             b: OsslSig::open(OsslAlg::EdDsa(true), message.clone())?,
             msg: message,
             sig: vec![],
@@ -65,10 +66,9 @@ impl SigScheme for CompositeSig {
     }
     fn verify(&mut self) -> Result<bool> {
         self.sync_message();
-        let split = self.a.max_signature_len();
-        if self.sig.len() < split {
+        let Some(split) = self.sig.len().checked_sub(self.b.max_signature_len()) else {
             return Ok(false);
-        }
+        };
         self.a.signature_mut().clear();
         self.a.signature_mut().extend_from_slice(&self.sig[..split]);
         self.b.signature_mut().clear();
@@ -91,7 +91,7 @@ impl SigScheme for CompositeSig {
     }
 }
 
-/// ML-KEM + X25519.
+/// A liboqs KEM + X25519.
 pub struct CompositeKem {
     a: OqsKem,
     b: OsslKem,
@@ -101,10 +101,10 @@ pub struct CompositeKem {
 }
 
 impl CompositeKem {
-    /// Opens liboqs's `mlkem` (e.g. `ML-KEM-768`) with OpenSSL's X25519.
-    pub fn open(mlkem: &str) -> Result<Self> {
+    /// Opens liboqs's `pqc` (e.g. `ML-KEM-768`) with OpenSSL's X25519.
+    pub fn open(pqc: &str) -> Result<Self> {
         Ok(CompositeKem {
-            a: OqsKem::open(mlkem)?,
+            a: OqsKem::open(pqc)?,
             b: OsslKem::open(OsslAlg::Xdh(true))?,
             ct: vec![],
             ss_enc: vec![],

@@ -6,6 +6,7 @@
 
 pub mod composite;
 pub mod csv;
+pub mod hybrid;
 pub mod openssl;
 pub mod oqs;
 pub mod registry;
@@ -226,14 +227,17 @@ fn window_text(e: &Entry, op: Operation, w: Window) -> String {
         (Impl::Ossl(openssl::OsslAlg::EdDsa(_)), Operation::Sign | Operation::Verify) => {
             format!("EVP_DigestSign/Verify init + one-shot {op} (as openssl speed)")
         }
+        (Impl::Ossl(openssl::OsslAlg::Sm2), Operation::Sign | Operation::Verify) => {
+            format!("EVP_DigestSign/Verify init with SM3 and the default ID (hashing Z and the message) + one-shot {op}")
+        }
         (Impl::Ossl(_), Operation::KeyGen) => "one OpenSSL key generation".into(),
         (Impl::Ossl(_), o) => format!("one EVP_PKEY {} call on a context set up once", match o {
             Operation::Encaps => "encapsulate",
             Operation::Decaps => "decapsulate",
             other => other.cli_name(),
         }),
-        (Impl::CompositeSig(_), o) => format!("composite: {o} with both ML-DSA (liboqs) and Ed25519 (OpenSSL)"),
-        (Impl::CompositeKem(_), o) => format!("composite: {o} with both ML-KEM (liboqs) and X25519 (OpenSSL), secrets combined with SHA3-256"),
+        (Impl::CompositeSig(n), o) => format!("composite: {o} with both {n} (liboqs) and Ed25519 (OpenSSL)"),
+        (Impl::CompositeKem(n), o) => format!("composite: {o} with both {n} (liboqs) and X25519 (OpenSSL), secrets combined with SHA3-256"),
     };
     format!(
         "{what}; repeated in batches for a {}s window after a {}s warm-up (an operation slower than the window runs once)",
@@ -603,6 +607,18 @@ fn short(r: &Record) -> String {
     }
 }
 
+/// What the run file says about the sweep as a whole, refreshed before
+/// every write: its warm-up and window, its wall time so far, and each
+/// hybrid's cost over its PQC component.
+fn totals(run: &mut RunFile, opts: &SweepOptions, started: std::time::Instant) {
+    run.sweep = Some(crate::results::SweepInfo {
+        warmup_seconds: opts.window.warmup,
+        window_seconds: opts.window.window,
+        wall_seconds: started.elapsed().as_secs_f64(),
+    });
+    run.hybrid_overhead = hybrid::overhead(&run.records);
+}
+
 /// `pqcprof sweep`.
 pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     let opts = args.validate()?;
@@ -683,6 +699,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
                 break;
             }
         }
+        totals(&mut run, &opts, started);
         writer.write(&run, &opts)?;
     }
     if opts.symmetric && !interrupted {
@@ -699,6 +716,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     interrupted |= cancel.load(Ordering::SeqCst);
     run.complete = !interrupted;
     run.interrupted = interrupted;
+    totals(&mut run, &opts, started);
     let csvs = writer.write(&run, &opts)?;
     println!("Run file: {}", writer.run_path.display());
     for c in &csvs {
@@ -706,7 +724,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     }
     eprintln!(
         "pqcprof sweep: took {:.1} s",
-        started.elapsed().as_secs_f64()
+        run.sweep.as_ref().map_or(0.0, |s| s.wall_seconds)
     );
     if interrupted {
         eprintln!(

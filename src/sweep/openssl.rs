@@ -38,6 +38,9 @@ pub enum OsslAlg {
     Ecdh(Curve),
     /// X25519 (`true`) or X448 (`false`) as a KEM.
     Xdh(bool),
+    /// SM2 signatures with SM3 and the default distinguishing ID
+    /// (GB/T 32918), where this OpenSSL has SM2.
+    Sm2,
     /// A signature algorithm OpenSSL's provider offers by name (ML-DSA, SLH-DSA).
     NamedSig(&'static str),
     /// A KEM OpenSSL's provider offers by name (ML-KEM, hybrid groups).
@@ -196,12 +199,102 @@ fn keygen(alg: OsslAlg) -> Result<PKey<Private>> {
         OsslAlg::Xdh(true) => PKey::generate_x25519()?,
         OsslAlg::Xdh(false) => PKey::generate_x448()?,
         OsslAlg::NamedSig(n) | OsslAlg::NamedKem(n) => keygen_named(n)?,
+        OsslAlg::Sm2 => keygen_named("SM2")?,
     })
+}
+
+// OpenSSL 3 functions openssl-sys does not declare; libcrypto (linked
+// statically through openssl-sys) has them.
+extern "C" {
+    fn OSSL_PROVIDER_do_all(
+        ctx: *mut openssl_sys::OSSL_LIB_CTX,
+        cb: extern "C" fn(*mut openssl_sys::OSSL_PROVIDER, *mut std::ffi::c_void) -> i32,
+        cbdata: *mut std::ffi::c_void,
+    ) -> i32;
+    fn OSSL_PROVIDER_get0_name(prov: *const openssl_sys::OSSL_PROVIDER) -> *const std::ffi::c_char;
+    fn OSSL_PROVIDER_get_params(
+        prov: *const openssl_sys::OSSL_PROVIDER,
+        params: *mut openssl_sys::OSSL_PARAM,
+    ) -> i32;
+}
+
+/// `OSSL_PARAM_UTF8_PTR` (core.h).
+const OSSL_PARAM_UTF8_PTR: u32 = 6;
+
+extern "C" fn push_provider(
+    prov: *mut openssl_sys::OSSL_PROVIDER,
+    out: *mut std::ffi::c_void,
+) -> i32 {
+    // SAFETY: `out` is the `&mut Vec<String>` `providers` passes, alive for
+    // the whole OSSL_PROVIDER_do_all call; `prov` is a provider OpenSSL
+    // hands us, valid during the callback.
+    let out = unsafe { &mut *(out as *mut Vec<String>) };
+    // SAFETY: get0_name returns a NUL-terminated string owned by the provider.
+    let name = unsafe { std::ffi::CStr::from_ptr(OSSL_PROVIDER_get0_name(prov)) }
+        .to_string_lossy()
+        .into_owned();
+    let mut version: *const std::ffi::c_char = std::ptr::null();
+    let key = c"version";
+    let mut params = [
+        openssl_sys::OSSL_PARAM {
+            key: key.as_ptr(),
+            data_type: OSSL_PARAM_UTF8_PTR,
+            data: (&mut version as *mut *const std::ffi::c_char).cast(),
+            data_size: std::mem::size_of::<*const std::ffi::c_char>(),
+            return_size: usize::MAX,
+        },
+        openssl_sys::OSSL_PARAM {
+            key: std::ptr::null(),
+            data_type: 0,
+            data: std::ptr::null_mut(),
+            data_size: 0,
+            return_size: 0,
+        },
+    ];
+    // SAFETY: `params` is a terminated OSSL_PARAM array whose one entry
+    // points at `version`, a pointer-sized slot for a UTF8_PTR.
+    let ok = unsafe { OSSL_PROVIDER_get_params(prov, params.as_mut_ptr()) } == 1;
+    let version = (ok && !version.is_null())
+        // SAFETY: the provider set `version` to its own NUL-terminated string.
+        .then(|| {
+            unsafe { std::ffi::CStr::from_ptr(version) }
+                .to_string_lossy()
+                .into_owned()
+        });
+    out.push(match version {
+        Some(v) => format!("{name}={v}"),
+        None => name,
+    });
+    1
+}
+
+/// The providers active in OpenSSL's default library context, each as
+/// `name=version`, as pqcbench lists them. Fetching an algorithm first
+/// makes OpenSSL load its default provider, as every measurement does.
+pub fn providers() -> Vec<String> {
+    let _ = MessageDigest::sha256().size();
+    let _ = Hasher::new(MessageDigest::sha256());
+    let mut out: Vec<String> = vec![];
+    // SAFETY: NULL is the default library context; the callback only
+    // touches `out`, which outlives the call.
+    unsafe {
+        OSSL_PROVIDER_do_all(
+            std::ptr::null_mut(),
+            push_provider,
+            (&mut out as *mut Vec<String>).cast(),
+        )
+    };
+    out
 }
 
 /// Checks OpenSSL can make a key of this type (cheaply, for named algorithms).
 pub fn available(alg: OsslAlg) -> Result<()> {
-    if let OsslAlg::NamedSig(n) | OsslAlg::NamedKem(n) = alg {
+    let named = match alg {
+        OsslAlg::NamedSig(n) | OsslAlg::NamedKem(n) => Some(n),
+        OsslAlg::Sm2 => Some("SM2"),
+        _ => None,
+    };
+    if let Some(n) = named {
         let c = CString::new(n)?;
         // SAFETY: as in keygen_named; the context is freed at once.
         let raw = unsafe {
@@ -243,13 +336,19 @@ enum SignWith {
     OneShot(DigestCtx<true>, DigestCtx<false>),
 }
 
-/// An EVP_MD_CTX bound to a key for one-shot signing (`SIGN`) or verifying.
-struct DigestCtx<const SIGN: bool>(*mut openssl_sys::EVP_MD_CTX);
+/// An EVP_MD_CTX bound to a key for one-shot signing (`SIGN`) or
+/// verifying, with its digest (NULL for EdDSA, SM3 for SM2).
+struct DigestCtx<const SIGN: bool>(*mut openssl_sys::EVP_MD_CTX, *const openssl_sys::EVP_MD);
 
 impl<const SIGN: bool> DigestCtx<SIGN> {
     fn new(pkey: &PKey<Private>) -> Result<Self> {
+        Self::with_digest(pkey, std::ptr::null())
+    }
+
+    /// As `new`, hashing with `md` (a static EVP_MD such as EVP_sm3()).
+    fn with_digest(pkey: &PKey<Private>, md: *const openssl_sys::EVP_MD) -> Result<Self> {
         // SAFETY: allocation only; checked for NULL below.
-        let ctx = DigestCtx(unsafe { openssl_sys::EVP_MD_CTX_new() });
+        let ctx = DigestCtx(unsafe { openssl_sys::EVP_MD_CTX_new() }, md);
         ensure!(!ctx.0.is_null(), "EVP_MD_CTX_new failed");
         // SAFETY: ctx.0 and pkey are valid.
         if unsafe { ctx.init(pkey.as_ptr()) } <= 0 {
@@ -258,8 +357,9 @@ impl<const SIGN: bool> DigestCtx<SIGN> {
         Ok(ctx)
     }
 
-    /// EVP_DigestSignInit or EVP_DigestVerifyInit with no digest and no
-    /// engine (EdDSA); a NULL `pkey` keeps the key the context is bound to.
+    /// EVP_DigestSignInit or EVP_DigestVerifyInit with the context's
+    /// digest (none for EdDSA) and no engine; a NULL `pkey` keeps the key
+    /// the context is bound to.
     ///
     /// # Safety
     /// `pkey` is NULL (once the context is bound to a key) or a valid key.
@@ -269,12 +369,13 @@ impl<const SIGN: bool> DigestCtx<SIGN> {
         } else {
             openssl_sys::EVP_DigestVerifyInit
         };
-        // SAFETY: self.0 is a valid context; pkey as the caller guarantees.
+        // SAFETY: self.0 is a valid context; self.1 is NULL or a static
+        // EVP_MD; pkey as the caller guarantees.
         unsafe {
             init(
                 self.0,
                 std::ptr::null_mut(),
-                std::ptr::null(),
+                self.1,
                 std::ptr::null_mut(),
                 pkey,
             )
@@ -385,6 +486,14 @@ impl OsslSig {
                 }
             }
             OsslAlg::EdDsa(_) => SignWith::OneShot(DigestCtx::new(pkey)?, DigestCtx::new(pkey)?),
+            OsslAlg::Sm2 => {
+                // SAFETY: EVP_sm3 returns a static digest description.
+                let sm3 = unsafe { openssl_sys::EVP_sm3() };
+                SignWith::OneShot(
+                    DigestCtx::with_digest(pkey, sm3)?,
+                    DigestCtx::with_digest(pkey, sm3)?,
+                )
+            }
             OsslAlg::NamedSig(n) => SignWith::Message {
                 sign: message_ctx(pkey, n, true)?,
                 verify: message_ctx(pkey, n, false)?,

@@ -53,9 +53,9 @@ pub enum Impl {
     Stfl(String),
     /// An OpenSSL algorithm.
     Ossl(OsslAlg),
-    /// liboqs ML-DSA set + OpenSSL Ed25519.
+    /// liboqs signature (ML-DSA set, Falcon-1024) + OpenSSL Ed25519.
     CompositeSig(&'static str),
-    /// liboqs ML-KEM set + OpenSSL X25519.
+    /// liboqs KEM (ML-KEM set, HQC-256) + OpenSSL X25519.
     CompositeKem(&'static str),
 }
 
@@ -331,6 +331,15 @@ fn openssl_entries() -> Vec<Entry> {
         OsslAlg::EdDsa(false),
         false,
     );
+    // SM2 (256-bit curve: category 1, as P-256), where OpenSSL has it.
+    add(
+        "SM2".into(),
+        "SM2",
+        Kind::Signature,
+        Some(1),
+        OsslAlg::Sm2,
+        false,
+    );
     for (c, l) in [(Curve::P256, 1), (Curve::P384, 3), (Curve::P521, 5)] {
         add(
             format!("ECDH-{}", c.label()),
@@ -414,7 +423,14 @@ fn composite_entries(oqs_sigs: &[Entry], oqs_kems: &[Entry]) -> Vec<Entry> {
             .and_then(|e| e.unavailable.clone())
     };
     let mut v = vec![];
-    for (n, l) in [("ML-DSA-44", 2), ("ML-DSA-65", 3), ("ML-DSA-87", 5)] {
+    // The 2026 study's FN-DSA-1024 + Ed25519 is Falcon-1024 here (FN-DSA
+    // names are accepted as aliases); its HQC-256 + X25519 below.
+    for (n, l) in [
+        ("ML-DSA-44", 2),
+        ("ML-DSA-65", 3),
+        ("ML-DSA-87", 5),
+        ("Falcon-1024", 5),
+    ] {
         v.push(Entry {
             name: format!("{n}+Ed25519"),
             family: "Composite signature".into(),
@@ -426,7 +442,12 @@ fn composite_entries(oqs_sigs: &[Entry], oqs_kems: &[Entry]) -> Vec<Entry> {
             slow: false,
         });
     }
-    for (n, l) in [("ML-KEM-512", 1), ("ML-KEM-768", 3), ("ML-KEM-1024", 5)] {
+    for (n, l) in [
+        ("ML-KEM-512", 1),
+        ("ML-KEM-768", 3),
+        ("ML-KEM-1024", 5),
+        ("HQC-256", 5),
+    ] {
         v.push(Entry {
             name: format!("{n}+X25519"),
             family: "Composite KEM".into(),
@@ -464,6 +485,21 @@ pub fn normalize(s: &str) -> String {
         .filter(|c| c.is_ascii_alphanumeric() || *c == '*' || *c == '+')
         .map(|c| c.to_ascii_lowercase())
         .collect()
+}
+
+/// Other names accepted for a family, normalised: (alias, name). FIPS 206
+/// names Falcon FN-DSA, so `FN-DSA-512` selects Falcon-512 (and
+/// `FN-DSA*` every Falcon set).
+pub const ALIASES: [(&str, &str); 1] = [("fndsa", "falcon")];
+
+/// A normalised pattern with a leading alias replaced by what it stands for.
+pub fn dealias(normalized: &str) -> String {
+    for (alias, name) in ALIASES {
+        if let Some(rest) = normalized.strip_prefix(alias) {
+            return format!("{name}{rest}");
+        }
+    }
+    normalized.to_string()
 }
 
 fn glob(pattern: &str, text: &str) -> bool {
@@ -506,7 +542,7 @@ pub enum Term {
 }
 
 fn pattern_matches(pattern: &str, text: &str) -> bool {
-    let (p, t) = (normalize(pattern), normalize(text));
+    let (p, t) = (dealias(&normalize(pattern)), normalize(text));
     if p.contains('*') {
         glob(&p, &t)
     } else {
@@ -641,7 +677,7 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The `n` names closest to `query` (normalised edit distance), distinct.
 pub fn closest(query: &str, names: &[&str], n: usize) -> Vec<String> {
-    let q = normalize(query);
+    let q = dealias(&normalize(query));
     let mut scored: Vec<(usize, &str)> = names
         .iter()
         .map(|name| (edit_distance(&q, &normalize(name)), *name))
@@ -672,6 +708,36 @@ mod tests {
     }
 
     #[test]
+    fn fn_dsa_names_select_falcon() {
+        let all = all();
+        let names = |f: &str| -> Vec<String> {
+            Filter::parse(&[f.into()])
+                .unwrap()
+                .select(&all)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.name)
+                .collect()
+        };
+        assert_eq!(names("FN-DSA-512"), vec!["Falcon-512"]);
+        assert_eq!(
+            names("fn_dsa_1024"),
+            vec!["Falcon-1024", "Falcon-1024+Ed25519"]
+        );
+        assert_eq!(
+            names("family:FN-DSA").len(),
+            4,
+            "{:?}",
+            names("family:FN-DSA")
+        );
+        let e = Filter::parse(&["FN-DSA-513".into()])
+            .unwrap()
+            .select(&all)
+            .unwrap_err();
+        assert!(e.to_string().contains("Falcon-512"), "{e}");
+    }
+
+    #[test]
     fn closest_names_come_first() {
         let c = closest("ML-DSA-66", &["Ed25519", "ML-DSA-65", "ML-KEM-768"], 2);
         assert_eq!(c[0], "ML-DSA-65");
@@ -696,6 +762,8 @@ mod tests {
             assert!(matches!(e.imp, Impl::Stfl(_)));
         }
         assert!(has(Provider::Openssl, "LMS_SHA256_H5_W1"));
+        assert!(has(Provider::Composite, "Falcon-1024+Ed25519"));
+        assert!(has(Provider::Composite, "HQC-256+X25519"));
         // Names are unique within a provider.
         for e in &all {
             assert_eq!(

@@ -5,9 +5,13 @@
 //! few bytes with the key; the largest over several fresh keys is given);
 //! for signatures both the largest possible length (liboqs's
 //! `length_signature`, OpenSSL's `EVP_PKEY_get_size`) and the length of a
-//! real signature.
+//! real signature. The `key_sizes` column says which kind of figure the
+//! key columns are: `fixed` (every key of the algorithm has that length)
+//! or `largest of N observed` (RSA's DER structures, or any length that
+//! varied between the sampled keys), never a possible maximum.
 
-use super::registry::Entry;
+use super::openssl::OsslAlg;
+use super::registry::{Entry, Impl};
 use super::scheme::{KeyBytes, Scheme};
 use crate::catalog::Kind;
 use anyhow::Result;
@@ -34,6 +38,8 @@ pub struct SizeRow {
     pub signature_max: Option<usize>,
     /// A real signature's length.
     pub signature_observed: Option<usize>,
+    /// What the key columns are: `fixed` or `largest of N observed`.
+    pub key_sizes: String,
 }
 
 /// Fresh keys looked at for DER lengths, when key generation is quick.
@@ -52,8 +58,10 @@ pub fn measure(e: &Entry, message: &[u8]) -> Result<SizeRow> {
         shared_secret: None,
         signature_max: None,
         signature_observed: None,
+        key_sizes: String::new(),
     };
     let mut keys: Option<KeyBytes> = None;
+    let (mut samples, mut varied) = (0, false);
     for i in 0..KEY_SAMPLES {
         let t = Instant::now();
         match &mut s {
@@ -64,12 +72,21 @@ pub fn measure(e: &Entry, message: &[u8]) -> Result<SizeRow> {
             Scheme::Kem(k) => k.key_bytes()?,
             Scheme::Sig(g) => g.key_bytes()?,
         };
+        samples += 1;
+        varied |= keys.as_ref().is_some_and(|k| *k != kb);
         keys = Some(keys.map_or(kb.clone(), |k| k.max(&kb)));
         if i == 0 && t.elapsed() > Duration::from_millis(20) {
             break;
         }
     }
     row.keys = keys.unwrap_or_default();
+    // RSA keys have no raw form: their DER lengths depend on the numbers.
+    let rsa = matches!(e.imp, Impl::Ossl(OsslAlg::Rsa { .. }));
+    row.key_sizes = if rsa || varied {
+        format!("largest of {samples} observed")
+    } else {
+        "fixed".into()
+    };
     match &mut s {
         Scheme::Kem(k) => {
             k.encaps()?;
@@ -98,7 +115,7 @@ fn opt(v: Option<usize>) -> String {
 }
 
 /// The columns of `pqcprof sizes`, in order, defined once.
-pub const SIZE_COLUMNS: [SizeColumn; 12] = [
+pub const SIZE_COLUMNS: [SizeColumn; 13] = [
     SizeColumn {
         name: "algorithm",
         cell: |r| r.algorithm.clone(),
@@ -149,6 +166,10 @@ pub const SIZE_COLUMNS: [SizeColumn; 12] = [
     SizeColumn {
         name: "signature_observed",
         cell: |r| opt(r.signature_observed),
+    },
+    SizeColumn {
+        name: "key_sizes",
+        cell: |r| r.key_sizes.clone(),
     },
 ];
 
@@ -305,5 +326,16 @@ mod tests {
             (r.keys.public_raw, r.ciphertext, r.shared_secret),
             (32, Some(32), Some(32))
         );
+        assert_eq!(r.key_sizes, "fixed");
+    }
+
+    #[test]
+    fn rsa_key_sizes_are_the_largest_observed() {
+        let all = registry::all();
+        let e = all.iter().find(|e| e.name == "RSA-PSS-2048").unwrap();
+        let r = measure(e, b"m").unwrap();
+        assert!(r.key_sizes.starts_with("largest of "), "{}", r.key_sizes);
+        assert!(r.key_sizes.ends_with(" observed"), "{}", r.key_sizes);
+        assert_eq!(r.signature_max, Some(256));
     }
 }

@@ -32,7 +32,12 @@ pub fn cpu_run(out: &Path, threads: &str) -> PathBuf {
         .arg(out)
         .assert()
         .success();
-    std::fs::read_dir(out)
+    run_file_in(out)
+}
+
+/// The run file (`run-*.json`) a command wrote into `dir`.
+pub fn run_file_in(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| {
@@ -138,4 +143,29 @@ pub fn files(dir: &Path, prefix: &str, suffix: &str) -> Vec<PathBuf> {
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(p).unwrap())
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A real quick sweep (0.01 s warm-up, 0.05 s windows) of the algorithms
+/// `filter` selects, with `extra` arguments, into `out`; returns its run file.
+pub fn quick_sweep(out: &Path, filter: &str, extra: &[&str]) -> PathBuf {
+    pqcprof()
+        .args(["sweep", "--quick", "--warmup", "0.01", "--seconds", "0.05"])
+        .args(extra)
+        .args(["--filter", filter, "--out"])
+        .arg(out)
+        .assert()
+        .success();
+    run_file_in(out)
+}
+
+/// A quick sweep of SPHINCS+ (one set), FN-DSA-512 (by its FIPS 206
+/// name), SM2, ML-DSA-44, Ed25519 and MAYO-1 with the symmetric
+/// primitives: together they cover every class, tier and origin the report
+/// filters by.
+pub fn mixed_sweep(out: &Path) -> PathBuf {
+    quick_sweep(
+        out,
+        "SPHINCS+-SHA2-128f-simple,FN-DSA-512,SM2,ML-DSA-44,Ed25519,MAYO-1",
+        &["--symmetric"],
+    )
 }

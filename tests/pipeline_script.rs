@@ -1,0 +1,167 @@
+//! `./pipeline`'s own logic (arguments, the cuPQC fetch decision), run on a
+//! copy of the script with stand-ins (shell scripts, test only) for cargo,
+//! pqcprof and scripts/fetch-cupqc, which log how they were called. What the
+//! real binary measures is tested elsewhere; no GPU or network here.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// pqcprof stand-in: `check --require-gpu` passes only when STANDIN_GPU=1;
+/// `bench` and `sweep` write an empty run file; `report` writes its -o.
+const PQCPROF: &str = r#"#!/usr/bin/env bash
+echo "pqcprof $*" >> "$STANDIN_LOG"
+case "$1" in
+  check)
+    if [ "${2:-}" = --require-gpu ]; then [ "${STANDIN_GPU:-0}" = 1 ] || exit 3; fi
+    echo "stand-in check (test only)" ;;
+  bench|sweep)
+    mkdir -p outputs
+    echo '{"records": []}' > "outputs/run-$1-$$.json" ;;
+  report)
+    while [ $# -gt 0 ]; do [ "$1" = -o ] && echo "stand-in report" > "$2"; shift; done ;;
+esac
+exit 0
+"#;
+
+/// cargo stand-in: logs the build.
+const CARGO: &str = "#!/usr/bin/env bash\necho \"cargo $*\" >> \"$STANDIN_LOG\"\n";
+
+/// fetch-cupqc stand-in: fails as an offline machine does, unless
+/// STANDIN_ONLINE=1, where it makes third_party/cupqc.
+const FETCH: &str = r#"#!/usr/bin/env bash
+echo "fetch-cupqc $*" >> "$STANDIN_LOG"
+if [ "${STANDIN_ONLINE:-0}" = 1 ]; then mkdir -p third_party/cupqc; exit 0; fi
+echo "fetch-cupqc: downloading https://example.invalid/cupqc.tar.gz" >&2
+echo "fetch-cupqc: cannot reach example.invalid (curl exit 6: no network, DNS or proxy problem)" >&2
+exit 1
+"#;
+
+fn write_exec(p: &Path, text: &str) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A copy of the pipeline with its stand-ins, in a temporary folder.
+fn setup() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline");
+    write_exec(
+        &root.join("pipeline"),
+        &std::fs::read_to_string(src).unwrap(),
+    );
+    write_exec(&root.join("target/release/pqcprof"), PQCPROF);
+    write_exec(&root.join("scripts/fetch-cupqc"), FETCH);
+    write_exec(&d.path().join("bin/cargo"), CARGO);
+    (d, root)
+}
+
+fn run(
+    d: &tempfile::TempDir,
+    root: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Output, String) {
+    let log = d.path().join("log");
+    let path = format!(
+        "{}:{}",
+        d.path().join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let mut c = Command::new("bash");
+    c.arg(root.join("pipeline"))
+        .args(args)
+        .env("PATH", path)
+        .env("STANDIN_LOG", &log)
+        .env_remove("CUPQC_HOME");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    (out, log)
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn latency_the_seeds_spelling_works_as_the_option() {
+    for arg in ["latency", "--latency"] {
+        let (d, root) = setup();
+        let (o, log) = run(&d, &root, &[arg], &[]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(
+            log.contains("pqcprof bench --out outputs --latency"),
+            "{log}"
+        );
+        assert!(!log.contains("pqcprof sweep"), "{log}");
+    }
+    let (d, root) = setup();
+    let (o, _) = run(&d, &root, &["latenc"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("'latenc'"), "{}", text(&o));
+}
+
+#[test]
+fn offline_with_a_gpu_says_so_once_and_goes_on() {
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["latency"], &[("STANDIN_GPU", "1")]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(log.contains("fetch-cupqc"), "{log}");
+    assert_eq!(t.matches("could not be fetched").count(), 1, "{t}");
+    assert!(t.contains("curl exit 6"), "{t}");
+    assert!(
+        !t.contains("downloading https"),
+        "only the one message: {t}"
+    );
+    // One build only, and the measurement still ran.
+    assert_eq!(log.matches("cargo build").count(), 1, "{log}");
+    assert!(log.contains("pqcprof bench"), "{log}");
+}
+
+#[test]
+fn online_with_a_gpu_fetches_and_rebuilds() {
+    let (d, root) = setup();
+    let (o, log) = run(
+        &d,
+        &root,
+        &["latency"],
+        &[("STANDIN_GPU", "1"), ("STANDIN_ONLINE", "1")],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(log.matches("cargo build --release").count(), 2, "{log}");
+    let (fetch, bench) = (log.find("fetch-cupqc").unwrap(), log.find("bench").unwrap());
+    assert!(fetch < bench, "{log}");
+}
+
+#[test]
+fn no_fetch_without_a_gpu_with_an_sdk_or_when_asked() {
+    // No GPU.
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["latency"], &[]);
+    assert!(o.status.success() && !log.contains("fetch-cupqc"), "{log}");
+    // --no-fetch.
+    let (d, root) = setup();
+    let (o, log) = run(
+        &d,
+        &root,
+        &["latency", "--no-fetch"],
+        &[("STANDIN_GPU", "1")],
+    );
+    assert!(o.status.success() && !log.contains("fetch-cupqc"), "{log}");
+    assert!(text(&o).contains("--no-fetch"), "{}", text(&o));
+    // An SDK already present.
+    let (d, root) = setup();
+    std::fs::create_dir_all(root.join("third_party/cupqc")).unwrap();
+    let (o, log) = run(&d, &root, &["latency"], &[("STANDIN_GPU", "1")]);
+    assert!(o.status.success() && !log.contains("fetch-cupqc"), "{log}");
+}
