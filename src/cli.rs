@@ -95,7 +95,12 @@ pub struct BenchArgs {
     /// Operations per timed batch, or a list of batches: 1,32,1k,32k,1M (k
     /// = 1000, M = 1,000,000) [default: 1000 on CPUs; on GPUs at least
     /// 100000, rounded up to 20 or more whole waves of the kernel]
-    #[arg(long, value_name = "N[,N...]", conflicts_with = "batch_sweep", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "N[,N...]",
+        conflicts_with = "batch_sweep",
+        allow_negative_numbers = true
+    )]
     pub batch: Option<String>,
     /// Measure batches 1, 4, 16, ... (powers of 4) up to MAX, or without
     /// MAX up to what fits in the GPU's memory (65536 on CPUs)
