@@ -157,6 +157,12 @@ impl Backend for Watched<'_> {
     fn supports(&self, alg: Algorithm, op: Operation) -> bool {
         self.inner.supports(alg, op)
     }
+    fn default_batch(&mut self, alg: Algorithm, op: Operation, cfg: &BatchConfig) -> usize {
+        self.inner.default_batch(alg, op, cfg)
+    }
+    fn max_batch(&mut self, alg: Algorithm, op: Operation, cfg: &BatchConfig) -> Option<usize> {
+        self.inner.max_batch(alg, op, cfg)
+    }
     fn prepare(
         &mut self,
         alg: Algorithm,
@@ -212,6 +218,20 @@ impl Prepared for WatchedBatch {
     }
     fn kernel(&self) -> Option<crate::results::KernelInfo> {
         self.inner.kernel()
+    }
+    // The end-to-end and energy windows come after the timed runs and are
+    // not timed runs themselves: passed through, no window recorded.
+    fn run_end_to_end(&mut self) -> Option<anyhow::Result<Duration>> {
+        self.inner.run_end_to_end()
+    }
+    fn run_back_to_back(&mut self, launches: usize) -> anyhow::Result<()> {
+        self.inner.run_back_to_back(launches)
+    }
+    fn end_to_end_window(&self) -> &'static str {
+        self.inner.end_to_end_window()
+    }
+    fn latency_method(&self) -> &'static str {
+        self.inner.latency_method()
     }
 }
 
