@@ -895,7 +895,14 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         );
         return Ok(exit::INTERRUPTED);
     }
-    if measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
+    // A failed gate is exit 3 whatever else happened: "not ready" is only
+    // for a run where nothing was attempted at all.
+    let failed = outcome
+        .run
+        .records
+        .iter()
+        .any(|r| r.status == Status::Failed);
+    if measured == 0 && !failed && (only.is_some() || !opts.backends.is_empty()) {
         eprintln!("pqcprof: nothing was measured: the backends asked for are not ready (see `pqcprof check`)");
         return Ok(exit::NOT_READY);
     }

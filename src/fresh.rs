@@ -50,9 +50,13 @@ impl FreshChild {
             .args(["--runs", "1", "--warmup", "0"])
             .args(["--message-size", &cfg.batch.message_size.to_string()])
             .args(["--context", &self.context_hex])
-            .args(["--device", &self.device.to_string()])
             .arg("--out")
             .arg(out);
+        // Only GPU backends take a device: `--device` with the CPU backend
+        // alone is refused as a value that would be ignored.
+        if backend != crate::backend::liboqs::NAME {
+            c.args(["--device", &self.device.to_string()]);
+        }
         if self.latency {
             c.arg("--latency");
         }
