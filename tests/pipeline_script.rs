@@ -54,6 +54,17 @@ fn setup() -> (tempfile::TempDir, PathBuf) {
     );
     write_exec(&root.join("target/release/pqcprof"), PQCPROF);
     write_exec(&root.join("scripts/fetch-cupqc"), FETCH);
+    // The prerequisite probes: libclang "found" (a stand-in, so the test
+    // never reaches apt), NVRTC looked for by the real script.
+    write_exec(
+        &root.join("scripts/find-libclang"),
+        "#!/bin/sh\n# TEST STAND-IN: libclang is taken as present.\necho /stand-in/libclang.so\n",
+    );
+    let find_nvrtc = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/find-nvrtc");
+    write_exec(
+        &root.join("scripts/find-nvrtc"),
+        &std::fs::read_to_string(find_nvrtc).unwrap(),
+    );
     write_exec(&d.path().join("bin/cargo"), CARGO);
     (d, root)
 }
