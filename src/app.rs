@@ -896,17 +896,13 @@ fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         return Ok(exit::INTERRUPTED);
     }
     // A failed gate is exit 3 whatever else happened: "not ready" is only
-    // for a run where nothing was attempted at all.
-    let failed = outcome
-        .run
-        .records
-        .iter()
-        .any(|r| r.status == Status::Failed);
-    if measured == 0 && !failed && (only.is_some() || !opts.backends.is_empty()) {
+    // for a run where nothing failed and nothing was measured.
+    let code = exit_for_failures(&outcome.run.records);
+    if code == exit::OK && measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
         eprintln!("pqcprof: nothing was measured: the backends asked for are not ready (see `pqcprof check`)");
         return Ok(exit::NOT_READY);
     }
-    Ok(exit_for_failures(&outcome.run.records))
+    Ok(code)
 }
 
 /// The last word of every measuring command, under its old path.
