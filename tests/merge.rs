@@ -18,6 +18,7 @@ fn start_rank(
     ntasks: usize,
     node: &str,
     runs: usize,
+    batch: usize,
 ) -> std::process::Child {
     let dir = job.join("cpu").join(format!("rank-{procid}"));
     std::process::Command::new(assert_cmd::cargo::cargo_bin("pqcprof"))
@@ -27,12 +28,12 @@ fn start_rank(
             "ML-KEM-512",
             "--op",
             "keygen",
-            "--batch",
-            "32",
             "--threads",
             "1",
-            "--runs",
+            "--batch",
         ])
+        .arg(batch.to_string())
+        .arg("--runs")
         .arg(runs.to_string())
         .arg("--out")
         .arg(&dir)
@@ -61,7 +62,7 @@ fn finish_rank(job: &Path, procid: usize, mut child: std::process::Child) -> Pat
 
 /// One rank, run to the end (3 runs).
 fn rank(job: &Path, procid: usize, ntasks: usize, node: &str) -> PathBuf {
-    finish_rank(job, procid, start_rank(job, procid, ntasks, node, 3))
+    finish_rank(job, procid, start_rank(job, procid, ntasks, node, 3, 32))
 }
 
 fn read_json(p: &Path) -> Value {
@@ -72,11 +73,13 @@ fn read_json(p: &Path) -> Value {
 fn ranks_are_merged_with_cluster_totals_and_reported() {
     let d = tempfile::tempdir().unwrap();
     let job = d.path().join("77");
-    // The three ranks run at once, as Slurm starts them, long enough
-    // (300 runs each) for their runs to overlap in time.
+    // The three ranks run at once, as Slurm starts them. Each timed run
+    // is long (a batch of 2000, ~15 ms) and there are 40 of them, so the
+    // three ranks' runs overlap in time even on two cores, where short runs
+    // separated by sampler gaps rarely ran all three at once.
     let ranks: Vec<_> = [(0, "node-a"), (1, "node-a"), (2, "node-b")]
         .into_iter()
-        .map(|(p, node)| (p, start_rank(&job, p, 3, node, 300)))
+        .map(|(p, node)| (p, start_rank(&job, p, 3, node, 40, 2000)))
         .collect();
     for (p, child) in ranks {
         finish_rank(&job, p, child);
