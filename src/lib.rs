@@ -7,28 +7,15 @@
 //! schema, the [`session`] that writes them, and the [`export`]ers.
 #![warn(missing_docs)]
 
-pub mod aggregate;
-pub mod app;
+pub mod analyse;
 pub mod backend;
-pub mod batching;
-pub mod catalog;
-pub mod cli;
 pub mod cluster;
-pub mod exit;
-pub mod export;
-pub mod fresh;
-pub mod gpu;
+pub mod cmd;
+pub mod core;
+pub mod measure;
 pub mod monitor;
-pub mod multi_device;
-pub mod native;
-pub mod output;
-pub mod progress;
+pub mod probe;
 pub mod report;
-pub mod results;
-pub mod runner;
-pub mod scaling;
-pub mod session;
-pub mod signals;
-pub mod stats;
+pub mod schema;
 pub mod sweep;
-pub mod system;
+pub mod write;

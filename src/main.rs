@@ -1,13 +1,13 @@
 use clap::Parser;
 
 fn main() {
-    pqcprof::signals::default_sigpipe();
-    let cli = pqcprof::cli::Cli::parse();
-    match pqcprof::app::run(cli) {
+    pqcprof::measure::signals::default_sigpipe();
+    let cli = pqcprof::cmd::cli::Cli::parse();
+    match pqcprof::cmd::run(cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("pqcprof: error: {e:#}");
-            std::process::exit(pqcprof::exit::ERROR);
+            std::process::exit(pqcprof::core::exit::ERROR);
         }
     }
 }

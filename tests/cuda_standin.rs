@@ -358,7 +358,7 @@ fn a_cooperative_kernel_runs_as_on_a_gpu() {
 fn child_cooperative_kernel() {
     use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
     assert!(std::env::var_os("PQCPROF_STANDIN_CHILD").is_some());
-    assert!(pqcprof::gpu::probe::standin_driver().is_some());
+    assert!(pqcprof::probe::gpu::standin_driver().is_some());
     let ptx = cudarc::nvrtc::compile_ptx(test_kernels_source()).unwrap();
     let ctx = CudaContext::new(0).unwrap();
     let module = ctx.load_module(ptx).unwrap();

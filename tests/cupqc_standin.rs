@@ -21,7 +21,7 @@ fn pqcprof() -> Command {
 
 #[test]
 fn the_build_mode_is_the_one_expected() {
-    let b = pqcprof::gpu::cupqc::build_info();
+    let b = pqcprof::backend::cupqc::build_info();
     match std::env::var("PQCPROF_EXPECT_CUPQC").as_deref() {
         Ok("standin") => assert!(
             b.built && b.standin,
@@ -119,9 +119,9 @@ mod without_the_sdk {
 #[cfg(pqcprof_cupqc)]
 mod with_the_shim {
     use super::*;
-    use pqcprof::backend::cupqc::{self, Cupqc};
-    use pqcprof::catalog::{Algorithm, Kind};
-    use pqcprof::gpu::cupqc::{self as shim, Batch, Role};
+    use pqcprof::backend::cupqc::device::{self, Cupqc};
+    use pqcprof::backend::cupqc::{self as shim, Batch, Role};
+    use pqcprof::core::catalog::{Algorithm, Kind};
 
     #[test]
     fn sizes_come_from_the_descriptors_and_equal_fips() {
@@ -143,7 +143,7 @@ mod with_the_shim {
                     }
                 }
                 assert!(i.block_threads > 0, "{alg} {op}: BlockDim");
-                if op == pqcprof::catalog::Operation::KeyGen {
+                if op == pqcprof::core::catalog::Operation::KeyGen {
                     assert!(i.entropy_size > 0, "{alg} keygen takes entropy");
                 }
             }
@@ -195,7 +195,7 @@ mod with_the_shim {
         let e = Batch::prepare(
             0,
             Algorithm::MlKem768,
-            pqcprof::catalog::Operation::KeyGen,
+            pqcprof::core::catalog::Operation::KeyGen,
             4,
             0,
         )
@@ -210,7 +210,7 @@ mod with_the_shim {
     #[cfg(pqcprof_cupqc_standin)]
     #[test]
     fn standin_kernels_run_through_the_shim_on_a_gpu() {
-        use pqcprof::catalog::Operation;
+        use pqcprof::core::catalog::Operation;
         if !gpu_present() {
             crate::common::skipped(
                 "standin_kernels_run_through_the_shim_on_a_gpu",

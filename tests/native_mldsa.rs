@@ -25,7 +25,7 @@ use ml_dsa::{
 };
 use openssl::md_ctx::MdCtx;
 use openssl::pkey::{KeyType, PKey, Private, Public};
-use pqcprof::native::host::{mldsa_keygen, mldsa_sign, mldsa_verify};
+use pqcprof::backend::native_gpu::host::{mldsa_keygen, mldsa_sign, mldsa_verify};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 

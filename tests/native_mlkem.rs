@@ -8,7 +8,7 @@
 #[allow(deprecated)] // expanded (1632/2400/3168-byte) dk, as FIPS 203 and liboqs store it
 use ml_kem::ExpandedKeyEncoding;
 use ml_kem::{Decapsulate, KeyExport};
-use pqcprof::native::host;
+use pqcprof::backend::native_gpu::host;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 

@@ -7,8 +7,8 @@
 //! test says so and passes, unless PQCPROF_REQUIRE_NVRTC=1 (as in CI), where
 //! a missing NVRTC is a failure.
 
-use pqcprof::catalog::Algorithm;
-use pqcprof::gpu::kernels;
+use pqcprof::backend::native_gpu::kernels;
+use pqcprof::core::catalog::Algorithm;
 
 mod common;
 use common::nvrtc_or_skip;

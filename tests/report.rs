@@ -374,7 +374,7 @@ fn bad_files_are_named_and_the_others_still_reported() {
     let truncated = d.join("truncated.json");
     std::fs::write(&truncated, &text[..text.len() / 2]).unwrap();
     let mut newer = real.clone();
-    newer["schema_version"] = json!(pqcprof::results::SCHEMA_VERSION + 1);
+    newer["schema_version"] = json!(pqcprof::schema::record::SCHEMA_VERSION + 1);
     let newer = write(d, "newer.json", &newer);
     let cupqc = write(d, "mlkem_results.json", &json!({"MLKEM": {}}));
     let mut edited = real.clone();
@@ -529,10 +529,10 @@ proptest! {
             let v: Value = serde_json::from_slice(&cur).unwrap_or_else(|_| value.clone());
             cur = apply(&cur, &v, m);
         }
-        let parsed = pqcprof::report::load::parse_run(&cur, Path::new("m.json"), "F1");
+        let parsed = pqcprof::schema::load::parse_run(&cur, Path::new("m.json"), "F1");
         // And whatever loads also renders.
         if let Ok((run, _)) = parsed {
-            let set = pqcprof::report::load::LoadSet { runs: vec![run], problems: vec![] };
+            let set = pqcprof::schema::load::LoadSet { runs: vec![run], problems: vec![] };
             let html = pqcprof::report::render(&set, pqcprof::report::Format::Html);
             prop_assert!(html.ends_with("</html>\n"));
             let _ = pqcprof::report::render(&set, pqcprof::report::Format::Markdown);

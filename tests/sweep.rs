@@ -1,7 +1,7 @@
 //! `pqcprof sweep` and `pqcprof sizes` as a user meets them. Tiny windows
 //! and small filters keep this to seconds.
 
-use pqcprof::sweep::csv;
+use pqcprof::write::csv;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -7,13 +7,14 @@
 //! compared with theirs. Key generation, encapsulation and signing draw
 //! randomness from liboqs's RNG inside the call, as in those tools.
 
-use super::parallel::{available_cores, chunk_sizes, run_chunks, Chunk};
-use super::{Backend, BatchConfig, Device, GateReport, Prepared};
-use crate::catalog::{Algorithm, Kind, Operation};
+use crate::backend::parallel::{chunk_sizes, run_chunks, Chunk};
+use crate::backend::{Backend, BatchConfig, Prepared};
+use crate::core::catalog::{Algorithm, Kind, Operation};
+use crate::probe::system::available_cores;
+use crate::schema::device::{Device, GateReport};
 use anyhow::{anyhow, bail, ensure, Context};
 use oqs::ffi::common::OQS_STATUS;
 use oqs::ffi::{kem as ffi_kem, sig as ffi_sig};
-use std::ffi::CStr;
 use std::ptr::NonNull;
 use std::time::Duration;
 
@@ -26,14 +27,6 @@ pub const NAME: &str = "liboqs-cpu";
 /// rather than streaming megabytes of keys through memory. The gate checks
 /// every slot after each pass.
 pub const RING_SLOTS: usize = 32;
-
-/// Version string of the linked liboqs.
-pub fn version() -> String {
-    // SAFETY: OQS_version returns a pointer to a static NUL-terminated string.
-    unsafe { CStr::from_ptr(oqs::ffi::common::OQS_version()) }
-        .to_string_lossy()
-        .into_owned()
-}
 
 fn ok(status: OQS_STATUS, what: &str) -> anyhow::Result<()> {
     ensure!(
@@ -599,7 +592,7 @@ impl CheckedChunk for SigChunk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::DeviceKind;
+    use crate::schema::device::DeviceKind;
 
     fn device() -> Device {
         Device {

@@ -1,8 +1,10 @@
 //! A backend for tests only: it does no cryptography, sleeps instead, and
 //! names itself `mock (test only)` in every record it produces.
 
-use super::{Backend, BatchConfig, Device, DeviceKind, GateReport, Prepared};
-use crate::catalog::{Algorithm, Operation};
+use crate::backend::{Backend, BatchConfig, Prepared};
+
+use crate::core::catalog::{Algorithm, Operation};
+use crate::schema::device::{Device, DeviceKind, GateReport};
 use std::time::Duration;
 
 /// Name in records: says plainly that a mock produced them.

@@ -2,38 +2,19 @@
 //! them all, so CPU and GPU results share one schema, one statistics path
 //! and one report.
 
-#[cfg(pqcprof_cupqc)]
+use crate::schema::device::Device;
+use crate::schema::device::DeviceKind;
+use crate::schema::device::GateReport;
 pub mod cupqc;
 pub mod liboqs;
 #[cfg(test)]
 pub mod mock;
 pub mod native_gpu;
+pub mod null;
 pub mod parallel;
 
-use crate::catalog::{Algorithm, Operation};
-use serde::{Deserialize, Serialize};
+use crate::core::catalog::{Algorithm, Operation};
 use std::time::Duration;
-
-/// What executes the batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeviceKind {
-    /// One or more CPU cores.
-    Cpu,
-    /// One GPU.
-    Gpu,
-}
-
-/// The device a backend runs on, as named in records and cuPQC-shaped files.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Device {
-    /// CPU or GPU.
-    pub kind: DeviceKind,
-    /// Model name as the OS or the driver reports it.
-    pub name: String,
-    /// Total memory: host RAM for a CPU, device memory for a GPU, in MiB.
-    pub memory_total_mb: u64,
-}
 
 /// Per-batch settings every backend honours.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,15 +36,6 @@ impl BatchConfig {
     }
 }
 
-/// What a correctness gate checked, when it passed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GateReport {
-    /// How many operations of the batch were checked.
-    pub checked_ops: usize,
-    /// One line per kind of check made.
-    pub checks: Vec<String>,
-}
-
 /// One (algorithm, operation, batch) made ready: inputs exist, buffers are
 /// allocated, nothing of that is timed.
 pub trait Prepared {
@@ -78,7 +50,7 @@ pub trait Prepared {
     fn timed_window(&self) -> &'static str;
     /// The GPU kernel timed, its launch and resources; `None` on a CPU or
     /// where the kernel is not ours to inspect.
-    fn kernel(&self) -> Option<crate::results::KernelInfo> {
+    fn kernel(&self) -> Option<crate::schema::device::KernelInfo> {
         None
     }
     /// Runs the batch end to end (inputs to the device, the work, outputs
@@ -112,6 +84,12 @@ pub trait Backend {
     fn name(&self) -> &str;
     /// The library or implementation behind it (`liboqs`, `pqcprof-native`).
     fn provider(&self) -> &str;
+    /// Whether this backend's records are emulated: a GPU backend running
+    /// on pqcprof's CPU stand-in CUDA driver (a test fixture) says so in
+    /// every record, which then never reaches a speed claim.
+    fn emulated(&self) -> bool {
+        self.device().kind == DeviceKind::Gpu && crate::probe::gpu::standin_driver().is_some()
+    }
     /// The device it runs on.
     fn device(&self) -> Device;
     /// Whether it implements `op` of `alg`; by default, every operation
@@ -138,12 +116,3 @@ pub trait Backend {
         cfg: &BatchConfig,
     ) -> anyhow::Result<Box<dyn Prepared>>;
 }
-
-/// Names of the backends a user can ask for, for error messages. `cupqc`
-/// is always listed: a build without it skips its records with the reason
-/// (and `check` says how to enable it) instead of calling the name unknown.
-pub const BACKEND_NAMES: [&str; 3] = [
-    liboqs::NAME,
-    native_gpu::NAME,
-    crate::gpu::cupqc::BACKEND_NAME,
-];

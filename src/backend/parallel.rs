@@ -7,6 +7,7 @@
 //! thread the chunk runs on the calling thread, exactly as liboqs's own
 //! speed tools call it.
 
+use crate::probe::system::available_cores;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -93,9 +94,23 @@ fn pin_to_core(core: usize) {
     let _ = core;
 }
 
-/// Number of logical cores, at least one.
-pub fn available_cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+/// Parses `1,all,4` into thread counts.
+pub fn parse_threads(s: &str, cores: usize) -> anyhow::Result<Vec<usize>> {
+    let mut out = vec![];
+    for part in s.split(',').map(str::trim) {
+        let n = if part.eq_ignore_ascii_case("all") {
+            cores
+        } else {
+            match part.parse::<usize>() {
+                Ok(n) if (1..=4096).contains(&n) => n,
+                _ => anyhow::bail!("invalid --threads value '{part}': use a number from 1 to 4096 or `all` (this machine has {cores} cores)"),
+            }
+        };
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -9,11 +9,12 @@
 //! rank recorded) that left no run file is named as missing, and the rest
 //! is merged, marked incomplete.
 
-use super::{Cluster, RankFile};
-use crate::aggregate;
-use crate::cli::exit;
-use crate::report::load::{read_run, LoadedRun};
-use crate::results::{Record, RunFile};
+use crate::analyse::aggregate;
+use crate::core::exit;
+use crate::schema::cluster::{Cluster, RankFile};
+use crate::schema::load::{read_run, LoadedRun};
+use crate::schema::record::Record;
+use crate::schema::run_file::RunFile;
 use anyhow::{bail, Context};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -374,7 +375,7 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
         );
     }
     let merged = merge(runs, &expected)?;
-    crate::export::write_json(&args.output, &merged)?;
+    crate::write::output::write_json(&args.output, &merged)?;
     let c = merged.cluster.as_ref().expect("merge sets it");
     let nodes: std::collections::BTreeSet<&str> = c.ranks.iter().map(|r| r.node.as_str()).collect();
     println!(
@@ -402,5 +403,5 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
         eprintln!("pqcprof: the merged run is marked incomplete");
         return Ok(exit::SOME_FAILED);
     }
-    Ok(crate::app::exit_for_failures(&merged.records))
+    Ok(crate::schema::record::exit_for_failures(&merged.records))
 }

@@ -7,7 +7,7 @@
 //! `window`; the peak is the busiest window. Memory is the resident set
 //! (/proc/self/statm), sampled every `period`.
 
-use super::{RunUsage, Sampler};
+use crate::monitor::{RunUsage, Sampler};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;

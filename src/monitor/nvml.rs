@@ -13,7 +13,7 @@
 //! NVML's utilisation is itself an average over its own sampling window
 //! (1/6 s to 1 s depending on the GPU), so short runs see coarse figures.
 
-use super::{RunUsage, Sampler};
+use crate::monitor::{RunUsage, Sampler};
 use nvml_wrapper::enum_wrappers::device::Clock;
 use nvml_wrapper::Nvml;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,11 +1,11 @@
 //! `compare OLD NEW`: the change in median throughput of every record
 //! present in both files, and whether the 95% confidence intervals overlap.
 
-use super::load::LoadedRun;
-use super::units;
-use crate::catalog::Operation;
-use crate::results::{Mode, Record, Status};
-use crate::stats::Interval;
+use crate::core::catalog::Operation;
+use crate::core::stats::Interval;
+use crate::core::units;
+use crate::schema::load::LoadedRun;
+use crate::schema::record::{Mode, Record, Status};
 use std::collections::BTreeMap;
 
 /// What identifies a record across two runs.
@@ -85,7 +85,7 @@ pub struct Line {
 
 /// The interval of a summary's median: its own (distribution-free) where
 /// the file has one, else the mean's (files written before it existed).
-fn median_interval(s: &crate::stats::Summary) -> Option<Interval> {
+fn median_interval(s: &crate::core::stats::Summary) -> Option<Interval> {
     s.median_ci95.or(s.ci95)
 }
 

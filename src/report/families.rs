@@ -5,7 +5,27 @@
 //! filters and the standards list cannot disagree, and nothing is guessed
 //! from an algorithm's name (`SPHINCS+` has a `+` and is no hybrid).
 
-use super::model::Class;
+/// PQC, classical, or a combination of both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    /// Post-quantum.
+    Pqc,
+    /// Pre-quantum (RSA, elliptic curves).
+    Classical,
+    /// A hybrid KEM or composite signature of both.
+    Hybrid,
+}
+
+impl Class {
+    /// Lower-case name used in filters.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Pqc => "pqc",
+            Class::Classical => "classical",
+            Class::Hybrid => "hybrid",
+        }
+    }
+}
 
 /// A family's standing in NIST's process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

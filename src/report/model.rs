@@ -1,10 +1,13 @@
 //! The records of every loaded file as one flat list, each with where it
 //! came from, and the classifications the report groups by.
 
-use super::load::LoadedRun;
-use crate::backend::DeviceKind;
-use crate::catalog::{Kind, Operation};
-use crate::results::{Mode, Record, Status, SymmetricRecord};
+use crate::core::catalog::{Kind, Operation};
+use crate::report::families;
+use crate::report::families::Class;
+use crate::schema::device::DeviceKind;
+use crate::schema::load::LoadedRun;
+use crate::schema::record::{Mode, Record, Status};
+use crate::schema::run_file::SymmetricRecord;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -32,28 +35,6 @@ pub fn src_list(src: impl IntoIterator<Item = SrcRef>, sep: &str) -> String {
         .join(sep)
 }
 
-/// PQC, classical, or a combination of both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Class {
-    /// Post-quantum.
-    Pqc,
-    /// Pre-quantum (RSA, elliptic curves).
-    Classical,
-    /// A hybrid KEM or composite signature of both.
-    Hybrid,
-}
-
-impl Class {
-    /// Lower-case name used in filters.
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::Pqc => "pqc",
-            Class::Classical => "classical",
-            Class::Hybrid => "hybrid",
-        }
-    }
-}
-
 /// Families whose security rests on factoring or discrete logarithms.
 const CLASSICAL_MARKERS: [&str; 9] = [
     "ECDH", "ECDSA", "EDDSA", "ED25519", "ED448", "X25519", "X448", "RSA", "FFDH",
@@ -75,13 +56,13 @@ const PQC_MARKERS: [&str; 8] = [
 /// only a family the catalogue lacks falls back to markers in the names
 /// (never to a `+`, which SPHINCS+ has).
 pub fn classify(provider: &str, family: &str, algorithm: &str) -> Class {
-    let known_hybrid = crate::sweep::registry::OPENSSL_HYBRIDS
+    let known_hybrid = crate::core::catalog::OPENSSL_HYBRIDS
         .iter()
         .any(|(n, _)| n.eq_ignore_ascii_case(algorithm));
     if known_hybrid || provider.eq_ignore_ascii_case("composite") {
         return Class::Hybrid;
     }
-    if let Some(f) = super::families::lookup(family) {
+    if let Some(f) = crate::report::families::lookup(family) {
         return f.class;
     }
     let fam = family.to_ascii_uppercase();
@@ -293,6 +274,26 @@ impl<'a> Dataset<'a> {
     pub fn describe(&self, src: SrcRef) -> String {
         format!("{}, records[{}]", self.file_name(src), src.index)
     }
+}
+
+/// Filter attributes of a record's row.
+pub fn filters(e: &Entry) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "level",
+            level_bucket(e.rec.nist_level)
+                .map(|l| l.to_string())
+                .unwrap_or_else(|| "none".into()),
+        ),
+        ("kind", kind_name(e.rec.kind).to_ascii_lowercase()),
+        ("class", e.class.name().into()),
+        ("tier", families::tier(&e.rec.family).name().into()),
+        ("origin", families::origin(&e.rec.family).into()),
+        ("provider", e.rec.provider.clone()),
+        ("backend", e.rec.backend.clone()),
+        ("family", e.rec.family.clone()),
+        ("alg", e.rec.algorithm.clone()),
+    ]
 }
 
 #[cfg(test)]

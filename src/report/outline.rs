@@ -4,13 +4,15 @@
 //! [`html`]: super::html
 //! [`markdown`]: super::markdown
 
-use super::analysis::{Analysis, Finding, Group};
-use super::load::LoadSet;
-use super::model::Dataset;
-use super::sections;
-use super::table::Table;
-use super::{context_line, counts, file_summary, metadata_rows};
-use crate::catalog::Kind;
+use crate::report::findings::Analysis;
+
+use crate::core::catalog::Kind;
+use crate::report::headline::{Finding, Group};
+use crate::report::model::Dataset;
+use crate::report::sections;
+use crate::report::summary::{context_line, counts, file_summary, metadata_rows};
+use crate::report::table::Table;
+use crate::schema::load::LoadSet;
 
 /// A table under its own sub-heading.
 pub struct Headed {
@@ -144,14 +146,19 @@ impl<'r> Outline<'r> {
             ),
             scaling: headed(
                 "Saturation and break-even batches",
-                super::scaling::scaling_table(&super::scaling::curves(ds)),
+                crate::report::batch_curves::scaling_table(&crate::report::batch_curves::curves(
+                    ds,
+                )),
             ),
-            cluster: super::scale::cluster_notes(ds),
-            ranks: rows(super::scale::ranks_table(ds)),
-            devices: headed("Each device and rank", super::scale::devices_table(ds)),
+            cluster: crate::report::cluster_sections::cluster_notes(ds),
+            ranks: rows(crate::report::cluster_sections::ranks_table(ds)),
+            devices: headed(
+                "Each device and rank",
+                crate::report::cluster_sections::devices_table(ds),
+            ),
             aggregates: headed(
                 "Totals over devices and ranks",
-                super::scale::aggregates_table(ds),
+                crate::report::cluster_sections::aggregates_table(ds),
             ),
             hybrid: rows(sections::hybrid_table(ds)),
             sizes: sections::sizes_table(ds),

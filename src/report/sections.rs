@@ -1,33 +1,15 @@
 //! The report's tables, built once for both output formats.
 
-use super::analysis::{Analysis, Pair};
-use super::families;
-use super::model::{kind_name, level_bucket, src_list, Class, Dataset, Entry};
-use super::table::{natural_cmp, shades, shades_by_group, Cell, Row, Table};
-use super::units;
-use crate::catalog::Kind;
-use crate::results::{Mode, Status};
+use crate::core::catalog::Kind;
+use crate::core::units;
+use crate::report::families;
+use crate::report::families::Class;
+use crate::report::findings::{Analysis, Pair};
+use crate::report::model::filters;
+use crate::report::model::{kind_name, level_bucket, src_list, Dataset, Entry};
+use crate::report::table::{natural_cmp, shades, shades_by_group, Cell, Row, Table};
+use crate::schema::record::{Mode, Status};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Filter attributes of a record's row.
-pub fn filters(e: &Entry) -> Vec<(&'static str, String)> {
-    vec![
-        (
-            "level",
-            level_bucket(e.rec.nist_level)
-                .map(|l| l.to_string())
-                .unwrap_or_else(|| "none".into()),
-        ),
-        ("kind", kind_name(e.rec.kind).to_ascii_lowercase()),
-        ("class", e.class.name().into()),
-        ("tier", families::tier(&e.rec.family).name().into()),
-        ("origin", families::origin(&e.rec.family).into()),
-        ("provider", e.rec.provider.clone()),
-        ("backend", e.rec.backend.clone()),
-        ("family", e.rec.family.clone()),
-        ("alg", e.rec.algorithm.clone()),
-    ]
-}
 
 /// Level as shown: `1`, `2`, `–`.
 fn level_text(l: Option<u8>) -> String {
@@ -261,8 +243,8 @@ pub fn hybrid_table(ds: &Dataset) -> Table {
     );
     for f in 0..ds.runs.len() {
         let of_file: Vec<&Entry> = ds.entries.iter().filter(|e| e.src.file == f).collect();
-        let recs: Vec<&crate::results::Record> = of_file.iter().map(|e| e.rec).collect();
-        for (o, hi, ci) in crate::sweep::hybrid::overhead_of(&recs) {
+        let recs: Vec<&crate::schema::record::Record> = of_file.iter().map(|e| e.rec).collect();
+        for (o, hi, ci) in crate::analyse::hybrid::overhead_of(&recs) {
             let (h, c) = (of_file[hi], of_file[ci]);
             let us = |x: f64| units::time_ms(x / 1000.0);
             let signed = |x: i64| {
@@ -595,7 +577,7 @@ pub fn gpu_table(an: &Analysis) -> Table {
             }
             None => Cell::empty(),
         };
-        let summ = |s: &Option<crate::stats::Summary>, unit: &str| match s {
+        let summ = |s: &Option<crate::core::stats::Summary>, unit: &str| match s {
             Some(s) => Cell::num(format!("{} {unit}", units::sig3(s.median))).from([g.src]),
             None => Cell::empty(),
         };
@@ -622,7 +604,7 @@ pub fn gpu_table(an: &Analysis) -> Table {
                     .below("kernel only")
                     .from([g.src])
                     .value(gops),
-                match super::scaling::end_to_end_ops(&g) {
+                match crate::report::batch_curves::end_to_end_ops(&g) {
                     Some(v) => Cell::num(units::ops(v))
                         .below(
                             g.rec

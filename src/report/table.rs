@@ -1,7 +1,7 @@
 //! A table as data, rendered by both the HTML and the Markdown writers, so
 //! the two formats cannot disagree about a figure.
 
-use super::model::SrcRef;
+use crate::report::model::SrcRef;
 use std::collections::BTreeMap;
 
 /// One cell.

@@ -9,9 +9,9 @@
 //! `SHA3-256(ss_mlkem ‖ ss_x25519 ‖ ct_x25519)`, in the spirit of X-Wing
 //! (draft-connolly-cfrg-xwing-kem), not a standardised combiner.
 
-use super::openssl::{OsslAlg, OsslKem, OsslSig};
-use super::oqs::{OqsKem, OqsSig};
-use super::scheme::{KemScheme, KeyBytes, SigScheme};
+use crate::sweep::openssl::{OsslAlg, OsslKem, OsslSig};
+use crate::sweep::oqs::{OqsKem, OqsSig};
+use crate::sweep::scheme::{KemScheme, KeyBytes, SigScheme};
 use anyhow::{ensure, Result};
 use openssl::hash::{hash, MessageDigest};
 

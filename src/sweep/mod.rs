@@ -5,8 +5,6 @@
 //! pqc-sig-bench-c-style CSVs after every algorithm.
 
 pub mod composite;
-pub mod csv;
-pub mod hybrid;
 pub mod openssl;
 pub mod oqs;
 pub mod registry;
@@ -16,11 +14,12 @@ pub mod stfl;
 pub mod symmetric;
 pub mod timing;
 
-use crate::backend::{Device, DeviceKind, GateReport};
-use crate::catalog::{Kind, Operation, Sizes};
-use crate::exit;
-use crate::results::{Record, RunConfig, RunFile, SignatureBudget, Status};
-use crate::stats::{summarize, Sample};
+use crate::core::catalog::{Kind, Operation, Sizes};
+use crate::core::exit;
+use crate::core::stats::{summarize, Sample};
+use crate::schema::device::{Device, DeviceKind, GateReport};
+use crate::schema::record::{Record, RunConfig, SignatureBudget, Status};
+use crate::schema::run_file::RunFile;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use registry::{Entry, Filter, Impl, Provider};
@@ -116,8 +115,8 @@ impl SweepArgs {
         if !(seconds.is_finite() && (MIN_WINDOW_SECONDS..=3600.0).contains(&seconds)) {
             bail!("invalid --seconds {seconds}: the window must be from {MIN_WINDOW_SECONDS} to 3600 seconds");
         }
-        let cores = crate::backend::parallel::available_cores();
-        let threads = crate::cli::parse_threads(&self.threads, cores)?;
+        let cores = crate::probe::system::available_cores();
+        let threads = crate::backend::parallel::parse_threads(&self.threads, cores)?;
         if threads.len() != 1 {
             bail!(
                 "invalid --threads '{}': give one number or `all`",
@@ -511,7 +510,7 @@ fn fill(rec: &mut Record, ms: &[&Measurement]) {
 }
 
 fn csv_meta(
-    meta: &crate::system::Metadata,
+    meta: &crate::schema::metadata::Metadata,
     opts: &SweepOptions,
     kind: &str,
 ) -> Vec<(String, String)> {
@@ -548,8 +547,8 @@ struct Writer {
 }
 
 impl Writer {
-    fn csv_path(&self, meta: &crate::system::Metadata, kind: &str) -> PathBuf {
-        self.out.join(csv::file_name(
+    fn csv_path(&self, meta: &crate::schema::metadata::Metadata, kind: &str) -> PathBuf {
+        self.out.join(crate::write::csv::file_name(
             &self.stamp,
             &meta.arch,
             &meta.hostname,
@@ -557,7 +556,7 @@ impl Writer {
         ))
     }
     fn write(&self, run: &RunFile, opts: &SweepOptions) -> Result<Vec<PathBuf>> {
-        crate::output::write_json(&self.run_path, run)?;
+        crate::write::output::write_json(&self.run_path, run)?;
         let mut written = vec![];
         for kind in CSV_TYPES {
             let recs: Vec<&Record> = run
@@ -577,7 +576,10 @@ impl Writer {
             if let Some(state) = partial(run) {
                 meta.insert(0, ("partial".into(), state.into()));
             }
-            crate::output::write_atomic(&path, csv::render(&meta, &recs).as_bytes())?;
+            crate::write::output::write_atomic(
+                &path,
+                crate::write::csv::render(&meta, &recs).as_bytes(),
+            )?;
             written.push(path);
         }
         Ok(written)
@@ -611,12 +613,12 @@ fn short(r: &Record) -> String {
 /// every write: its warm-up and window, its wall time so far, and each
 /// hybrid's cost over its PQC component.
 fn totals(run: &mut RunFile, opts: &SweepOptions, started: std::time::Instant) {
-    run.sweep = Some(crate::results::SweepInfo {
+    run.sweep = Some(crate::schema::run_file::SweepInfo {
         warmup_seconds: opts.window.warmup,
         window_seconds: opts.window.window,
         wall_seconds: started.elapsed().as_secs_f64(),
     });
-    run.hybrid_overhead = hybrid::overhead(&run.records);
+    run.hybrid_overhead = crate::analyse::hybrid::overhead(&run.records);
 }
 
 /// `pqcprof sweep`.
@@ -627,8 +629,8 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         print!("{}", list(&entries));
         return Ok(exit::OK);
     }
-    let out = crate::output::ensure_writable_dir(&args.out)?;
-    let meta = crate::system::collect(None);
+    let out = crate::write::output::ensure_writable_dir(&args.out)?;
+    let meta = crate::probe::system::collect(None);
     let device = Device {
         kind: DeviceKind::Cpu,
         name: meta.cpu.clone(),
@@ -636,7 +638,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     };
     // The CSVs share the run file's stamp, unique once the run file is
     // created exclusively.
-    let (run_path, stamp) = crate::output::reserve(&out, "run-", "-sweep.json")?;
+    let (run_path, stamp) = crate::write::output::reserve(&out, "run-", "-sweep.json")?;
     let writer = Writer {
         run_path,
         out: out.clone(),
@@ -668,7 +670,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     };
     let mut run = RunFile::new(meta, config);
     let cancel = Arc::new(AtomicBool::new(false));
-    crate::signals::install(cancel.clone());
+    crate::measure::signals::install(cancel.clone());
     eprintln!(
         "pqcprof sweep: {} algorithms, {} thread(s), {}s warm-up + {}s window per operation",
         entries.len(),
@@ -733,14 +735,14 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         );
         return Ok(exit::INTERRUPTED);
     }
-    Ok(exit::for_failures(&run.records))
+    Ok(crate::schema::record::exit_for_failures(&run.records))
 }
 
 /// `pqcprof sizes`.
 pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
     let entries = select(&args.filter, args.slow)?;
     if let Some(p) = &args.out {
-        crate::output::check_output_file(p, &[])?;
+        crate::write::output::check_output_file(p, &[])?;
     }
     let message = vec![0xAB; 50];
     let mut rows = vec![];
@@ -769,7 +771,7 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
     let text = sizes::render(&rows);
     match &args.out {
         Some(p) => {
-            crate::output::write_atomic(Path::new(p), text.as_bytes())?;
+            crate::write::output::write_atomic(Path::new(p), text.as_bytes())?;
             eprintln!("pqcprof sizes: wrote {}", p.display());
         }
         None => print!("{text}"),
@@ -924,14 +926,16 @@ mod tests {
 
     #[test]
     fn windows_are_validated() {
+        #[derive(clap::Parser)]
+        struct Sweep {
+            #[command(flatten)]
+            args: SweepArgs,
+        }
         let a = |extra: &[&str]| {
-            let mut v = vec!["pqcprof", "sweep"];
+            let mut v = vec!["sweep"];
             v.extend_from_slice(extra);
             use clap::Parser;
-            match crate::cli::Cli::try_parse_from(v).unwrap().command {
-                crate::cli::Command::Sweep(a) => a,
-                _ => unreachable!(),
-            }
+            Sweep::try_parse_from(v).unwrap().args
         };
         let e = a(&["--seconds", "0"]).validate().unwrap_err().to_string();
         assert!(e.contains("--seconds 0"), "{e}");

@@ -2,7 +2,7 @@
 //! build enables), called through the same C entry points its `speed_kem`
 //! and `speed_sig` tools time.
 
-use super::scheme::{KemScheme, KeyBytes, SigScheme};
+use crate::sweep::scheme::{KemScheme, KeyBytes, SigScheme};
 use anyhow::{anyhow, ensure, Result};
 use libc::{c_char, c_int};
 use oqs::ffi::common::OQS_STATUS;

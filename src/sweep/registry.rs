@@ -3,12 +3,13 @@
 //! `_is_enabled`), the OpenSSL algorithms, and the composites; plus the
 //! `--filter` language over them.
 
-use super::composite::{CompositeKem, CompositeSig};
-use super::openssl::{self as ossl, Curve, OsslAlg, OsslKem, OsslSig};
-use super::oqs::{self as liboqs, OqsKem, OqsSig};
-use super::scheme::Scheme;
-use super::stfl::{self, Cost, StflSig};
-use crate::catalog::{Kind, Operation};
+use crate::core::catalog::OPENSSL_HYBRIDS;
+use crate::core::catalog::{Kind, Operation};
+use crate::sweep::composite::{CompositeKem, CompositeSig};
+use crate::sweep::openssl::{self as ossl, Curve, OsslAlg, OsslKem, OsslSig};
+use crate::sweep::oqs::{self as liboqs, OqsKem, OqsSig};
+use crate::sweep::scheme::Scheme;
+use crate::sweep::stfl::{self, Cost, StflSig};
 use anyhow::{bail, Result};
 
 /// Library behind an algorithm.
@@ -175,7 +176,7 @@ fn oqs_entries(kind: Kind) -> Vec<Entry> {
                     format!(
                         "{} is disabled in this liboqs {} build",
                         a.name,
-                        crate::backend::liboqs::version()
+                        crate::probe::libraries::liboqs_version()
                     )
                 }),
                 slow: false,
@@ -261,15 +262,6 @@ pub const SLH_DSA_SETS: [&str; 12] = [
     "SLH-DSA-SHAKE-192f",
     "SLH-DSA-SHAKE-256s",
     "SLH-DSA-SHAKE-256f",
-];
-
-/// The hybrid KEM groups OpenSSL 3.5/3.6 offers as key types, with the
-/// NIST level of their ML-KEM part.
-pub const OPENSSL_HYBRIDS: [(&str, u8); 4] = [
-    ("X25519MLKEM768", 3),
-    ("SecP256r1MLKEM768", 3),
-    ("X448MLKEM1024", 5),
-    ("SecP384r1MLKEM1024", 5),
 ];
 
 fn openssl_entries() -> Vec<Entry> {

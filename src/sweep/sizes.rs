@@ -10,10 +10,10 @@
 //! or `largest of N observed` (RSA's DER structures, or any length that
 //! varied between the sampled keys), never a possible maximum.
 
-use super::openssl::OsslAlg;
-use super::registry::{Entry, Impl};
-use super::scheme::{KeyBytes, Scheme};
-use crate::catalog::Kind;
+use crate::core::catalog::Kind;
+use crate::sweep::openssl::OsslAlg;
+use crate::sweep::registry::{Entry, Impl};
+use crate::sweep::scheme::{KeyBytes, Scheme};
 use anyhow::Result;
 use std::time::{Duration, Instant};
 
@@ -253,7 +253,7 @@ pub fn fips_mismatches(rows: &[SizeRow]) -> Vec<String> {
 pub fn stateful_mismatches(rows: &[SizeRow]) -> Vec<String> {
     rows.iter()
         .filter_map(|r| {
-            let p = super::stfl::Params::parse(&r.algorithm).ok()?;
+            let p = crate::sweep::stfl::Params::parse(&r.algorithm).ok()?;
             let (pk, sig) = p.standard_sizes();
             let got = (r.keys.public_raw, r.signature_max, r.signature_observed);
             (got != (pk, Some(sig), Some(sig))).then(|| {
@@ -268,8 +268,8 @@ pub fn stateful_mismatches(rows: &[SizeRow]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry;
     use super::*;
+    use crate::sweep::registry;
 
     #[test]
     fn fips_203_204_205_sets_match_the_standards() {

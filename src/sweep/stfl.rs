@@ -14,7 +14,7 @@
 //! LMS reusing its last one-time key (signatures 32, 33... of an H5 key all
 //! carry leaf 31) and XMSS making one more signature that does not verify.
 
-use super::scheme::{KeyBytes, SigScheme};
+use crate::sweep::scheme::{KeyBytes, SigScheme};
 use anyhow::{anyhow, bail, ensure, Result};
 use libc::{c_char, c_int, c_ulonglong, c_void};
 use std::ffi::{CStr, CString};
@@ -126,7 +126,7 @@ pub fn version() -> String {
 }
 
 /// Every stateful scheme the stateful build lists, with whether it is enabled.
-pub fn algs() -> Vec<super::oqs::OqsAlg> {
+pub fn algs() -> Vec<crate::sweep::oqs::OqsAlg> {
     // SAFETY: plain query of liboqs's static algorithm table.
     let n = unsafe { ffi::alg_count() }.max(0) as usize;
     (0..n)
@@ -139,7 +139,7 @@ pub fn algs() -> Vec<super::oqs::OqsAlg> {
             let c = CString::new(name.clone()).expect("liboqs names have no NUL");
             // SAFETY: c is a valid NUL-terminated string.
             let enabled = unsafe { ffi::alg_is_enabled(c.as_ptr()) } == 1;
-            super::oqs::OqsAlg { name, enabled }
+            crate::sweep::oqs::OqsAlg { name, enabled }
         })
         .collect()
 }
@@ -423,7 +423,7 @@ impl SigScheme for StflSig {
             "the key's signatures are spent; pqcprof does not sign past liboqs's count (liboqs 0.13 would go on, reusing a one-time key in LMS)"
         );
         let (alg, msg) = (self.alg, &self.msg);
-        super::oqs::sign_into(&mut self.signature, self.max_sig, |out, len| {
+        crate::sweep::oqs::sign_into(&mut self.signature, self.max_sig, |out, len| {
             // SAFETY: `out` holds length_signature bytes, the most liboqs
             // writes; the message is only read; sk is this scheme's key.
             let st =
@@ -566,7 +566,7 @@ mod tests {
 
     #[test]
     fn a_window_longer_than_the_budget_stops_at_the_last_signature() {
-        use super::super::timing::{measure_capped, Window};
+        use crate::sweep::timing::{measure_capped, Window};
         let mut s = StflSig::open("LMS_SHA256_H5_W1", b"window".to_vec()).unwrap();
         s.keygen().unwrap();
         let (left, _) = s.signature_budget().unwrap().unwrap();
@@ -603,7 +603,7 @@ mod tests {
         assert_eq!(unsafe { OQS_SIG_STFL_alg_is_enabled(name.as_ptr()) }, 0);
         // SAFETY: as above, in the stateful build.
         assert_eq!(unsafe { ffi::alg_is_enabled(name.as_ptr()) }, 1);
-        assert_eq!(version(), crate::backend::liboqs::version());
+        assert_eq!(version(), crate::probe::libraries::liboqs_version());
         let on = algs();
         assert_eq!(on.len(), 70, "sig_stfl.h lists 70 sets");
         for n in [

@@ -2,7 +2,7 @@
 //! MB/s (10^6 bytes per second) at 1 KiB and 16 KiB per call, each with a
 //! context set up once and reused, as `openssl speed -evp` does.
 
-use crate::results::SymmetricRecord;
+use crate::schema::run_file::SymmetricRecord;
 use anyhow::Result;
 use openssl::cipher::{Cipher, CipherRef};
 use openssl::cipher_ctx::CipherCtx;

@@ -6,9 +6,9 @@
 //!
 //! Also the correctness gate every algorithm passes before it is timed.
 
-use super::scheme::{KemScheme, Scheme, SigScheme};
-use crate::backend::GateReport;
-use crate::catalog::Operation;
+use crate::core::catalog::Operation;
+use crate::schema::device::GateReport;
+use crate::sweep::scheme::{KemScheme, Scheme, SigScheme};
 use anyhow::{bail, ensure, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -376,7 +376,7 @@ mod tests {
         fn ciphertext_mut(&mut self) -> &mut [u8] {
             &mut self.0
         }
-        fn key_bytes(&self) -> Result<super::super::scheme::KeyBytes> {
+        fn key_bytes(&self) -> Result<crate::sweep::scheme::KeyBytes> {
             Ok(Default::default())
         }
     }
@@ -403,7 +403,7 @@ mod tests {
         fn max_signature_len(&self) -> usize {
             8
         }
-        fn key_bytes(&self) -> Result<super::super::scheme::KeyBytes> {
+        fn key_bytes(&self) -> Result<crate::sweep::scheme::KeyBytes> {
             Ok(Default::default())
         }
     }

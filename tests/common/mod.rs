@@ -106,7 +106,7 @@ pub fn signal(child: &std::process::Child, signal: i32) {
 /// NVRTC's version; without NVRTC, says loudly that `test` did not run and
 /// gives `None`, or fails when PQCPROF_REQUIRE_NVRTC=1 (as in CI).
 pub fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
-    let v = pqcprof::gpu::probe::nvrtc_version();
+    let v = pqcprof::probe::gpu::nvrtc_version();
     if v.is_none() {
         if std::env::var("PQCPROF_REQUIRE_NVRTC").as_deref() == Ok("1") {
             panic!(

@@ -1,0 +1,438 @@
+//! Totals over several devices or ranks that measured the same (backend,
+//! algorithm, operation, batch) at the same time: the GPUs of one node
+//! (`--device all`) or the ranks of a cluster job (`pqcprof merge`).
+//!
+//! A total is only honest over runs that really ran together, so each
+//! member contributes the median throughput of its runs that overlapped in
+//! time with a run of every other member (by the records' run windows).
+//! Records without windows are summed on their own medians, and the
+//! aggregate says so. The spread (min, median, max, imbalance) shows
+//! whether one device or rank held the others back.
+
+use crate::core::catalog::Operation;
+use crate::core::stats::{summarize, Sample};
+use crate::schema::aggregate::{Aggregate, GroupTotal, Spread};
+use crate::schema::record::{Mode, Record, Status};
+
+/// One record taking part in an aggregate.
+#[derive(Debug, Clone, Copy)]
+pub struct Member<'a> {
+    /// Index of the record in its file.
+    pub index: usize,
+    /// The record.
+    pub rec: &'a Record,
+    /// Node the member ran on.
+    pub node: &'a str,
+    /// The rank that measured it, in a merged cluster file (`gpu rank 3`).
+    pub rank: Option<&'a str>,
+}
+
+impl Member<'_> {
+    /// `GPU 1 on vm` / `rank 3 on node7`: how the member is named.
+    fn label(&self) -> String {
+        match (self.rank, self.rec.gpu_ordinal) {
+            (Some(r), Some(g)) => format!("{r} GPU {g} on {}", self.node),
+            (Some(r), None) => format!("{r} on {}", self.node),
+            (None, Some(g)) => format!("GPU {g} on {}", self.node),
+            (None, None) => format!("{} on {}", self.rec.device.name, self.node),
+        }
+    }
+}
+
+/// The key members must share to be added up.
+pub type Key = (String, String, Operation, usize, usize);
+
+/// (backend, algorithm, operation, batch, threads) of a throughput record.
+pub fn key(rec: &Record) -> Option<Key> {
+    (rec.mode == Mode::Throughput).then(|| {
+        (
+            rec.backend.clone(),
+            rec.algorithm.clone(),
+            rec.operation,
+            rec.batch,
+            rec.threads,
+        )
+    })
+}
+
+/// Whether two `[start, end]` windows share a moment.
+fn overlaps(a: [f64; 2], b: [f64; 2]) -> bool {
+    a[0] < b[1] && b[0] < a[1]
+}
+
+/// Throughput of each timed run, operations per second.
+fn per_run(rec: &Record) -> Vec<f64> {
+    rec.run_seconds
+        .iter()
+        .map(|s| rec.batch as f64 / s)
+        .collect()
+}
+
+/// The spread of `(label, ops/s)` values; `None` when empty.
+pub fn spread(values: &[(String, f64)]) -> Option<Spread> {
+    let slowest = values.iter().min_by(|a, b| a.1.total_cmp(&b.1))?.0.clone();
+    let sample = Sample::new(values.iter().map(|v| v.1).collect()).ok()?;
+    let percentile = |p| crate::core::stats::percentile(&sample, p);
+    let (min, max) = (percentile(0.0), percentile(100.0));
+    Some(Spread {
+        min_ops_per_sec: min,
+        median_ops_per_sec: percentile(50.0),
+        max_ops_per_sec: max,
+        imbalance_pct: if max > 0.0 {
+            (max - min) / max * 100.0
+        } else {
+            0.0
+        },
+        slowest,
+    })
+}
+
+/// Adds up `members` (all of one `key`) measured together in `scope`.
+/// `model` names a member's GPU or CPU model for the per-model spread.
+pub fn aggregate(scope: &str, members: &[Member]) -> Option<Aggregate> {
+    let first = members.first()?.rec;
+    let (ok, not_ok): (Vec<&Member>, Vec<&Member>) = members
+        .iter()
+        .partition(|m| m.rec.status == Status::Ok && !m.rec.run_seconds.is_empty());
+    let windows: Option<Vec<&Vec<[f64; 2]>>> = ok
+        .iter()
+        .map(|m| {
+            m.rec
+                .run_windows_unix_s
+                .as_ref()
+                .filter(|w| w.len() == m.rec.run_seconds.len())
+        })
+        .collect();
+    // Per passing member: the throughputs of its runs that count.
+    let (counted, mut overlap): (Vec<Vec<f64>>, String) = match &windows {
+        Some(w) if ok.len() > 1 => (
+            ok.iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    per_run(m.rec)
+                        .into_iter()
+                        .zip(w[i].iter())
+                        .filter(|(_, win)| {
+                            w.iter()
+                                .enumerate()
+                                .filter(|(j, _)| *j != i)
+                                .all(|(_, other)| other.iter().any(|o| overlaps(**win, *o)))
+                        })
+                        .map(|(t, _)| t)
+                        .collect()
+                })
+                .collect(),
+            "runs that overlapped in time (host clock) with a run of every other member".into(),
+        ),
+        _ => (
+            ok.iter().map(|m| per_run(m.rec)).collect(),
+            if ok.len() > 1 {
+                "not recorded (records without run windows): each member's median over all its runs, assumed to have run at the same time".into()
+            } else {
+                "one member: its own runs".into()
+            },
+        ),
+    };
+    let medians: Vec<Option<f64>> = counted
+        .iter()
+        .map(|v| Sample::new(v.clone()).ok().map(|s| summarize(&s).median))
+        .collect();
+    let member_ops_per_sec: Vec<f64> = medians.iter().map(|m| m.unwrap_or(0.0)).collect();
+    let lacking: Vec<String> = ok
+        .iter()
+        .zip(&medians)
+        .filter(|(_, m)| m.is_none())
+        .map(|(m, _)| m.label())
+        .collect();
+    let total_ops_per_sec =
+        (!ok.is_empty() && lacking.is_empty()).then(|| member_ops_per_sec.iter().sum::<f64>());
+    if !lacking.is_empty() {
+        overlap += &format!(
+            "; no total: no run of {} overlapped every other member's",
+            lacking.join(", ")
+        );
+    }
+    if !not_ok.is_empty() {
+        overlap += &format!(
+            "; left out (not ok): {}",
+            not_ok
+                .iter()
+                .map(|m| m.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let labelled: Vec<(String, f64)> = ok
+        .iter()
+        .zip(&medians)
+        .filter_map(|(m, v)| v.map(|v| (m.label(), v)))
+        .collect();
+    let energy: Option<Vec<f64>> = ok
+        .iter()
+        .map(|m| {
+            let e: Option<Vec<f64>> = m.rec.usage.iter().map(|u| u.energy_j).collect();
+            e.filter(|e| !e.is_empty())
+                .map(|e| e.iter().sum::<f64>() / e.len() as f64)
+        })
+        .collect();
+    let ops_one_run: f64 = ok.iter().map(|m| m.rec.batch as f64).sum();
+    let peak_power: Option<Vec<f64>> = ok
+        .iter()
+        .map(|m| {
+            m.rec
+                .usage
+                .iter()
+                .filter_map(|u| u.mean_power_w)
+                .max_by(f64::total_cmp)
+        })
+        .collect();
+    let group_totals = |name_of: &dyn Fn(&Member) -> String| -> Vec<GroupTotal> {
+        let mut names: Vec<String> = ok.iter().map(|m| name_of(m)).collect();
+        names.sort();
+        names.dedup();
+        if names.len() < 2 {
+            return vec![];
+        }
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let vals: Vec<(String, f64)> = ok
+                    .iter()
+                    .zip(&medians)
+                    .filter(|(m, _)| name_of(m) == name)
+                    .filter_map(|(m, v)| v.map(|v| (m.label(), v)))
+                    .collect();
+                Some(GroupTotal {
+                    members: vals.len(),
+                    total_ops_per_sec: vals.iter().map(|v| v.1).sum(),
+                    spread: spread(&vals)?,
+                    name,
+                })
+            })
+            .collect()
+    };
+    Some(Aggregate {
+        scope: scope.to_string(),
+        backend: first.backend.clone(),
+        algorithm: first.algorithm.clone(),
+        operation: first.operation,
+        mode: first.mode,
+        batch: first.batch,
+        threads: first.threads,
+        records: members.iter().map(|m| m.index).collect(),
+        members: members.iter().map(|m| m.label()).collect(),
+        not_ok: not_ok.iter().map(|m| m.label()).collect(),
+        overlapped_runs: counted.iter().map(Vec::len).collect(),
+        member_ops_per_sec,
+        total_ops_per_sec,
+        overlap,
+        spread: spread(&labelled),
+        energy_per_op_uj: energy
+            .filter(|e| !e.is_empty() && ops_one_run > 0.0)
+            .map(|e| e.iter().sum::<f64>() * 1e6 / ops_one_run),
+        peak_power_w: peak_power.filter(|p| !p.is_empty()).map(|p| p.iter().sum()),
+        emulated: members.iter().any(|m| m.rec.emulated),
+        by_node: group_totals(&|m| m.node.to_string()),
+        by_model: group_totals(&|m| m.rec.device.name.clone()),
+    })
+}
+
+/// Aggregates of every key that more than one record of `records` has
+/// and at least one passed, in first-seen order; `node_of` names the
+/// node of a record and, in a merged file, its rank.
+pub fn aggregate_all<'a>(
+    scope: &str,
+    records: impl IntoIterator<Item = (usize, &'a Record)>,
+    node_of: &dyn Fn(&Record) -> (&'a str, Option<&'a str>),
+) -> Vec<Aggregate> {
+    let mut groups: Vec<(Key, Vec<Member<'a>>)> = vec![];
+    for (index, rec) in records {
+        let Some(k) = key(rec) else { continue };
+        let (node, rank) = node_of(rec);
+        let m = Member {
+            index,
+            rec,
+            node,
+            rank,
+        };
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(m),
+            None => groups.push((k, vec![m])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, v)| v.len() > 1 && v.iter().any(|m| m.rec.status == Status::Ok))
+        .filter_map(|(_, v)| aggregate(scope, &v))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::Kind;
+    use crate::monitor::RunUsage;
+    use crate::schema::device::{Device, DeviceKind};
+
+    /// An ok GPU record of batch 100 with these run times and windows.
+    fn rec(gpu: usize, seconds: &[f64], windows: Option<&[[f64; 2]]>) -> Record {
+        let mut r = Record::unmeasured(
+            "native-gpu".into(),
+            Device {
+                kind: DeviceKind::Gpu,
+                name: "test GPU".into(),
+                memory_total_mb: 1,
+            },
+            "pqcprof-native".into(),
+            "ML-KEM-768".into(),
+            "ML-KEM".into(),
+            Kind::Kem,
+            Operation::KeyGen,
+        );
+        r.status = Status::Ok;
+        r.batch = 100;
+        r.gpu_ordinal = Some(gpu);
+        r.run_seconds = seconds.to_vec();
+        r.run_windows_unix_s = windows.map(|w| w.to_vec());
+        r
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9 * b.abs().max(1.0)
+    }
+
+    fn agg(recs: &[Record]) -> Aggregate {
+        let members: Vec<Member> = recs
+            .iter()
+            .enumerate()
+            .map(|(index, rec)| Member {
+                index,
+                rec,
+                node: "vm",
+                rank: None,
+            })
+            .collect();
+        aggregate("test", &members).unwrap()
+    }
+
+    #[test]
+    fn overlapping_runs_add_up_and_the_spread_names_the_slowest() {
+        // GPU 0: 100 ops in 0.1 s (1000/s) three times; GPU 1: 100 ops in
+        // 0.2 s (500/s), its windows cover GPU 0's.
+        let a = rec(
+            0,
+            &[0.1, 0.1, 0.1],
+            Some(&[[0.0, 0.1], [0.1, 0.2], [0.2, 0.3]]),
+        );
+        let b = rec(1, &[0.2, 0.2], None);
+        let b = Record {
+            run_windows_unix_s: Some(vec![[0.0, 0.2], [0.2, 0.4]]),
+            ..b
+        };
+        let g = agg(&[a, b]);
+        assert_eq!(g.overlapped_runs, [3, 2]);
+        assert!(close(g.total_ops_per_sec.unwrap(), 1500.0), "{g:?}");
+        let s = g.spread.unwrap();
+        assert!(close(s.min_ops_per_sec, 500.0) && close(s.max_ops_per_sec, 1000.0));
+        assert!(close(s.imbalance_pct, 50.0));
+        assert_eq!(s.slowest, "GPU 1 on vm");
+        assert!(g.overlap.starts_with("runs that overlapped"));
+    }
+
+    #[test]
+    fn runs_outside_the_common_time_do_not_count() {
+        // GPU 0's third run (2000/s) starts after GPU 1 ended: left out.
+        let a = rec(
+            0,
+            &[0.1, 0.1, 0.05],
+            Some(&[[0.0, 0.1], [0.1, 0.2], [5.0, 5.05]]),
+        );
+        let b = rec(1, &[0.2], Some(&[[0.0, 0.2]]));
+        let g = agg(&[a, b]);
+        assert_eq!(g.overlapped_runs, [2, 1]);
+        assert!(close(g.member_ops_per_sec[0], 1000.0));
+        assert!(close(g.total_ops_per_sec.unwrap(), 1500.0));
+    }
+
+    #[test]
+    fn no_overlap_means_no_total() {
+        let a = rec(0, &[0.1], Some(&[[0.0, 0.1]]));
+        let b = rec(1, &[0.1], Some(&[[1.0, 1.1]]));
+        let g = agg(&[a, b]);
+        assert_eq!(g.total_ops_per_sec, None);
+        assert!(g.overlap.contains("no total"), "{}", g.overlap);
+    }
+
+    #[test]
+    fn without_windows_medians_are_summed_and_it_says_so() {
+        let g = agg(&[rec(0, &[0.1, 0.1], None), rec(1, &[0.25, 0.25], None)]);
+        assert!(close(g.total_ops_per_sec.unwrap(), 1400.0));
+        assert!(g.overlap.starts_with("not recorded"));
+    }
+
+    #[test]
+    fn failed_members_are_named_and_left_out() {
+        let mut bad = rec(1, &[], None);
+        bad.status = Status::Failed;
+        let g = agg(&[rec(0, &[0.1], None), bad]);
+        assert_eq!(g.not_ok, ["GPU 1 on vm"]);
+        assert!(close(g.total_ops_per_sec.unwrap(), 1000.0));
+        assert_eq!(g.records, [0, 1]);
+    }
+
+    #[test]
+    fn energy_and_peak_power_are_summed() {
+        let usage = |e: f64, w: f64| RunUsage {
+            energy_j: Some(e),
+            mean_power_w: Some(w),
+            ..RunUsage::default()
+        };
+        let mut a = rec(0, &[0.1, 0.1], None);
+        a.usage = vec![usage(1.0, 100.0), usage(3.0, 300.0)];
+        let mut b = rec(1, &[0.1, 0.1], None);
+        b.usage = vec![usage(2.0, 200.0), usage(2.0, 250.0)];
+        let g = agg(&[a, b]);
+        // (mean 2 J + mean 2 J) over 200 operations = 20000 uJ per operation.
+        assert!(close(g.energy_per_op_uj.unwrap(), 20_000.0));
+        assert!(close(g.peak_power_w.unwrap(), 550.0));
+    }
+
+    #[test]
+    fn groups_by_node_and_model() {
+        let a = rec(0, &[0.1], None);
+        let mut b = rec(0, &[0.2], None);
+        b.device.name = "other GPU".into();
+        let members = [
+            Member {
+                index: 0,
+                rec: &a,
+                node: "n1",
+                rank: Some("cpu rank 0"),
+            },
+            Member {
+                index: 1,
+                rec: &b,
+                node: "n2",
+                rank: Some("cpu rank 1"),
+            },
+        ];
+        let g = aggregate("cluster", &members).unwrap();
+        assert_eq!(g.by_node.len(), 2);
+        assert_eq!(g.by_node[0].name, "n1");
+        assert!(close(g.by_node[1].total_ops_per_sec, 500.0));
+        assert_eq!(g.by_node[1].spread.slowest, "cpu rank 1 GPU 0 on n2");
+        assert_eq!(g.by_model.len(), 2);
+    }
+
+    #[test]
+    fn aggregate_all_needs_two_members_of_a_key() {
+        let a = rec(0, &[0.1], None);
+        let b = rec(1, &[0.1], None);
+        let mut c = rec(0, &[0.1], None);
+        c.algorithm = "ML-KEM-512".into();
+        let recs = [a, b, c];
+        let all = aggregate_all("t", recs.iter().enumerate(), &|_| ("vm", None));
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].records, [0, 1]);
+    }
+}

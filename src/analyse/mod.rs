@@ -1,0 +1,8 @@
+//! What measured records say beyond themselves: totals over devices and
+//! ranks ([`aggregate`]), the saturation and break-even batches of a
+//! throughput curve ([`saturation`]), and what a hybrid costs over its PQC
+//! part ([`hybrid`]). Pure functions over the schema.
+
+pub mod aggregate;
+pub mod hybrid;
+pub mod saturation;

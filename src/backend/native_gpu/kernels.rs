@@ -1,0 +1,483 @@
+//! The native kernels' source, assembled into one translation unit for
+//! NVRTC, and its compilation.
+//!
+//! `cuda/native/*.cuh` are embedded at build time and concatenated in
+//! dependency order with their quoted `#include` lines dropped, so NVRTC
+//! needs neither an include path nor any system header. `#line` directives
+//! keep NVRTC's messages pointing at the original files. NVRTC makes both
+//! PTX and machine code (cubin) for the device's own architecture; both are
+//! cached on disk (see `cache_dir`), keyed by the source, the options and
+//! NVRTC's version, so a GPU machine compiles once.
+
+use std::path::{Path, PathBuf};
+
+/// The sources, in the order they must appear.
+pub const PARTS: [(&str, &str); 8] = [
+    (
+        "common.cuh",
+        include_str!("../../../cuda/native/common.cuh"),
+    ),
+    (
+        "keccak.cuh",
+        include_str!("../../../cuda/native/keccak.cuh"),
+    ),
+    ("mlkem.cuh", include_str!("../../../cuda/native/mlkem.cuh")),
+    ("mldsa.cuh", include_str!("../../../cuda/native/mldsa.cuh")),
+    (
+        "mlkem_kernels.cuh",
+        include_str!("../../../cuda/native/mlkem_kernels.cuh"),
+    ),
+    (
+        "mldsa_kernels.cuh",
+        include_str!("../../../cuda/native/mldsa_kernels.cuh"),
+    ),
+    ("hold.cuh", include_str!("../../../cuda/native/hold.cuh")),
+    (
+        "kernels.cu",
+        include_str!("../../../cuda/native/kernels.cu"),
+    ),
+];
+
+/// Kernel entry points, as named in the sources.
+pub fn kernel_name(
+    alg: crate::core::catalog::Algorithm,
+    op: crate::core::catalog::Operation,
+) -> String {
+    let set = alg.name().to_ascii_lowercase().replace('-', "");
+    format!("{set}_{}", op.cli_name())
+}
+
+/// A one-thread kernel that waits on the device (cuda/native/hold.cuh):
+/// timed launches are queued behind it so the host's launch call stays out
+/// of the timed window.
+pub const HOLD_KERNEL: &str = "pqcprof_hold";
+
+/// The whole translation unit NVRTC compiles.
+pub fn source() -> String {
+    let mut out = String::new();
+    for (name, text) in PARTS {
+        out.push_str(&format!("#line 1 \"{name}\"\n"));
+        for line in text.lines() {
+            let t = line.trim_start();
+            if t.starts_with("#include \"") {
+                out.push_str("// (include dropped: all sources are concatenated)\n");
+            } else {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// `sm_XY` for a compute capability.
+pub fn arch_for(cc: (u32, u32)) -> String {
+    format!("sm_{}{}", cc.0, cc.1)
+}
+
+/// A compile failure with NVRTC's log.
+#[derive(Debug, thiserror::Error)]
+#[error("NVRTC could not compile the native kernels for {arch}: {message}\n{log}")]
+pub struct CompileFailure {
+    /// Target architecture.
+    pub arch: String,
+    /// NVRTC's status.
+    pub message: String,
+    /// NVRTC's program log.
+    pub log: String,
+}
+
+/// Extra NVRTC options for experiments, from `$PQCPROF_NVRTC_OPTIONS`
+/// (space-separated, e.g. `--maxrregcount=128`): they join the cache key,
+/// and GPU records name them in their kernel image.
+pub fn experiment_options() -> Vec<String> {
+    std::env::var("PQCPROF_NVRTC_OPTIONS")
+        .map(|v| v.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// `NVRTC 13.5`, with the experiment options when there are any (`NVRTC
+/// 13.5 with --maxrregcount=64`): what records and `kernels` name as the
+/// compiler. `None` without NVRTC.
+pub fn nvrtc_label() -> Option<String> {
+    let (major, minor) = crate::probe::gpu::nvrtc_version()?;
+    let extra = experiment_options();
+    Some(if extra.is_empty() {
+        format!("NVRTC {major}.{minor}")
+    } else {
+        format!("NVRTC {major}.{minor} with {}", extra.join(" "))
+    })
+}
+
+/// NVRTC options for `arch`.
+fn nvrtc_options(arch: &str) -> Vec<String> {
+    let mut v = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".into(),
+        "-DPQCPROF_NVRTC=1".into(),
+    ];
+    v.extend(experiment_options());
+    v
+}
+
+/// What NVRTC made of the unit for one architecture.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// `sm_XY` it was compiled for.
+    pub arch: String,
+    /// The PTX, kept for inspection and as a fallback the driver can
+    /// JIT-compile.
+    pub ptx: String,
+    /// Machine code for `arch` (NVRTC runs ptxas itself for a real `sm_XY`
+    /// target): loads with no JIT step, so a driver older than this NVRTC,
+    /// which would refuse the newer PTX ISA, still runs it.
+    pub cubin: Vec<u8>,
+}
+
+/// Compiles the kernels for `arch` (e.g. `sm_90`) to PTX and machine code.
+/// NVRTC must be present (see `gpu::probe::nvrtc_version`).
+pub fn compile(arch: &str) -> Result<Compiled, CompileFailure> {
+    compile_with(arch, &[]).map(|(c, _)| c)
+}
+
+/// Like `compile`, with `extra` NVRTC options after the usual ones (e.g.
+/// `--ptxas-options=-v`); also returns NVRTC's log.
+pub fn compile_with(arch: &str, extra: &[&str]) -> Result<(Compiled, String), CompileFailure> {
+    use cudarc::nvrtc::{result, sys};
+    use std::ffi::{CStr, CString};
+    let fail = |message: String, log: String| CompileFailure {
+        arch: arch.into(),
+        message,
+        log,
+    };
+    let src = CString::new(source()).map_err(|e| fail(format!("{e}"), String::new()))?;
+    let name = c"pqcprof_native.cu";
+    let prog = result::create_program(&src, Some(name))
+        .map_err(|e| fail(format!("nvrtcCreateProgram: {e:?}"), String::new()))?;
+    // Destroys the program however this function returns.
+    struct Program(sys::nvrtcProgram);
+    impl Drop for Program {
+        fn drop(&mut self) {
+            // SAFETY: created above, destroyed once, here.
+            let _ = unsafe { result::destroy_program(self.0) };
+        }
+    }
+    let prog = Program(prog);
+    let log = || {
+        // SAFETY: `prog.0` is a live program.
+        unsafe { result::get_program_log(prog.0) }
+            .map(|raw| {
+                // SAFETY: NVRTC's log is NUL-terminated.
+                unsafe { CStr::from_ptr(raw.as_ptr()) }
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .unwrap_or_default()
+    };
+    let mut options = nvrtc_options(arch);
+    options.extend(extra.iter().map(|o| o.to_string()));
+    // SAFETY: `prog.0` is a live program; the options are plain strings.
+    unsafe { result::compile_program(prog.0, &options) }
+        .map_err(|e| fail(format!("{e:?}"), log()))?;
+    // SAFETY: compiled above.
+    let ptx = unsafe { result::get_ptx(prog.0) }
+        .map_err(|e| fail(format!("nvrtcGetPTX: {e:?}"), log()))?;
+    // SAFETY: `get_ptx` returns a NUL-terminated buffer.
+    let ptx = unsafe { CStr::from_ptr(ptx.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    let mut size = 0usize;
+    // SAFETY: compiled for a real architecture; `size` is a valid out pointer.
+    unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) }
+        .result()
+        .map_err(|e| fail(format!("nvrtcGetCUBINSize: {e:?}"), log()))?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` holds the `size` bytes NVRTC asked for.
+    unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|e| fail(format!("nvrtcGetCUBIN: {e:?}"), log()))?;
+    if !is_whole_cubin(&cubin) {
+        return Err(fail(
+            format!("NVRTC returned {size} bytes that are not a whole kernel image"),
+            log(),
+        ));
+    }
+    Ok((
+        Compiled {
+            arch: arch.into(),
+            ptx,
+            cubin,
+        },
+        log(),
+    ))
+}
+
+/// Where compiled kernels are kept between runs: `$PQCPROF_PTX_CACHE`, else
+/// `$XDG_CACHE_HOME/pqcprof/ptx`, else `~/.cache/pqcprof/ptx`.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("PQCPROF_PTX_CACHE") {
+        return Some(PathBuf::from(d));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("pqcprof").join("ptx"))
+}
+
+/// FNV-1a, 64 bits: a stable hash for cache file names (std's hasher may
+/// change between Rust releases).
+fn fnv1a64(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in *part {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // Separate the parts so ("ab", "c") and ("a", "bc") differ.
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Cache file stem (`.ptx` and `.cubin` are added): the source, the options
+/// and NVRTC's version all count.
+pub fn cache_file_stem(arch: &str, nvrtc: (i32, i32)) -> String {
+    let src = source();
+    let opts = nvrtc_options(arch).join(" ");
+    let h = fnv1a64(&[
+        src.as_bytes(),
+        opts.as_bytes(),
+        format!("{}.{}", nvrtc.0, nvrtc.1).as_bytes(),
+    ]);
+    format!("native-{arch}-nvrtc{}.{}-{h:016x}", nvrtc.0, nvrtc.1)
+}
+
+/// The last entry point the unit defines: a file that names it was not cut
+/// short.
+const LAST_ENTRY: &str = "mldsa87_verify";
+
+/// Whether `ptx` is plausibly whole PTX for `arch`: it names its target and
+/// ends the last entry point.
+fn is_whole_ptx(ptx: &str, arch: &str) -> bool {
+    ptx.contains(&format!(".target {arch}"))
+        && ptx.contains(&format!(".entry {LAST_ENTRY}("))
+        && ptx.trim_end().ends_with('}')
+}
+
+/// Whether `cubin` is plausibly a whole kernel image: an ELF file whose
+/// section headers lie inside it and that names the last entry point.
+fn is_whole_cubin(cubin: &[u8]) -> bool {
+    let u64_at = |o: usize| {
+        cubin
+            .get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+    };
+    let u16_at = |o: usize| {
+        cubin
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as u64)
+    };
+    // ELF64, little-endian; e_shoff at 0x28, e_shentsize 0x3a, e_shnum 0x3c.
+    let header_ok = cubin.starts_with(b"\x7fELF\x02\x01");
+    let sections_end = match (u64_at(0x28), u16_at(0x3a), u16_at(0x3c)) {
+        (Some(off), Some(size), Some(n)) => off.checked_add(size * n),
+        _ => None,
+    };
+    header_ok
+        && sections_end.is_some_and(|end| end > 0 && end <= cubin.len() as u64)
+        && cubin
+            .windows(LAST_ENTRY.len())
+            .any(|w| w == LAST_ENTRY.as_bytes())
+}
+
+/// The `sm_XY` a CUDA ELF image was built for, from its header: with ELF
+/// ABI version 8 (CUDA 12.8 onwards) the SM number sits in bits 8-15 of
+/// `e_flags`, before that in bits 0-7.
+pub fn cubin_arch(cubin: &[u8]) -> Option<String> {
+    let flags = u32::from_le_bytes(cubin.get(0x30..0x34)?.try_into().ok()?);
+    let abi = *cubin.get(8)?;
+    let sm = if abi >= 8 {
+        (flags >> 8) & 0xff
+    } else {
+        flags & 0xff
+    };
+    (sm > 0).then(|| format!("sm_{sm}"))
+}
+
+/// Where the kernels came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled now by NVRTC (and cached if the cache folder is writable).
+    Compiled,
+    /// Read from the cache; the path of the machine code.
+    Cache(PathBuf),
+}
+
+/// The PTX and machine-code files of a cache entry. (Not
+/// `Path::with_extension`: the stem holds a dot, in NVRTC's version.)
+fn cache_paths(stem: &Path) -> (PathBuf, PathBuf) {
+    let with = |ext: &str| {
+        let mut name = stem.as_os_str().to_owned();
+        name.push(ext);
+        PathBuf::from(name)
+    };
+    (with(".ptx"), with(".cubin"))
+}
+
+/// Cached kernels, if both files are present and plausibly whole.
+fn read_cached(stem: &Path, arch: &str) -> Option<Compiled> {
+    let (ptx_path, cubin_path) = cache_paths(stem);
+    let ptx = std::fs::read_to_string(ptx_path).ok()?;
+    let cubin = std::fs::read(cubin_path).ok()?;
+    let ok = is_whole_ptx(&ptx, arch)
+        && is_whole_cubin(&cubin)
+        && cubin_arch(&cubin).as_deref() == Some(arch);
+    ok.then(|| Compiled {
+        arch: arch.into(),
+        ptx,
+        cubin,
+    })
+}
+
+/// Like `compile`, but reuses what the same NVRTC compiled earlier from the
+/// same source and options.
+pub fn compile_cached(arch: &str) -> Result<(Compiled, Origin), CompileFailure> {
+    let version = crate::probe::gpu::nvrtc_version();
+    let stem = match (cache_dir(), version) {
+        (Some(d), Some(v)) => Some(d.join(cache_file_stem(arch, v))),
+        _ => None,
+    };
+    if let Some(stem) = &stem {
+        if let Some(hit) = read_cached(stem, arch) {
+            return Ok((hit, Origin::Cache(cache_paths(stem).1)));
+        }
+    }
+    let compiled = compile(arch)?;
+    if let Some(stem) = &stem {
+        // A cache that cannot be written only costs the next run a compile.
+        // The PTX goes first: a cache entry is whole only with both files.
+        let (ptx_path, cubin_path) = cache_paths(stem);
+        let _ = crate::write::output::write_atomic(&ptx_path, compiled.ptx.as_bytes())
+            .and_then(|_| crate::write::output::write_atomic(&cubin_path, &compiled.cubin));
+    }
+    Ok((compiled, Origin::Compiled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::{Algorithm, Operation};
+
+    #[test]
+    fn the_unit_has_no_includes_and_names_are_stable() {
+        // Entry points are made by macros; tests/nvrtc_compile.rs finds
+        // every one of them in the compiled PTX.
+        let s = source();
+        assert!(!s.lines().any(|l| l.trim_start().starts_with("#include \"")));
+        assert!(!s.contains("#include <"), "NVRTC has no system headers");
+        for (name, _) in PARTS {
+            assert!(s.contains(&format!("#line 1 \"{name}\"")), "{name} missing");
+        }
+        let _ = Algorithm::ALL;
+        assert_eq!(
+            kernel_name(Algorithm::MlKem768, Operation::KeyGen),
+            "mlkem768_keygen"
+        );
+        assert_eq!(
+            kernel_name(Algorithm::MlDsa44, Operation::Verify),
+            "mldsa44_verify"
+        );
+        assert_eq!(arch_for((9, 0)), "sm_90");
+    }
+
+    #[test]
+    fn cache_names_change_with_arch_and_nvrtc_and_are_stable() {
+        let a = cache_file_stem("sm_90", (13, 0));
+        assert_eq!(a, cache_file_stem("sm_90", (13, 0)));
+        assert_ne!(a, cache_file_stem("sm_80", (13, 0)));
+        assert_ne!(a, cache_file_stem("sm_90", (12, 8)));
+        assert!(a.starts_with("native-sm_90-nvrtc13.0-"));
+        // The dot in the version must survive adding the file types.
+        let (ptx, cubin) = cache_paths(Path::new(&a));
+        assert_eq!(ptx.to_str().unwrap(), format!("{a}.ptx"));
+        assert_eq!(cubin.to_str().unwrap(), format!("{a}.cubin"));
+        assert_ne!(fnv1a64(&[b"ab", b"c"]), fnv1a64(&[b"a", b"bc"]));
+    }
+
+    /// A minimal ELF64 image: header, `body`, then `shnum` section headers
+    /// of 64 bytes each.
+    fn fake_cubin(body: &[u8], shnum: u16) -> Vec<u8> {
+        let mut v = vec![0u8; 64];
+        v[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        // CUDA ABI version 8, sm_90 (as ptxas 13 writes them).
+        v[8] = 8;
+        v[0x30..0x34].copy_from_slice(&0x0600_5a04u32.to_le_bytes());
+        v.extend_from_slice(body);
+        let shoff = v.len() as u64;
+        v[0x28..0x30].copy_from_slice(&shoff.to_le_bytes());
+        v[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        v[0x3c..0x3e].copy_from_slice(&shnum.to_le_bytes());
+        v.extend(std::iter::repeat_n(0u8, 64 * shnum as usize));
+        v
+    }
+
+    #[test]
+    fn cubin_arch_reads_both_abi_versions() {
+        let mut c = fake_cubin(b"mldsa87_verify", 1);
+        assert_eq!(cubin_arch(&c).as_deref(), Some("sm_90"));
+        c[0x30..0x34].copy_from_slice(&0x0600_4b04u32.to_le_bytes());
+        assert_eq!(cubin_arch(&c).as_deref(), Some("sm_75"));
+        // ABI 7 and older: the SM number is the low byte.
+        c[8] = 7;
+        c[0x30..0x34].copy_from_slice(&0x0050_0550u32.to_le_bytes());
+        assert_eq!(cubin_arch(&c).as_deref(), Some("sm_80"));
+        assert_eq!(cubin_arch(&c[..0x31]), None);
+    }
+
+    #[test]
+    fn only_whole_cubins_pass() {
+        let good = fake_cubin(b"..mldsa87_verify..", 3);
+        assert!(is_whole_cubin(&good));
+        assert!(!is_whole_cubin(&good[..good.len() - 1]), "truncated");
+        assert!(
+            !is_whole_cubin(&fake_cubin(b"..mldsa65_verify..", 3)),
+            "last entry missing"
+        );
+        let mut big_endian = good.clone();
+        big_endian[5] = 2;
+        assert!(!is_whole_cubin(&big_endian));
+        assert!(!is_whole_cubin(b"\x7fELF"), "header cut short");
+        assert!(!is_whole_cubin(&[]));
+    }
+
+    #[test]
+    fn only_whole_cached_kernels_are_used() {
+        let d = tempfile::tempdir().unwrap();
+        let stem = d.path().join("native-sm_90-nvrtc13.0-x");
+        let (ptx_path, cubin_path) = cache_paths(&stem);
+        let ptx = ".target sm_90\n.entry mldsa87_verify(\n{\n}\n";
+        std::fs::write(&ptx_path, ptx).unwrap();
+        assert!(read_cached(&stem, "sm_90").is_none(), "no machine code yet");
+        std::fs::write(&cubin_path, fake_cubin(b"mldsa87_verify", 2)).unwrap();
+        let hit = read_cached(&stem, "sm_90").expect("both files whole");
+        assert_eq!((hit.ptx.as_str(), hit.arch.as_str()), (ptx, "sm_90"));
+        assert!(read_cached(&stem, "sm_80").is_none(), "wrong target");
+        let other = ".target sm_80\n.entry mldsa87_verify(\n{\n}\n";
+        std::fs::write(&ptx_path, other).unwrap();
+        assert!(
+            read_cached(&stem, "sm_80").is_none(),
+            "machine code for sm_90"
+        );
+        std::fs::write(&ptx_path, ptx).unwrap();
+        std::fs::write(&ptx_path, &ptx[..ptx.len() - 2]).unwrap();
+        assert!(read_cached(&stem, "sm_90").is_none(), "truncated PTX");
+        std::fs::write(&ptx_path, ptx).unwrap();
+        let cut = fake_cubin(b"mldsa87_verify", 2);
+        std::fs::write(&cubin_path, &cut[..cut.len() - 10]).unwrap();
+        assert!(
+            read_cached(&stem, "sm_90").is_none(),
+            "truncated machine code"
+        );
+    }
+}

@@ -1,0 +1,580 @@
+//! Command-line parsing only. `BenchArgs::validate` turns what was typed into
+//! the `BenchOptions` the rest of the program sees, naming any bad value and
+//! what is valid.
+
+use crate::backend::parallel::parse_threads;
+use crate::core::catalog::{parse_algorithms, Algorithm, Operation};
+use crate::probe::system::available_cores;
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Names of the backends a user can ask for, for error messages. `cupqc`
+/// is always listed: a build without it skips its records with the reason
+/// (and `check` says how to enable it) instead of calling the name unknown.
+pub const BACKEND_NAMES: [&str; 3] = [
+    crate::backend::liboqs::NAME,
+    crate::backend::native_gpu::NAME,
+    crate::backend::cupqc::BACKEND_NAME,
+];
+
+/// pqcprof: batched post-quantum cryptography throughput on GPUs and CPUs.
+#[derive(Debug, Parser)]
+#[command(name = "pqcprof", version, about, after_help = crate::core::exit::HELP)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Report the machine, CUDA driver, GPUs, NVML, NVRTC and cuPQC SDK, and
+    /// whether each backend is ready.
+    Check(CheckArgs),
+    /// Measure every ready backend (the pipeline's main step).
+    Bench(BenchArgs),
+    /// Measure the CPU baselines only (liboqs).
+    Cpu(BenchArgs),
+    /// Measure the GPU backends only (native-gpu).
+    Gpu(BenchArgs),
+    /// Measure every algorithm liboqs and OpenSSL enable, plus composites
+    /// (pqc-sig-bench-c-style windows and CSVs).
+    Sweep(crate::sweep::SweepArgs),
+    /// Print key, ciphertext, signature and secret sizes of every algorithm as CSV.
+    Sizes(crate::sweep::SizesArgs),
+    /// Write one self-contained HTML (or Markdown) report from run files.
+    Report(crate::report::ReportArgs),
+    /// Compare two run files: change in median throughput per record.
+    Compare(crate::report::CompareArgs),
+    /// Merge the run files of a cluster job's ranks into one, with cluster
+    /// totals; names missing ranks and differences between them.
+    Merge(crate::cluster::merge::MergeArgs),
+    /// Registers, stack and spills of every native kernel (ptxas's report
+    /// through NVRTC) and the occupancy they allow; needs NVRTC, not a GPU.
+    Kernels(KernelsArgs),
+}
+
+/// Options of `kernels`.
+#[derive(Debug, Args)]
+pub struct KernelsArgs {
+    /// GPU architectures, comma-separated, or `all`.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "sm_90",
+        value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "all"]
+    )]
+    pub arch: Vec<String>,
+    /// Threads per block for the occupancy estimate [default: the native-gpu
+    /// launch's]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024), allow_negative_numbers = true)]
+    pub threads_per_block: Option<u32>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print the probe as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with code 3 unless a GPU backend is ready.
+    #[arg(long)]
+    pub require_gpu: bool,
+}
+
+/// Options shared by the measuring commands.
+#[derive(Debug, Args, Clone)]
+pub struct BenchArgs {
+    /// Algorithms: names (ML-KEM-768, mldsa44, ...) or groups (all, mlkem, mldsa), comma-separated.
+    #[arg(long = "alg", value_name = "NAMES")]
+    pub algorithms: Vec<String>,
+    /// Operations to measure (keygen, encaps, decaps, sign, verify); default all.
+    #[arg(long = "op", value_name = "OPS")]
+    pub operations: Vec<String>,
+    /// Backends to run (liboqs-cpu or liboqs, native-gpu or native, cupqc); default every ready one.
+    #[arg(long = "backend", value_name = "NAMES")]
+    pub backends: Vec<String>,
+    /// Operations per timed batch, or a list of batches: 1,32,1k,32k,1M (k
+    /// = 1000, M = 1,000,000) [default: 1000 on CPUs; on GPUs at least
+    /// 100000, rounded up to 20 or more whole waves of the kernel]
+    #[arg(
+        long,
+        value_name = "N[,N...]",
+        conflicts_with = "batch_sweep",
+        allow_negative_numbers = true
+    )]
+    pub batch: Option<String>,
+    /// Measure batches 1, 4, 16, ... (powers of 4) up to MAX, or without
+    /// MAX up to what fits in the GPU's memory (65536 on CPUs)
+    #[arg(long, value_name = "MAX", num_args = 0..=1, default_missing_value = "fit")]
+    pub batch_sweep: Option<String>,
+    /// CUDA device(s) for GPU backends: an ordinal, a list (0,2,3) or
+    /// `all`; several devices run at once, one host thread each [default: 0]
+    #[arg(long, value_name = "N|N,N...|all", allow_negative_numbers = true)]
+    pub device: Option<String>,
+    /// Timed runs per operation.
+    #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
+    pub runs: usize,
+    /// Untimed warm-up runs before the correctness gate.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub warmup: usize,
+    /// CPU thread counts, comma-separated: numbers or `all` (every core).
+    #[arg(long, default_value = "1,all", allow_negative_numbers = true)]
+    pub threads: String,
+    /// Message size for signing and verifying, bytes of 0xAB (0: the empty
+    /// message, meaningful for ML-DSA).
+    #[arg(long, default_value_t = 1024, allow_negative_numbers = true)]
+    pub message_size: usize,
+    /// ML-DSA context string, hex (empty by default).
+    #[arg(long, default_value = "")]
+    pub context: String,
+    /// Sampler period, milliseconds [default: 10 for the host, 1 for NVML]
+    #[arg(long, allow_negative_numbers = true)]
+    pub sample_period_ms: Option<f64>,
+    /// Per-operation latency: batch 1, `--runs` timed single operations.
+    #[arg(long)]
+    pub latency: bool,
+    /// cuPQC_benchmark's method: each timed run in a new process with no
+    /// warm-up (the correctness gate still runs first, in this process).
+    #[arg(long, conflicts_with = "fresh_child")]
+    pub fresh_process: bool,
+    /// Internal, for --fresh-process: one cold timed run, outputs checked after.
+    #[arg(long, hide = true)]
+    pub fresh_child: bool,
+    /// Folder for results.
+    #[arg(long, default_value = "outputs")]
+    pub out: PathBuf,
+}
+
+/// Largest batch accepted, whatever the memory.
+pub const MAX_BATCH: usize = crate::core::batching::MAX_BATCH;
+/// Largest number of runs accepted.
+pub const MAX_RUNS: usize = 100_000;
+/// Default CPU batch.
+pub const DEFAULT_CPU_BATCH: usize = 1000;
+/// Default GPU batch, as cuPQC_benchmark.
+pub const DEFAULT_GPU_BATCH: usize = 100_000;
+
+/// Validated settings of a measuring command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchOptions {
+    /// Algorithms, in report order.
+    pub algorithms: Vec<Algorithm>,
+    /// Operation filter (empty: all).
+    pub operations: Vec<Operation>,
+    /// Backends asked for by name (empty: every ready one).
+    pub backends: Vec<String>,
+    /// Batches asked for on the command line.
+    pub batch: crate::core::batching::BatchRequest,
+    /// Timed runs.
+    pub runs: usize,
+    /// Warm-up runs.
+    pub warmup: usize,
+    /// CPU thread counts.
+    pub threads: Vec<usize>,
+    /// Message bytes.
+    pub message_size: usize,
+    /// Context bytes.
+    pub context: Vec<u8>,
+    /// CUDA device ordinal (the first of `devices`; 0 for `all`).
+    pub device: usize,
+    /// Every device asked for.
+    pub devices: DeviceSelection,
+    /// Sampler period, ms, if given.
+    pub sample_period_ms: Option<f64>,
+    /// Latency mode.
+    pub latency: bool,
+    /// Output folder.
+    pub out: PathBuf,
+}
+
+/// The GPUs `--device` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceSelection {
+    /// One ordinal: the single-device path, as before lists existed.
+    One(usize),
+    /// Several ordinals, in the order given, no repeats.
+    List(Vec<usize>),
+    /// Every GPU the driver lists.
+    All,
+}
+
+/// Parses `--device`: `0`, `0,2,3` or `all`.
+pub fn parse_devices(s: &str) -> anyhow::Result<DeviceSelection> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("all") {
+        return Ok(DeviceSelection::All);
+    }
+    let mut list: Vec<usize> = vec![];
+    for part in s.split(',').map(str::trim) {
+        let Ok(n) = part.parse::<usize>() else {
+            bail!("invalid --device '{s}': '{part}' is not a GPU ordinal; use an ordinal (0), a list (0,2,3) or `all`");
+        };
+        if list.contains(&n) {
+            bail!("invalid --device '{s}': GPU {n} is listed twice; each device runs once");
+        }
+        list.push(n);
+    }
+    Ok(match list.as_slice() {
+        [one] => DeviceSelection::One(*one),
+        _ => DeviceSelection::List(list),
+    })
+}
+
+impl DeviceSelection {
+    /// The ordinals to run on, given those the driver lists. With no GPU
+    /// listed (no driver, no device) the ordinals asked for are returned
+    /// as they are: the GPU backends are then not ready, a normal state.
+    /// An ordinal the driver does not list is an error naming the valid ones.
+    pub fn resolve(&self, listed: &[usize]) -> anyhow::Result<Vec<usize>> {
+        let asked = match self {
+            DeviceSelection::All => return Ok(listed.to_vec()),
+            DeviceSelection::One(n) => vec![*n],
+            DeviceSelection::List(l) => l.clone(),
+        };
+        if listed.is_empty() {
+            return Ok(asked);
+        }
+        if let Some(bad) = asked.iter().find(|n| !listed.contains(n)) {
+            let valid = listed
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            bail!(
+                "invalid --device {bad}: the driver lists {} GPU(s), ordinals {valid}; use one of them, a list of them or `all`",
+                listed.len()
+            );
+        }
+        Ok(asked)
+    }
+}
+
+fn parse_hex(s: &str) -> anyhow::Result<Vec<u8>> {
+    let s = s.trim();
+    if let Some(c) = s.chars().find(|c| !c.is_ascii_hexdigit()) {
+        bail!("invalid --context '{s}': '{c}' is not a hex digit; give the context as hex, two digits (0-9, a-f) per byte, e.g. 0a1b");
+    }
+    if s.len() % 2 != 0 {
+        bail!("invalid --context '{s}': an odd number of hex digits; give two per byte, e.g. 0a1b");
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).context("hex"))
+        .collect()
+}
+
+/// Refuses an empty item in a list flag (`--alg ""`, `--op ,`): leaving
+/// the flag out means "all", an empty value is a mistake.
+fn no_empty_items(flag: &str, values: &[String], valid: &str) -> anyhow::Result<()> {
+    for v in values {
+        if v.split(',').any(|p| p.trim().is_empty()) {
+            bail!("invalid {flag} '{v}': an empty name; valid: {valid} (leave {flag} out for all)");
+        }
+    }
+    Ok(())
+}
+
+impl BenchArgs {
+    /// Checks every value and names what is wrong and what is valid.
+    pub fn validate(&self) -> anyhow::Result<BenchOptions> {
+        no_empty_items(
+            "--alg",
+            &self.algorithms,
+            "ML-KEM-512/768/1024, ML-DSA-44/65/87, or a group: all, mlkem, mldsa",
+        )?;
+        no_empty_items(
+            "--op",
+            &self.operations,
+            "keygen, encaps, decaps, sign, verify",
+        )?;
+        no_empty_items("--backend", &self.backends, &BACKEND_NAMES.join(", "))?;
+        let algorithms = parse_algorithms(&self.algorithms).map_err(anyhow::Error::msg)?;
+        let mut operations = vec![];
+        for part in self
+            .operations
+            .iter()
+            .flat_map(|o| o.split(','))
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            operations.push(part.parse::<Operation>().map_err(anyhow::Error::msg)?);
+        }
+        if !operations.is_empty()
+            && !algorithms
+                .iter()
+                .any(|a| operations.iter().any(|o| a.has_operation(*o)))
+        {
+            bail!("none of the operations {operations:?} belongs to the algorithms chosen");
+        }
+        use crate::core::batching::{parse_batch_list, parse_sweep_top, BatchRequest};
+        if self.latency {
+            if let Some(given) = self.batch.as_ref().or(self.batch_sweep.as_ref()) {
+                bail!("invalid --batch {given} with --latency: latency mode times single operations (batch 1); leave --batch out");
+            }
+        }
+        let batch = match (&self.batch, &self.batch_sweep) {
+            _ if self.latency => BatchRequest::List(vec![1]),
+            (Some(list), _) => BatchRequest::List(parse_batch_list(list)?),
+            (None, Some(top)) => BatchRequest::Sweep(parse_sweep_top(top)?),
+            (None, None) => BatchRequest::Default,
+        };
+        if self.runs == 0 || self.runs > MAX_RUNS {
+            bail!("invalid --runs {}: must be from 1 to {MAX_RUNS}", self.runs);
+        }
+        if self.warmup > 1000 {
+            bail!("invalid --warmup {}: must be from 0 to 1000", self.warmup);
+        }
+        if self.message_size > 64 * 1024 * 1024 {
+            bail!(
+                "invalid --message-size {}: must be at most 64 MiB",
+                self.message_size
+            );
+        }
+        if let Some(p) = self.sample_period_ms {
+            if !(0.1..=10_000.0).contains(&p) {
+                bail!("invalid --sample-period-ms {p}: must be from 0.1 to 10000");
+            }
+        }
+        let context = parse_hex(&self.context)?;
+        let devices = parse_devices(self.device.as_deref().unwrap_or("0"))?;
+        if context.len() > 255 {
+            bail!(
+                "invalid --context: {} bytes, at most 255 allowed (FIPS 204)",
+                context.len()
+            );
+        }
+        if !context.is_empty() {
+            let dsa = algorithms
+                .iter()
+                .any(|a| a.family() == crate::core::catalog::Family::MlDsa);
+            if !dsa {
+                bail!(
+                    "invalid --context {}: only ML-DSA takes a context, and none of the algorithms chosen is ML-DSA",
+                    self.context
+                );
+            }
+            if algorithms
+                .iter()
+                .any(|a| a.family() != crate::core::catalog::Family::MlDsa)
+            {
+                eprintln!("pqcprof: warning: --context applies to the ML-DSA algorithms only; the others run without it");
+            }
+        }
+        let valid = BACKEND_NAMES;
+        let mut backends = vec![];
+        for b in self
+            .backends
+            .iter()
+            .flat_map(|b| b.split(','))
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+        {
+            // Short names, as users (and the issues) write them, in any case.
+            let lower = b.to_ascii_lowercase();
+            let b = match lower.as_str() {
+                "native" => crate::backend::native_gpu::NAME,
+                "liboqs" => crate::backend::liboqs::NAME,
+                other => other,
+            };
+            if !valid.contains(&b) {
+                bail!(
+                    "unknown backend '{b}'; valid: {} (or native, liboqs)",
+                    valid.join(", ")
+                );
+            }
+            if !backends.iter().any(|x| x == b) {
+                backends.push(b.to_string());
+            }
+        }
+        let cores = available_cores();
+        let mut threads = parse_threads(&self.threads, cores)?;
+        if !self.latency {
+            // A CPU batch is split over the threads: no more threads than
+            // operations can run, so a record must not claim more.
+            // A batch sweep climbs from batch 1: there the records say how
+            // many threads each batch really used (the chunks), and the
+            // largest batch bounds the clamp.
+            let (smallest, largest) = match &batch {
+                BatchRequest::List(v) => (
+                    v.iter().copied().min().unwrap_or(DEFAULT_CPU_BATCH),
+                    v.iter().copied().max().unwrap_or(DEFAULT_CPU_BATCH),
+                ),
+                BatchRequest::Default => (DEFAULT_CPU_BATCH, DEFAULT_CPU_BATCH),
+                BatchRequest::Sweep(_) => (1, MAX_BATCH),
+            };
+            let explicit = self
+                .threads
+                .split(',')
+                .filter_map(|p| p.trim().parse::<usize>().ok());
+            if !matches!(batch, BatchRequest::Sweep(_)) {
+                if let Some(t) = explicit.filter(|&t| t > smallest).max() {
+                    bail!(
+                        "invalid --threads {t}: more threads than operations per CPU batch ({smallest}); use at most {smallest}, or a larger --batch"
+                    );
+                }
+            }
+            // `all` on a machine with more cores than the batch: the batch's size.
+            threads = threads
+                .into_iter()
+                .map(|t| t.min(largest))
+                .fold(vec![], |mut v, t| {
+                    if !v.contains(&t) {
+                        v.push(t);
+                    }
+                    v
+                });
+        }
+        if let Some(&t) = threads.iter().find(|&&t| t > cores) {
+            eprintln!("pqcprof: warning: --threads {t} is more than this machine's {cores} cores: the threads will share cores");
+        }
+        Ok(BenchOptions {
+            algorithms,
+            operations,
+            backends,
+            batch,
+            runs: self.runs,
+            warmup: self.warmup,
+            threads,
+            message_size: self.message_size,
+            context,
+            device: match &devices {
+                DeviceSelection::One(n) => *n,
+                DeviceSelection::List(l) => l[0],
+                DeviceSelection::All => 0,
+            },
+            devices,
+            sample_period_ms: self.sample_period_ms,
+            latency: self.latency,
+            out: self.out.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> BenchArgs {
+        let mut v = vec!["pqcprof", "cpu"];
+        v.extend_from_slice(extra);
+        match Cli::try_parse_from(v).unwrap().command {
+            Command::Cpu(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let o = args(&[]).validate().unwrap();
+        assert_eq!(o.algorithms.len(), 6);
+        assert_eq!(o.runs, 20);
+        assert_eq!(o.message_size, 1024);
+        assert!(o.context.is_empty());
+        assert_eq!(o.threads[0], 1);
+    }
+
+    #[test]
+    fn bad_values_name_themselves() {
+        let e = |a: &[&str]| format!("{:#}", args(a).validate().unwrap_err());
+        assert!(e(&["--batch", "0"]).contains("--batch 0"));
+        assert!(e(&["--batch", "999999999"]).contains("50000000"));
+        assert!(e(&["--runs", "0"]).contains("--runs 0"));
+        let unknown = e(&["--alg", "ML-KEM-999"]);
+        assert!(
+            unknown.contains("ML-KEM-999") && unknown.contains("ML-KEM-768"),
+            "{unknown}"
+        );
+        assert!(e(&["--backend", "fpga"]).contains("liboqs-cpu"));
+        assert!(e(&["--threads", "0"]).contains("'0'"));
+        assert!(e(&["--context", "zz"]).contains("hex"));
+        assert!(e(&["--op", "frobnicate"]).contains("valid: keygen"));
+        assert!(e(&["--alg", "mlkem", "--op", "sign"]).contains("belongs"));
+    }
+
+    #[test]
+    fn short_backend_names() {
+        let o = args(&["--backend", "native,liboqs,native-gpu"])
+            .validate()
+            .unwrap();
+        assert_eq!(o.backends, ["native-gpu", "liboqs-cpu"]);
+    }
+
+    #[test]
+    fn threads_lists() {
+        assert_eq!(parse_threads("1,all", 8).unwrap(), vec![1, 8]);
+        assert_eq!(parse_threads("all,all", 2).unwrap(), vec![2]);
+        assert!(parse_threads("x", 2).is_err());
+    }
+
+    #[test]
+    fn device_lists() {
+        use DeviceSelection::*;
+        assert_eq!(parse_devices("2").unwrap(), One(2));
+        assert_eq!(parse_devices("0,2,3").unwrap(), List(vec![0, 2, 3]));
+        assert_eq!(parse_devices("ALL").unwrap(), All);
+        let e = parse_devices("0,0").unwrap_err().to_string();
+        assert!(e.contains("GPU 0 is listed twice"), "{e}");
+        let e = parse_devices("0,x").unwrap_err().to_string();
+        assert!(e.contains("'x'") && e.contains("all"), "{e}");
+        assert!(args(&["--device", "1,1"]).validate().is_err());
+        let o = args(&["--device", "3,1"]).validate().unwrap();
+        assert_eq!((o.device, o.devices), (3, List(vec![3, 1])));
+        // Against what the driver lists.
+        assert_eq!(All.resolve(&[0, 1]).unwrap(), [0, 1]);
+        assert_eq!(List(vec![1, 0]).resolve(&[0, 1]).unwrap(), [1, 0]);
+        let e = One(7).resolve(&[0, 1]).unwrap_err().to_string();
+        assert!(
+            e.contains("--device 7") && e.contains("ordinals 0, 1"),
+            "{e}"
+        );
+        // No GPU at all: nothing to check against, the backends say why.
+        assert_eq!(One(7).resolve(&[]).unwrap(), [7]);
+        assert!(All.resolve(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn latency_forces_batch_one() {
+        use crate::core::batching::BatchRequest;
+        assert_eq!(
+            args(&["--latency"]).validate().unwrap().batch,
+            BatchRequest::List(vec![1])
+        );
+        // A batch given with --latency would be ignored: refused instead.
+        let e = args(&["--latency", "--batch", "50"])
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--batch 50") && e.contains("--latency"), "{e}");
+    }
+
+    #[test]
+    fn batch_lists_and_sweeps() {
+        use crate::core::batching::BatchRequest;
+        let b = |a: &[&str]| args(a).validate().map(|o| o.batch);
+        assert_eq!(b(&[]).unwrap(), BatchRequest::Default);
+        assert_eq!(
+            b(&["--batch", "1,32,1k,32k,1M"]).unwrap(),
+            BatchRequest::List(vec![1, 32, 1000, 32_000, 1_000_000])
+        );
+        assert_eq!(b(&["--batch-sweep"]).unwrap(), BatchRequest::Sweep(None));
+        assert_eq!(
+            b(&["--batch-sweep", "4k"]).unwrap(),
+            BatchRequest::Sweep(Some(4000))
+        );
+        let e = |a: &[&str]| format!("{:#}", b(a).unwrap_err());
+        assert!(e(&["--batch", "0,5"]).contains("--batch 0,5"));
+        assert!(e(&["--batch", "1e99"]).contains("'1e99'"));
+        assert!(e(&["--batch-sweep", "1e99"]).contains("--batch-sweep 1e99"));
+        // Both at once is a usage error (clap).
+        let mut v = vec!["pqcprof", "cpu", "--batch", "5", "--batch-sweep"];
+        assert!(Cli::try_parse_from(&v).is_err());
+        v.truncate(4);
+        assert!(Cli::try_parse_from(&v).is_ok());
+    }
+}

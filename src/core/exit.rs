@@ -1,0 +1,25 @@
+//! Exit codes: the one list of what pqcprof's exit status means. Every
+//! command takes its codes from here; the code for a finished run's records
+//! is [`crate::schema::record::exit_for_failures`].
+
+/// Everything asked for ran and passed its correctness gate.
+pub const OK: i32 = 0;
+/// An error: bad input, an unwritable folder, an I/O failure.
+pub const ERROR: i32 = 1;
+/// The run finished but some record failed (its gate or a run), or
+/// `check --require-gpu` found no ready GPU backend.
+pub const SOME_FAILED: i32 = 3;
+/// Nothing could be measured: every backend asked for (`gpu`, `bench
+/// --backend ...`) is not ready here; the run file holds the skipped
+/// records with the reasons.
+pub const NOT_READY: i32 = 4;
+/// Stopped by Ctrl-C, SIGTERM or SIGHUP; what finished is on disk.
+pub const INTERRUPTED: i32 = 130;
+
+/// Every exit code in words, for `--help` (the README says the same).
+pub const HELP: &str = "Exit codes: 0 success; 1 error (bad input, unwritable output, I/O); \
+2 command-line usage error; 3 finished but a record failed its correctness gate \
+(or `check --require-gpu` found no ready GPU backend); 4 nothing measured: no backend \
+asked for is ready here (e.g. `gpu` without a GPU); 130 interrupted by Ctrl-C, SIGTERM \
+or SIGHUP (finished records stay on disk as valid JSON, the run file marked interrupted). \
+A closed output pipe (`| head`) ends pqcprof quietly, as any Unix tool (SIGPIPE).";

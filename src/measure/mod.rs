@@ -1,0 +1,11 @@
+//! Measuring: the [`runner`] (warm-up, gate, timed runs) for one (backend,
+//! algorithm, operation), the [`session`] that runs a whole plan and writes
+//! the run file, every GPU of a node at once ([`multi_device`]), fresh
+//! processes per measurement ([`fresh_process`]), signals and progress.
+
+pub mod fresh_process;
+pub mod multi_device;
+pub mod progress;
+pub mod runner;
+pub mod session;
+pub mod signals;

@@ -1,0 +1,633 @@
+//! The runner: for one (backend, algorithm, operation) it prepares a batch,
+//! warms up, passes the correctness gate, times `runs` batches while the
+//! sampler watches, checks the outputs again, and summarises. One runner
+//! serves every backend.
+
+use crate::backend::{Backend, BatchConfig, Prepared};
+use crate::core::catalog::{Algorithm, Kind, Operation};
+use crate::core::stats::{percentile, summarize, Sample, Summary};
+use crate::monitor::{energy, RunUsage, Sampler};
+use crate::schema::record::{EndToEnd, Mode, Record, Status};
+use anyhow::Context;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How one record is measured.
+#[derive(Debug, Clone)]
+pub struct MeasureConfig {
+    /// Batch settings handed to the backend.
+    pub batch: BatchConfig,
+    /// Timed runs.
+    pub runs: usize,
+    /// Untimed runs before the first gate.
+    pub warmup_runs: usize,
+    /// Throughput or latency.
+    pub mode: Mode,
+}
+
+/// Why measuring stopped early.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+/// Called after each timed run with (runs done, runs total).
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize);
+
+fn blank_record(
+    backend: &dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+) -> Record {
+    Record {
+        threads: cfg.batch.threads.max(1),
+        nist_level: Some(alg.nist_level()),
+        mode: cfg.mode,
+        batch: cfg.batch.batch,
+        runs: cfg.runs,
+        warmup_runs: cfg.warmup_runs,
+        message_bytes: (alg.kind() == Kind::Signature).then_some(cfg.batch.message_size),
+        sizes: alg.sizes(),
+        emulated: backend.emulated(),
+        ..Record::unmeasured(
+            backend.name().to_string(),
+            backend.device(),
+            backend.provider().to_string(),
+            alg.name().to_string(),
+            alg.family().name().to_string(),
+            alg.kind(),
+            op,
+        )
+    }
+}
+
+/// A record for something not attempted.
+pub fn skipped(
+    backend: &dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+    reason: impl Into<String>,
+) -> Record {
+    let mut r = blank_record(backend, alg, op, cfg);
+    r.reason = Some(reason.into());
+    r
+}
+
+/// Summary of one optional per-run figure, when every run has it.
+fn summary_of(usage: &[RunUsage], f: impl Fn(&RunUsage) -> Option<f64>) -> Option<Summary> {
+    let v: Option<Vec<f64>> = usage.iter().map(f).collect();
+    Sample::new(v?).ok().map(|s| summarize(&s))
+}
+
+/// Measures one record. A failure of any step gives a `failed` record with
+/// the reason; only Ctrl-C (the `cancel` flag) returns an error, so the
+/// caller can stop the sweep with what is finished.
+pub fn measure(
+    backend: &mut dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+    sampler: &mut dyn Sampler,
+    cancel: &AtomicBool,
+    progress: Progress<'_>,
+) -> Result<Record, Interrupted> {
+    measure_as(
+        backend,
+        alg,
+        op,
+        cfg,
+        sampler,
+        cancel,
+        progress,
+        Start::WarmGate,
+    )
+}
+
+/// Warm-up and the correctness gate only, nothing timed: what a
+/// `--fresh-process` parent does before its child processes time the runs.
+/// The record is `failed` with the reason, or still unmeasured with its gate.
+pub fn gate_only(
+    backend: &mut dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+    cancel: &AtomicBool,
+) -> Result<Record, Interrupted> {
+    let mut none = crate::monitor::nvml::NoSampler("no timed runs in the gate".into());
+    measure_as(
+        backend,
+        alg,
+        op,
+        cfg,
+        &mut none,
+        cancel,
+        &mut |_, _| {},
+        Start::GateOnly,
+    )
+}
+
+/// How `measure_as` begins and how far it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Warm-up, gate, timed runs, gate again (the normal way).
+    WarmGate,
+    /// Timed runs first, then the gate: a `--fresh-process` child. Its
+    /// first timed run comes straight after preparation, with no warm-up,
+    /// as cuPQC_benchmark runs each run in a new process; the parent passed
+    /// the correctness gate (warm-up included) before starting the child,
+    /// so nothing is timed unproven.
+    Cold,
+    /// Warm-up and gate, no timed run.
+    GateOnly,
+}
+
+/// `measure`, beginning as `start` says.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_as(
+    backend: &mut dyn Backend,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &MeasureConfig,
+    sampler: &mut dyn Sampler,
+    cancel: &AtomicBool,
+    progress: Progress<'_>,
+    start: Start,
+) -> Result<Record, Interrupted> {
+    let mut rec = blank_record(backend, alg, op, cfg);
+    rec.sampler = sampler.describe();
+    if !backend.supports(alg, op) {
+        rec.reason = Some(format!("{} does not implement {alg} {op}", backend.name()));
+        return Ok(rec);
+    }
+    let mut prepared = match backend.prepare(alg, op, &cfg.batch) {
+        Ok(p) => p,
+        Err(e) => return Ok(failed(rec, format!("preparing the batch failed: {e:#}"))),
+    };
+    rec.threads = prepared.threads();
+    rec.timed_window = prepared.timed_window().to_string();
+    rec.kernel = prepared.kernel();
+    match timed_runs(
+        prepared.as_mut(),
+        cfg,
+        sampler,
+        cancel,
+        progress,
+        &mut rec,
+        start,
+    ) {
+        Ok(()) => Ok(rec),
+        Err(RunError::Interrupted) => Err(Interrupted),
+        Err(RunError::Failed(reason)) => Ok(failed(rec, reason)),
+    }
+}
+
+fn failed(mut rec: Record, reason: String) -> Record {
+    rec.status = Status::Failed;
+    rec.reason = Some(reason);
+    rec
+}
+
+enum RunError {
+    Interrupted,
+    Failed(String),
+}
+
+fn timed_runs(
+    prepared: &mut dyn Prepared,
+    cfg: &MeasureConfig,
+    sampler: &mut dyn Sampler,
+    cancel: &AtomicBool,
+    progress: Progress<'_>,
+    rec: &mut Record,
+    start: Start,
+) -> Result<(), RunError> {
+    let fail = |what: &str, e: anyhow::Error| RunError::Failed(format!("{what}: {e:#}"));
+    // Warm-up, then the gate on the last warm-up's outputs: nothing is timed
+    // unless the operation is proven to work (for a cold child, its parent
+    // proved it).
+    if start != Start::Cold {
+        for _ in 0..cfg.warmup_runs.max(1) {
+            if cancel.load(Ordering::SeqCst) {
+                return Err(RunError::Interrupted);
+            }
+            prepared.run().map_err(|e| fail("warm-up run failed", e))?;
+        }
+        let gate = prepared
+            .check()
+            .map_err(|e| fail("correctness gate failed before timing", e))?;
+        rec.gate = Some(gate);
+        if start == Start::GateOnly {
+            return Ok(());
+        }
+    }
+
+    for i in 0..cfg.runs {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
+        sampler
+            .start()
+            .map_err(|e| fail("starting the sampler", e))?;
+        let run = prepared.run();
+        let usage = sampler
+            .stop()
+            .map_err(|e| fail("stopping the sampler", e))?;
+        let elapsed = run.map_err(|e| fail(&format!("timed run {} failed", i + 1), e))?;
+        rec.run_seconds.push(elapsed.as_secs_f64());
+        rec.usage.push(usage);
+        progress(i + 1, cfg.runs);
+    }
+    // The sampler says what it measured in these runs (its energy source
+    // is known only once it has stopped), so each record names its own.
+    rec.sampler = sampler.describe();
+    rec.batch_ms = median_ms(&rec.run_seconds);
+    end_to_end_runs(prepared, cfg, cancel, rec)?;
+    energy_window(prepared, cfg, sampler, cancel, rec)?;
+    // The outputs of the last timed run must be right too.
+    let after = prepared
+        .check()
+        .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
+    if rec.gate.is_none() {
+        rec.gate = Some(after);
+    }
+    if cfg.mode == Mode::Latency {
+        rec.latency_method = Some(prepared.latency_method().to_string());
+    }
+    summarise(rec, cfg).map_err(RunError::Failed)
+}
+
+/// Fills the statistics of a record from its `run_seconds` and `usage`
+/// (one entry per timed run) and marks it `ok`.
+pub fn summarise(rec: &mut Record, cfg: &MeasureConfig) -> Result<(), String> {
+    let fail = |what: &str, e: anyhow::Error| format!("{what}: {e:#}");
+    let n = cfg.batch.batch as f64;
+    let per_run: Vec<f64> = rec.run_seconds.iter().map(|s| n / s).collect();
+    let throughput = Sample::new(per_run)
+        .context("throughput samples")
+        .map_err(|e| fail("summarising", e))?;
+    let summary = summarize(&throughput);
+    rec.ops_per_sec = Some(summary.median);
+    rec.ms_per_op = Some(1000.0 / summary.median);
+    rec.throughput_ops_per_sec = Some(summary);
+    if cfg.mode == Mode::Latency {
+        let us: Vec<f64> = rec.run_seconds.iter().map(|s| s * 1e6 / n).collect();
+        let s = Sample::new(us).map_err(|e| fail("summarising latency", e.into()))?;
+        rec.latency_p50_us = Some(percentile(&s, 50.0));
+        rec.latency_p99_us = Some(percentile(&s, 99.0));
+        rec.latency_us = Some(summarize(&s));
+    }
+    rec.peak_mem_mb = summary_of(&rec.usage, |u| u.peak_mem_mb);
+    rec.peak_util_pct = summary_of(&rec.usage, |u| u.peak_util_pct);
+    rec.mean_power_w = summary_of(&rec.usage, |u| u.mean_power_w);
+    rec.energy_per_op_uj = summary_of(&rec.usage, |u| u.energy_j.map(|j| j * 1e6 / n));
+    rec.status = Status::Ok;
+    Ok(())
+}
+
+/// Median of run times in seconds, as milliseconds.
+fn median_ms(seconds: &[f64]) -> Option<f64> {
+    let s = Sample::new(seconds.to_vec()).ok()?;
+    Some(percentile(&s, 50.0) * 1000.0)
+}
+
+/// `runs` end-to-end batches (copies in, work, copies out) where the
+/// backend has them. A run that cannot be made end to end (pinned memory
+/// refused) leaves the reason in the record; the kernel-only figures stand
+/// and the final gate still checks the outputs.
+fn end_to_end_runs(
+    prepared: &mut dyn Prepared,
+    cfg: &MeasureConfig,
+    cancel: &AtomicBool,
+    rec: &mut Record,
+) -> Result<(), RunError> {
+    let mut e2e = EndToEnd {
+        timed_window: prepared.end_to_end_window().to_string(),
+        run_seconds: vec![],
+        throughput_ops_per_sec: None,
+        ops_per_sec: None,
+        batch_ms: None,
+        not_measured: None,
+    };
+    for i in 0..cfg.runs {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
+        match prepared.run_end_to_end() {
+            None => return Ok(()),
+            Some(Ok(d)) => e2e.run_seconds.push(d.as_secs_f64()),
+            Some(Err(e)) => {
+                e2e.not_measured = Some(format!("end-to-end run {} failed: {e:#}", i + 1));
+                e2e.run_seconds.clear();
+                break;
+            }
+        }
+    }
+    let n = cfg.batch.batch as f64;
+    if let Ok(s) = Sample::new(e2e.run_seconds.iter().map(|t| n / t).collect()) {
+        let summary = summarize(&s);
+        e2e.ops_per_sec = Some(summary.median);
+        e2e.throughput_ops_per_sec = Some(summary);
+        e2e.batch_ms = median_ms(&e2e.run_seconds);
+    }
+    rec.end_to_end = Some(e2e);
+    Ok(())
+}
+
+/// Energy per operation from the sampler's energy counter, read before and
+/// after back-to-back batches lasting at least `energy::MIN_WINDOW_S`; left
+/// empty where the device has no counter or it did not advance.
+fn energy_window(
+    prepared: &mut dyn Prepared,
+    cfg: &MeasureConfig,
+    sampler: &mut dyn Sampler,
+    cancel: &AtomicBool,
+    rec: &mut Record,
+) -> Result<(), RunError> {
+    let Some(start_mj) = sampler.energy_counter_mj() else {
+        return Ok(());
+    };
+    let Some(run_ms) = rec.batch_ms else {
+        return Ok(());
+    };
+    if cancel.load(Ordering::SeqCst) {
+        return Err(RunError::Interrupted);
+    }
+    let launches = energy::launches_for_window(run_ms / 1000.0);
+    let t0 = std::time::Instant::now();
+    prepared
+        .run_back_to_back(launches)
+        .map_err(|e| RunError::Failed(format!("energy window failed: {e:#}")))?;
+    let window_s = t0.elapsed().as_secs_f64();
+    rec.energy = sampler
+        .energy_counter_mj()
+        .and_then(|end_mj| energy::counter_joules(start_mj, end_mj))
+        .and_then(|j| {
+            energy::figure(
+                j,
+                cfg.batch.batch,
+                launches,
+                window_s,
+                &energy::counter_method(launches, window_s),
+            )
+        });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::mock::{Mock, NAME};
+    use crate::monitor::RunUsage;
+    use std::time::Duration;
+
+    struct FixedSampler;
+    impl Sampler for FixedSampler {
+        fn start(&mut self) -> anyhow::Result<()> {
+            Ok(())
+        }
+        fn stop(&mut self) -> anyhow::Result<RunUsage> {
+            Ok(RunUsage {
+                peak_mem_mb: Some(10.0),
+                peak_util_pct: Some(50.0),
+                samples: 1,
+                ..RunUsage::default()
+            })
+        }
+        fn describe(&self) -> String {
+            "fixed sampler (test only)".into()
+        }
+    }
+
+    fn cfg(runs: usize) -> MeasureConfig {
+        MeasureConfig {
+            batch: BatchConfig {
+                batch: 1000,
+                threads: 1,
+                message_size: 8,
+                context: vec![],
+            },
+            runs,
+            warmup_runs: 1,
+            mode: Mode::Throughput,
+        }
+    }
+
+    /// `measure` with the fixed sampler, `cancel` as the Ctrl-C flag.
+    fn measure_with(
+        mock: &mut Mock,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &MeasureConfig,
+        cancel: bool,
+        progress: Progress<'_>,
+    ) -> Result<Record, Interrupted> {
+        let cancel = AtomicBool::new(cancel);
+        measure(mock, alg, op, cfg, &mut FixedSampler, &cancel, progress)
+    }
+
+    /// The record `measure` gives uninterrupted, progress unwatched.
+    fn measured(mock: &mut Mock, alg: Algorithm, op: Operation, cfg: &MeasureConfig) -> Record {
+        measure_with(mock, alg, op, cfg, false, &mut |_, _| {}).unwrap()
+    }
+
+    #[test]
+    fn throughput_is_batch_over_time_with_outliers_filtered() {
+        // 19 runs of 10 ms and one of 100 ms: the slow one is filtered.
+        let mut d = vec![Duration::from_millis(10)]; // warm-up
+        d.extend(std::iter::repeat_n(Duration::from_millis(10), 19));
+        d.push(Duration::from_millis(100));
+        let mut mock = Mock {
+            durations: d,
+            ..Mock::default()
+        };
+        let mut calls = 0;
+        let rec = measure_with(
+            &mut mock,
+            Algorithm::MlKem768,
+            Operation::KeyGen,
+            &cfg(20),
+            false,
+            &mut |_, _| calls += 1,
+        )
+        .unwrap();
+        assert_eq!(rec.backend, NAME);
+        assert_eq!(rec.status, Status::Ok);
+        assert_eq!(calls, 20);
+        let t = rec.throughput_ops_per_sec.as_ref().unwrap();
+        assert_eq!(t.raw.len(), 20);
+        assert_eq!(t.kept.len(), 19);
+        assert!((t.mean - 100_000.0).abs() < 1e-6);
+        assert!((rec.ops_per_sec.unwrap() - 100_000.0).abs() < 1e-6);
+        assert!((rec.ms_per_op.unwrap() - 0.01).abs() < 1e-12);
+        assert_eq!(rec.peak_mem_mb.as_ref().unwrap().mean, 10.0);
+        assert!(rec.gate.is_some());
+    }
+
+    #[test]
+    fn a_failed_gate_is_never_timed() {
+        let mut mock = Mock {
+            failing_gate: vec![(Algorithm::MlDsa44, Operation::Sign)],
+            ..Mock::default()
+        };
+        let rec = measured(&mut mock, Algorithm::MlDsa44, Operation::Sign, &cfg(5));
+        assert_eq!(rec.status, Status::Failed);
+        assert!(rec
+            .reason
+            .unwrap()
+            .contains("correctness gate failed before timing"));
+        assert!(rec.run_seconds.is_empty());
+        assert!(rec.ops_per_sec.is_none());
+    }
+
+    #[test]
+    fn a_failed_prepare_is_a_failed_record() {
+        let mut mock = Mock {
+            failing_prepare: vec![(Algorithm::MlKem512, Operation::Decaps)],
+            ..Mock::default()
+        };
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::Decaps, &cfg(5));
+        assert_eq!(rec.status, Status::Failed);
+        assert!(rec.reason.unwrap().contains("mock prepare failure"));
+    }
+
+    #[test]
+    fn unsupported_operations_are_skipped() {
+        let rec = measured(
+            &mut Mock::default(),
+            Algorithm::MlKem512,
+            Operation::Sign,
+            &cfg(5),
+        );
+        assert_eq!(rec.status, Status::Skipped);
+    }
+
+    #[test]
+    fn cancel_stops_before_the_next_run() {
+        let r = measure_with(
+            &mut Mock::default(),
+            Algorithm::MlKem512,
+            Operation::KeyGen,
+            &cfg(5),
+            true,
+            &mut |_, _| {},
+        );
+        assert!(r.is_err());
+    }
+
+    /// A sampler with an energy counter that reads `readings_mj` in turn,
+    /// and whose description counts its stops (so a record can be seen to
+    /// name its own runs).
+    struct CounterSampler {
+        readings_mj: Vec<u64>,
+        stops: usize,
+    }
+    impl Sampler for CounterSampler {
+        fn start(&mut self) -> anyhow::Result<()> {
+            Ok(())
+        }
+        fn stop(&mut self) -> anyhow::Result<RunUsage> {
+            self.stops += 1;
+            Ok(RunUsage::default())
+        }
+        fn describe(&self) -> String {
+            format!("counter sampler after {} stops (test only)", self.stops)
+        }
+        fn energy_counter_mj(&mut self) -> Option<u64> {
+            (!self.readings_mj.is_empty()).then(|| self.readings_mj.remove(0))
+        }
+    }
+
+    #[test]
+    fn energy_comes_from_the_counter_over_a_second_of_launches() {
+        let mut mock = Mock {
+            durations: vec![Duration::from_millis(10)],
+            ..Mock::default()
+        };
+        let mut s = CounterSampler {
+            readings_mj: vec![1_000_000, 1_003_500],
+            stops: 0,
+        };
+        let cancel = AtomicBool::new(false);
+        let c = cfg(5);
+        let rec = measure(
+            &mut mock,
+            Algorithm::MlKem768,
+            Operation::KeyGen,
+            &c,
+            &mut s,
+            &cancel,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        // 10 ms batches: 100 launches fill the 1 s window; 100 x 1000 ops.
+        let e = rec.energy.unwrap();
+        assert_eq!((e.launches, e.ops), (100, 100_000));
+        assert!((e.joules - 3.5).abs() < 1e-12);
+        assert!((e.joules_per_op - 3.5e-5).abs() < 1e-15);
+        assert!(
+            e.method.contains("100 back-to-back launches"),
+            "{}",
+            e.method
+        );
+        // The record names what the sampler said after its own runs.
+        assert_eq!(rec.sampler, "counter sampler after 5 stops (test only)");
+        assert!((rec.batch_ms.unwrap() - 10.0).abs() < 1e-9);
+        // A counter that did not advance gives no figure, not a zero.
+        let mut flat = CounterSampler {
+            readings_mj: vec![7, 7],
+            stops: 0,
+        };
+        let rec = measure(
+            &mut mock,
+            Algorithm::MlKem768,
+            Operation::KeyGen,
+            &c,
+            &mut flat,
+            &cancel,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(rec.status, Status::Ok);
+        assert!(rec.energy.is_none());
+    }
+
+    #[test]
+    fn end_to_end_beside_kernel_only() {
+        let mut mock = Mock {
+            durations: vec![Duration::from_millis(10)],
+            end_to_end: Some(Duration::from_millis(20)),
+            ..Mock::default()
+        };
+        let rec = measured(&mut mock, Algorithm::MlDsa44, Operation::Sign, &cfg(4));
+        assert!((rec.ops_per_sec.unwrap() - 100_000.0).abs() < 1e-6);
+        let e = rec.end_to_end.unwrap();
+        assert_eq!(e.run_seconds.len(), 4);
+        assert!((e.ops_per_sec.unwrap() - 50_000.0).abs() < 1e-6);
+        assert!((e.batch_ms.unwrap() - 20.0).abs() < 1e-9);
+        assert!(e.timed_window.contains("end-to-end"));
+        // A CPU-like backend has none.
+        let rec = measured(
+            &mut Mock::default(),
+            Algorithm::MlDsa44,
+            Operation::Sign,
+            &cfg(2),
+        );
+        assert!(rec.end_to_end.is_none());
+    }
+
+    #[test]
+    fn latency_mode_reports_microseconds() {
+        let mut mock = Mock {
+            durations: vec![Duration::from_micros(40)],
+            ..Mock::default()
+        };
+        let mut c = cfg(20);
+        c.batch.batch = 1;
+        c.mode = Mode::Latency;
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::Encaps, &c);
+        let l = rec.latency_us.unwrap();
+        assert!((l.mean - 40.0).abs() < 1e-9);
+        assert!((rec.latency_p99_us.unwrap() - 40.0).abs() < 1e-9);
+        assert_eq!(rec.latency_method.unwrap(), rec.timed_window);
+    }
+}

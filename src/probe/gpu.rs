@@ -1,0 +1,339 @@
+//! What this machine offers for GPU work: the CUDA driver and its GPUs (as
+//! the driver reports them, never guessed from names), NVML, NVRTC and the
+//! cuPQC SDK. Every library is loaded dynamically and probed before use:
+//! cudarc panics when a library it needs is missing, so nothing here calls
+//! into one that `is_culib_present` has not found.
+
+use crate::schema::metadata::GpuInfo;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A library or component: found or not, and what was found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Component {
+    /// Whether it can be used.
+    pub present: bool,
+    /// Version or location when present; what went wrong when not.
+    pub detail: String,
+}
+
+impl Component {
+    fn yes(detail: impl Into<String>) -> Self {
+        Component {
+            present: true,
+            detail: detail.into(),
+        }
+    }
+    fn no(detail: impl Into<String>) -> Self {
+        Component {
+            present: false,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Everything `check` reports about GPU support.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuProbe {
+    /// libcuda and its version.
+    pub driver: Component,
+    /// CUDA driver API version, e.g. 13000 for CUDA 13.0.
+    pub driver_api_version: Option<u32>,
+    /// GPUs the driver lists.
+    pub gpus: Vec<GpuInfo>,
+    /// NVML (libnvidia-ml) and the driver version it reports.
+    pub nvml: Component,
+    /// NVRTC and its version.
+    pub nvrtc: Component,
+    /// The cuPQC SDK's location, if found.
+    pub cupqc_sdk: Component,
+    /// Driver symbols the native backend calls that this driver lacks.
+    #[serde(default)]
+    pub missing_driver_symbols: Vec<String>,
+    /// When the loaded libcuda is pqcprof's CPU stand-in driver (a test
+    /// fixture, not a GPU): its own description. See `standin_driver`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<String>,
+}
+
+/// Driver entry points pqcprof's cudarc build (feature `cuda-13000`) calls
+/// that older drivers lack, with the CUDA driver API version that added
+/// each: cudarc times events with `cuEventElapsedTime_v2`, which its
+/// bindings have from CUDA 12.8 on (and panics on a driver without it).
+pub const NEWER_DRIVER_SYMBOLS: [(&str, u32); 1] = [("cuEventElapsedTime_v2", 12080)];
+
+/// The oldest CUDA driver API version with every symbol we call.
+pub fn min_driver_api() -> u32 {
+    NEWER_DRIVER_SYMBOLS
+        .iter()
+        .map(|(_, v)| *v)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Why the native backend cannot use this driver, naming the driver to
+/// install; `None` when it has every symbol we call.
+pub fn driver_too_old(api: Option<u32>, missing: &[String]) -> Option<String> {
+    let need = min_driver_api();
+    let old = api.is_some_and(|v| v < need);
+    (old || !missing.is_empty()).then(|| {
+        format!(
+            "the CUDA driver (API {}) is too old: pqcprof times kernels with {} (CUDA driver API {} or newer){}; install an NVIDIA driver of the R570 series or newer (CUDA 12.8+)",
+            api.map(driver_version_string)
+                .unwrap_or_else(|| "version unknown".into()),
+            NEWER_DRIVER_SYMBOLS
+                .iter()
+                .map(|(s, _)| *s)
+                .collect::<Vec<_>>()
+                .join(", "),
+            driver_version_string(need),
+            if missing.is_empty() {
+                String::new()
+            } else {
+                format!(", and it lacks {}", missing.join(", "))
+            }
+        )
+    })
+}
+
+/// The symbols of `NEWER_DRIVER_SYMBOLS` libcuda does not export.
+fn missing_symbols() -> Vec<String> {
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return vec![];
+    }
+    // SAFETY: the library is present (checked above), so culib() loads it
+    // without panicking; looking a symbol up calls nothing.
+    let lib = unsafe { cudarc::driver::sys::culib() };
+    NEWER_DRIVER_SYMBOLS
+        .iter()
+        .filter(|(name, _)| {
+            let sym = format!("{name}\0");
+            // SAFETY: the symbol is only looked up, never called.
+            unsafe { lib.get::<unsafe extern "C" fn()>(sym.as_bytes()) }.is_err()
+        })
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
+fn driver_version_string(v: u32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+fn probe_driver() -> (Component, Option<u32>, Vec<GpuInfo>) {
+    use cudarc::driver::{result, sys};
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { sys::is_culib_present() } {
+        return (
+            Component::no("libcuda.so not found: no NVIDIA driver is installed or it is not on the loader path"),
+            None,
+            vec![],
+        );
+    }
+    match result::init() {
+        Ok(()) => {}
+        // A driver with no device says so through cuInit: the driver is
+        // there, the GPU list is empty (a normal state, not an error).
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NO_DEVICE => {
+            return (
+                Component::yes("present, but it finds no device (cuInit: CUDA_ERROR_NO_DEVICE)"),
+                None,
+                vec![],
+            )
+        }
+        Err(e) => return (Component::no(format!("cuInit failed: {e:?}")), None, vec![]),
+    }
+    let mut v: std::os::raw::c_int = 0;
+    // SAFETY: the library is present and initialised; v is a valid out pointer.
+    let api = unsafe { sys::cuDriverGetVersion(&mut v) }
+        .result()
+        .ok()
+        .map(|_| v as u32);
+    let count = result::device::get_count().unwrap_or(0);
+    let mut gpus = vec![];
+    for ordinal in 0..count {
+        let Ok(dev) = result::device::get(ordinal) else {
+            continue;
+        };
+        let attr = |a| {
+            // SAFETY: dev is a valid device handle from cuDeviceGet.
+            unsafe { result::device::get_attribute(dev, a) }.unwrap_or(0) as u32
+        };
+        let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        let minor = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        // SAFETY: as above.
+        let mem = unsafe { result::device::total_mem(dev) }.unwrap_or(0) as u64;
+        gpus.push(GpuInfo {
+            ordinal: ordinal as usize,
+            name: result::device::get_name(dev).unwrap_or_else(|_| "unknown".into()),
+            compute_capability: (major, minor),
+            memory_total_mb: mem / (1024 * 1024),
+        });
+    }
+    let detail = match api {
+        Some(v) => format!("CUDA driver API {}", driver_version_string(v)),
+        None => "present (version unknown)".into(),
+    };
+    (Component::yes(detail), api, gpus)
+}
+
+fn probe_nvml() -> Component {
+    match nvml_wrapper::Nvml::init() {
+        Ok(nvml) => match nvml.sys_driver_version() {
+            Ok(v) => Component::yes(format!("driver {v}")),
+            Err(e) => Component::yes(format!("present (driver version unavailable: {e})")),
+        },
+        Err(e) => Component::no(format!("NVML could not be loaded: {e}")),
+    }
+}
+
+/// NVRTC's (major, minor) version, when the library loads.
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    use cudarc::nvrtc::sys;
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { sys::is_culib_present() } {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the library is present; out pointers are valid.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .ok()
+        .map(|_| (major, minor))
+}
+
+fn probe_nvrtc() -> Component {
+    match nvrtc_version() {
+        Some((a, b)) => Component::yes(format!("NVRTC {a}.{b}")),
+        None => Component::no(
+            "libnvrtc not found on the loader path (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH)",
+        ),
+    }
+}
+
+/// Where the cuPQC SDK would be: `$CUPQC_HOME`, else `third_party/cupqc`.
+pub fn cupqc_sdk_dir() -> PathBuf {
+    std::env::var_os("CUPQC_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("third_party/cupqc"))
+}
+
+fn probe_cupqc() -> Component {
+    let dir = cupqc_sdk_dir();
+    let headers = [
+        "include/cupqc/pk.hpp",
+        "include/pk.hpp",
+        "include/cupqc.hpp",
+        "include/cupqc/cupqc.hpp",
+    ];
+    match headers.iter().map(|h| dir.join(h)).find(|p| p.exists()) {
+        Some(h) => Component::yes(format!("SDK headers at {}", h.display())),
+        None => Component::no(format!(
+            "no cuPQC SDK at {} (set CUPQC_HOME or unpack the SDK there)",
+            dir.display()
+        )),
+    }
+}
+
+/// Probes everything; never panics when libraries are missing.
+pub fn probe() -> GpuProbe {
+    let (driver, driver_api_version, gpus) = probe_driver();
+    GpuProbe {
+        missing_driver_symbols: if driver.present {
+            missing_symbols()
+        } else {
+            vec![]
+        },
+        driver,
+        driver_api_version,
+        gpus,
+        nvml: probe_nvml(),
+        nvrtc: probe_nvrtc(),
+        cupqc_sdk: probe_cupqc(),
+        emulation: standin_driver(),
+    }
+}
+
+/// The marker symbol the CPU stand-in driver (tests/fixtures/cuda-standin/)
+/// exports, and no real driver does.
+const STANDIN_MARKER: &[u8] = b"pqcprof_standin_driver\0";
+
+/// When the libcuda this process loads is pqcprof's CPU stand-in driver,
+/// its description; `None` for a real driver or none. The stand-in runs
+/// the kernels on the CPU to prove correctness and the launch path: every
+/// record made on it is marked `emulated` and kept out of speed claims.
+pub fn standin_driver() -> Option<String> {
+    static FOUND: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            use cudarc::driver::sys;
+            // SAFETY: only tries to dlopen the library.
+            if !unsafe { sys::is_culib_present() } {
+                return None;
+            }
+            // SAFETY: present (checked above), so `culib` loads rather than
+            // panics; looking a symbol up calls nothing.
+            let lib = unsafe { sys::culib() };
+            // SAFETY: the stand-in exports it as `const char *(void)`.
+            let describe = unsafe {
+                lib.get::<unsafe extern "C" fn() -> *const std::os::raw::c_char>(STANDIN_MARKER)
+            }
+            .ok()?;
+            // SAFETY: the stand-in returns a static NUL-terminated string.
+            let text = unsafe { std::ffi::CStr::from_ptr(describe()) };
+            Some(text.to_string_lossy().into_owned())
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probing_never_panics() {
+        // On a machine without a driver every component says why.
+        let p = probe();
+        if !p.driver.present {
+            assert!(p.gpus.is_empty());
+            assert!(!p.driver.detail.is_empty());
+        }
+        assert!(!p.nvml.detail.is_empty());
+        assert!(!p.nvrtc.detail.is_empty());
+    }
+
+    #[test]
+    fn versions_print_like_cuda() {
+        assert_eq!(driver_version_string(12080), "12.8");
+        assert_eq!(driver_version_string(13000), "13.0");
+    }
+
+    #[test]
+    fn drivers_without_our_symbols_are_refused_by_name() {
+        assert_eq!(min_driver_api(), 12080);
+        assert_eq!(driver_too_old(Some(12080), &[]), None);
+        assert_eq!(driver_too_old(Some(13000), &[]), None);
+        let why = driver_too_old(Some(12040), &[]).unwrap();
+        assert!(why.contains("API 12.4"), "{why}");
+        assert!(why.contains("cuEventElapsedTime_v2"), "{why}");
+        assert!(why.contains("12.8 or newer"), "{why}");
+        assert!(why.contains("install an NVIDIA driver"), "{why}");
+        let why = driver_too_old(Some(12090), &["cuEventElapsedTime_v2".into()]).unwrap();
+        assert!(why.contains("lacks cuEventElapsedTime_v2"), "{why}");
+        // Version unknown but the symbol is there: fine.
+        assert_eq!(driver_too_old(None, &[]), None);
+    }
+
+    #[test]
+    fn capability_floor() {
+        let g = |cc| GpuInfo {
+            ordinal: 0,
+            name: "x".into(),
+            compute_capability: cc,
+            memory_total_mb: 1,
+        };
+        assert!(g((7, 5)).supported());
+        assert!(g((9, 0)).supported());
+        assert!(!g((7, 0)).supported());
+    }
+}

@@ -1,0 +1,339 @@
+//! Which figures each chart shows.
+
+use crate::core::catalog::Kind;
+use crate::core::units;
+use crate::report::model::{kind_name, Dataset, Entry};
+use crate::report::render::svg::{dot_plot, line_chart, Dot, DotRow, Line};
+use crate::report::table::natural_cmp;
+use crate::schema::record::Mode;
+use std::collections::BTreeMap;
+
+/// A chart with its heading and a sentence on how to read it.
+pub struct Chart {
+    /// Heading.
+    pub title: String,
+    /// How to read it.
+    pub caption: String,
+    /// The SVG.
+    pub svg: String,
+}
+
+fn row_label(e: &Entry) -> (String, String) {
+    let note = if e.is_gpu() {
+        format!("{} · {}", e.rec.backend, e.rec.device.name)
+    } else {
+        format!("{} · {}t", e.rec.backend, e.rec.threads)
+    };
+    (e.rec.algorithm.clone(), note)
+}
+
+/// Ops/s per algorithm and operation (log scale), one chart per kind; for
+/// several batch sizes the best one.
+pub fn throughput_charts(ds: &Dataset) -> Vec<Chart> {
+    let mut out = vec![];
+    for kind in [Kind::Kem, Kind::Signature] {
+        let (mine, ops) = ds.throughput(kind);
+        // (algorithm, setup, file) -> best record per operation
+        let mut rows: BTreeMap<(String, String, usize), BTreeMap<usize, &Entry>> = BTreeMap::new();
+        for e in &mine {
+            let (label, note) = row_label(e);
+            let slot = rows
+                .entry((label, note, e.src.file))
+                .or_default()
+                .entry(ops.iter().position(|o| *o == e.rec.operation).unwrap_or(0))
+                .or_insert(e);
+            if slot.ok_throughput() < e.ok_throughput() {
+                *slot = e;
+            }
+        }
+        let mut keys: Vec<_> = rows.keys().cloned().collect();
+        keys.sort_by(|a, b| {
+            let la = rows[a].values().next().and_then(|e| e.rec.nist_level);
+            let lb = rows[b].values().next().and_then(|e| e.rec.nist_level);
+            la.cmp(&lb)
+                .then_with(|| natural_cmp(&a.0, &b.0))
+                .then_with(|| a.1.cmp(&b.1))
+                .then_with(|| a.2.cmp(&b.2))
+        });
+        let multi_file = ds.runs.len() > 1;
+        let dot_rows: Vec<DotRow> = keys
+            .iter()
+            .map(|k| DotRow {
+                label: k.0.clone(),
+                note: if multi_file {
+                    format!("{} · F{}", k.1, k.2 + 1)
+                } else {
+                    k.1.clone()
+                },
+                dots: rows[k]
+                    .iter()
+                    .map(|(series, e)| Dot {
+                        series: *series,
+                        value: e.ok_throughput().unwrap_or(0.0),
+                        title: format!(
+                            "{} {} · {} · {} · batch {} · {}",
+                            e.rec.algorithm,
+                            e.rec.operation.cli_name(),
+                            e.setup(),
+                            units::ops(e.ok_throughput().unwrap_or(0.0)),
+                            e.rec.batch,
+                            e.src
+                        ),
+                        src: e.src,
+                    })
+                    .collect(),
+                range: false,
+            })
+            .collect();
+        if dot_rows.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = ops.iter().map(|o| o.label().to_string()).collect();
+        out.push(Chart {
+            title: format!(
+                "{} throughput",
+                if kind == Kind::Kem { "KEM" } else { "Signature" }
+            ),
+            caption: format!(
+                "Median operations per second of each {} operation; further right is faster, and each grid line is ten times the last. Hover a mark for its figure and source record.",
+                kind_name(kind)
+            ),
+            svg: dot_plot(
+                &format!("{} operations per second", kind_name(kind)),
+                "operations per second",
+                "/s",
+                &names,
+                &dot_rows,
+            ),
+        });
+    }
+    out
+}
+
+/// Latency p50 to p99 per operation (mode `latency` records).
+pub fn latency_chart(ds: &Dataset) -> Option<Chart> {
+    let mut v: Vec<&Entry> = ds
+        .ok()
+        .filter(|e| e.rec.mode == Mode::Latency && e.rec.latency_p50_us.is_some())
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| {
+        natural_cmp(&a.rec.algorithm, &b.rec.algorithm)
+            .then_with(|| a.rec.operation.cmp(&b.rec.operation))
+            .then_with(|| a.src.cmp(&b.src))
+    });
+    let rows: Vec<DotRow> = v
+        .iter()
+        .map(|e| {
+            let (label, note) = row_label(e);
+            let mut dots = vec![];
+            for (series, val, name) in [
+                (0, e.rec.latency_p50_us, "p50"),
+                (1, e.rec.latency_p99_us, "p99"),
+            ] {
+                if let Some(us) = val.filter(|v| *v > 0.0) {
+                    dots.push(Dot {
+                        series,
+                        value: us,
+                        title: format!(
+                            "{} {} {name}: {} · {}",
+                            e.rec.algorithm,
+                            e.rec.operation.cli_name(),
+                            units::time_ms(us / 1000.0),
+                            e.src
+                        ),
+                        src: e.src,
+                    });
+                }
+            }
+            DotRow {
+                label: format!("{label} {}", e.rec.operation.cli_name()),
+                note,
+                dots,
+                range: true,
+            }
+        })
+        .collect();
+    Some(Chart {
+        title: "Latency of single operations".into(),
+        caption: "Each line runs from the median (p50) to the 99th percentile (p99) of single operations; further left is quicker.".into(),
+        svg: dot_plot(
+            "latency p50 to p99",
+            "microseconds per operation",
+            " µs",
+            &["p50".into(), "p99".into()],
+            &rows,
+        ),
+    })
+}
+
+/// Throughput against batch size, one chart per (algorithm, operation)
+/// with every backend on it (log-log): each curve of two batches or more
+/// (see `scaling::curves`), a GPU's end-to-end figures as their own line
+/// beside its kernel-only ones, and every CPU record measured at one batch
+/// only drawn flat across the chart, since its throughput does not depend
+/// on the batch.
+pub fn batch_charts(ds: &Dataset) -> Vec<Chart> {
+    use crate::report::batch_curves::{curves, end_to_end_ops, speed_usable};
+    let all = curves(ds);
+    let mut out = vec![];
+    let mut keys: Vec<(String, crate::core::catalog::Operation)> = all
+        .iter()
+        .map(|c| (c.head().rec.algorithm.clone(), c.head().rec.operation))
+        .collect();
+    keys.dedup();
+    for (alg, op) in keys {
+        let mine: Vec<_> = all
+            .iter()
+            .filter(|c| c.head().rec.algorithm == alg && c.head().rec.operation == op)
+            .collect();
+        let multi_file = ds.runs.len() > 1;
+        let name = |e: &Entry| {
+            let base = if e.is_gpu() {
+                format!("{} · {}", e.rec.backend, e.rec.device.name)
+            } else {
+                format!("{} · {}t", e.rec.backend, e.rec.threads)
+            };
+            if multi_file {
+                format!("{base} · F{}", e.src.file + 1)
+            } else {
+                base
+            }
+        };
+        let mut lines: Vec<Line> = vec![];
+        for c in &mine {
+            let h = c.head();
+            let gpu = h.is_gpu();
+            lines.push(Line {
+                name: if gpu {
+                    format!("{} (kernel only)", name(h))
+                } else {
+                    name(h)
+                },
+                points: c
+                    .entries
+                    .iter()
+                    .filter_map(|e| Some((e.rec.batch as f64, e.ok_throughput()?, e.src)))
+                    .collect(),
+            });
+            let e2e: Vec<(f64, f64, crate::report::model::SrcRef)> = c
+                .entries
+                .iter()
+                .filter_map(|e| Some((e.rec.batch as f64, end_to_end_ops(e)?, e.src)))
+                .collect();
+            if !e2e.is_empty() {
+                lines.push(Line {
+                    name: format!("{} (end to end)", name(h)),
+                    points: e2e,
+                });
+            }
+        }
+        let (lo, hi) = lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.0))
+            .fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+        // CPU records of this operation at one batch only: flat lines.
+        let curve_srcs: Vec<_> = mine
+            .iter()
+            .flat_map(|c| c.entries.iter().map(|e| e.src))
+            .collect();
+        let mut flat: BTreeMap<(usize, String, usize), &Entry> = BTreeMap::new();
+        for e in ds.entries.iter().filter(|e| {
+            !e.is_gpu()
+                && speed_usable(e)
+                && e.rec.algorithm == alg
+                && e.rec.operation == op
+                && !curve_srcs.contains(&e.src)
+        }) {
+            let slot = flat
+                .entry((e.src.file, e.rec.backend.clone(), e.rec.threads))
+                .or_insert(e);
+            if slot.ok_throughput() < e.ok_throughput() {
+                *slot = e;
+            }
+        }
+        for e in flat.values() {
+            let y = e.ok_throughput().unwrap_or(0.0);
+            lines.push(Line {
+                name: format!("{} (batch {}, flat)", name(e), e.rec.batch),
+                points: vec![(lo, y, e.src), (hi, y, e.src)],
+            });
+        }
+        let op_name = op.cli_name();
+        out.push(Chart {
+            title: format!("{alg} {op_name}: throughput against batch size"),
+            caption: "Median operations per second at each batch size (log-log). A GPU has two lines: the kernel alone and end to end (inputs copied in and outputs copied out, from pinned host memory). A CPU measured at one batch size is drawn flat. Where a GPU line crosses the all-core CPU line is the break-even batch; where it flattens, the device is saturated (see the table of saturation and break-even batches).".into(),
+            svg: line_chart(
+                &format!("{alg} {op_name} throughput against batch size"),
+                "batch size",
+                "operations per second",
+                &lines,
+            ),
+        });
+    }
+    out
+}
+
+/// Public key and ciphertext or signature per algorithm (log scale).
+pub fn sizes_chart(ds: &Dataset) -> Option<Chart> {
+    let mut v = ds.sized();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| {
+        (a.rec.kind == Kind::Signature)
+            .cmp(&(b.rec.kind == Kind::Signature))
+            .then_with(|| a.rec.nist_level.cmp(&b.rec.nist_level))
+            .then_with(|| natural_cmp(&a.rec.algorithm, &b.rec.algorithm))
+    });
+    let rows: Vec<DotRow> = v
+        .iter()
+        .map(|e| {
+            let s = e.rec.sizes;
+            // One series per size; the public key is always stated here.
+            let dots = [
+                ("public key", Some(s.public_key_bytes)),
+                ("ciphertext", s.ciphertext_bytes.filter(|c| *c > 0)),
+                ("signature", s.signature_bytes.filter(|c| *c > 0)),
+            ]
+            .into_iter()
+            .enumerate()
+            .filter_map(|(series, (name, bytes))| {
+                let b = bytes?;
+                Some(Dot {
+                    series,
+                    value: b as f64,
+                    title: format!("{} {name}: {}", e.rec.algorithm, units::bytes(b)),
+                    src: e.src,
+                })
+            })
+            .collect();
+            DotRow {
+                label: e.rec.algorithm.clone(),
+                note: format!(
+                    "level {}",
+                    e.rec
+                        .nist_level
+                        .map(|l| l.to_string())
+                        .unwrap_or_else(|| "–".into())
+                ),
+                dots,
+                range: false,
+            }
+        })
+        .collect();
+    Some(Chart {
+        title: "Sizes".into(),
+        caption: "Bytes of each public key, ciphertext and signature; further right is larger."
+            .into(),
+        svg: dot_plot(
+            "sizes in bytes",
+            "bytes",
+            " B",
+            &["public key".into(), "ciphertext".into(), "signature".into()],
+            &rows,
+        ),
+    })
+}

@@ -1,0 +1,343 @@
+//! Inline SVG charts: dot plots on a log axis and log-log line charts.
+//! Each mark carries a `<title>` with its exact figure and source record,
+//! and a `data-src` attribute.
+
+use crate::core::units;
+use crate::report::model::SrcRef;
+use crate::report::render::escape::esc;
+use std::fmt::Write;
+
+/// Colour-blind-safe palette (Okabe and Ito), in series order.
+pub const PALETTE: [&str; 7] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#444444",
+];
+
+/// One point of a dot-plot row.
+#[derive(Debug, Clone)]
+pub struct Dot {
+    /// Series index (colour and marker).
+    pub series: usize,
+    /// The value (positive).
+    pub value: f64,
+    /// Hover text.
+    pub title: String,
+    /// The record behind it.
+    pub src: SrcRef,
+}
+
+/// One labelled row of a dot plot.
+#[derive(Debug, Clone)]
+pub struct DotRow {
+    /// Label on the left.
+    pub label: String,
+    /// Smaller second part of the label.
+    pub note: String,
+    /// Points.
+    pub dots: Vec<Dot>,
+    /// Draw a line from the smallest to the largest point (a range).
+    pub range: bool,
+}
+
+const WIDTH: f64 = 1000.0;
+const LABEL_W: f64 = 300.0;
+const RIGHT: f64 = 24.0;
+const ROW_H: f64 = 20.0;
+const TOP: f64 = 34.0;
+const BOTTOM: f64 = 30.0;
+
+fn log_bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && *v > 0.0) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return None;
+    }
+    let (mut a, mut b) = (log10_clamped(lo).floor(), log10_clamped(hi).ceil());
+    if b <= a {
+        b = a + 1.0;
+    }
+    if b - a < 2.0 {
+        a -= 1.0;
+    }
+    Some((a, b))
+}
+
+/// `1`, `10`, `1k`, `1M`.
+fn decade_label(exp: i32, unit: &str) -> String {
+    let v = 10f64.powi(exp);
+    let s = if !(-6..=15).contains(&exp) {
+        format!("1e{exp}")
+    } else if exp >= 9 {
+        format!("{}G", 10f64.powi(exp - 9))
+    } else if exp >= 6 {
+        format!("{}M", 10f64.powi(exp - 6))
+    } else if exp >= 3 {
+        format!("{}k", 10f64.powi(exp - 3))
+    } else if exp >= 0 {
+        format!("{v}")
+    } else {
+        units::sig3(v)
+    };
+    format!("{s}{unit}")
+}
+
+fn marker(series: usize, x: f64, y: f64, title: &str, src: SrcRef) -> String {
+    let c = PALETTE[series % PALETTE.len()];
+    let t = format!("<title>{}</title>", esc(title));
+    let d = format!("data-src=\"{src}\"");
+    match series % 4 {
+        0 => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"{c}\" {d}>{t}</circle>"),
+        1 => format!(
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"{c}\" {d}>{t}</rect>",
+            x - 4.5,
+            y - 4.5
+        ),
+        2 => format!(
+            "<path d=\"M{x:.1} {:.1} L{:.1} {y:.1} L{x:.1} {:.1} L{:.1} {y:.1} Z\" fill=\"{c}\" {d}>{t}</path>",
+            y - 6.0,
+            x + 6.0,
+            y + 6.0,
+            x - 6.0
+        ),
+        _ => format!(
+            "<path d=\"M{x:.1} {:.1} L{:.1} {:.1} L{:.1} {:.1} Z\" fill=\"{c}\" {d}>{t}</path>",
+            y - 6.0,
+            x + 5.5,
+            y + 4.5,
+            x - 5.5,
+            y + 4.5
+        ),
+    }
+}
+
+fn legend(series: &[String], y: f64) -> String {
+    let mut s = String::new();
+    let mut x = LABEL_W;
+    for (i, name) in series.iter().enumerate() {
+        s += &marker(i, x + 6.0, y, name, SrcRef { file: 0, index: 0 })
+            .replace(" data-src=\"F1#0\"", "");
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",
+            x + 16.0,
+            y + 4.0,
+            esc(name)
+        );
+        x += 26.0 + 7.5 * name.chars().count() as f64;
+    }
+    s
+}
+
+/// Log10 of `v` clamped to 1e-300..1e300: a denormal or huge figure from a
+/// hand-edited file stays on a finite axis (never `x="-inf"`).
+fn log10_clamped(v: f64) -> f64 {
+    v.clamp(1e-300, 1e300).log10()
+}
+
+/// A dot plot with a log x axis. `unit` is appended to axis labels.
+pub fn dot_plot(title: &str, axis: &str, unit: &str, series: &[String], rows: &[DotRow]) -> String {
+    let Some((a, b)) = log_bounds(rows.iter().flat_map(|r| r.dots.iter().map(|d| d.value))) else {
+        return String::new();
+    };
+    let plot_w = WIDTH - LABEL_W - RIGHT;
+    let h = TOP + ROW_H * rows.len() as f64 + BOTTOM;
+    let xpos = |v: f64| LABEL_W + (log10_clamped(v) - a) / (b - a) * plot_w;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {h:.0}\" role=\"img\" aria-label=\"{}\"><title>{}</title>",
+        esc(title),
+        esc(title)
+    );
+    s += &legend(series, 14.0);
+    // Decade grid lines.
+    let bottom = TOP + ROW_H * rows.len() as f64;
+    for e in (a as i32)..=(b as i32) {
+        let x = xpos(10f64.powi(e));
+        let _ = write!(
+            s,
+            "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{bottom:.1}\" class=\"grid\"/><text x=\"{x:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
+            TOP - 6.0,
+            bottom + 16.0,
+            decade_label(e, unit)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" class=\"axis\" text-anchor=\"end\">{} (log scale)</text>",
+        WIDTH - RIGHT,
+        bottom + 28.0,
+        esc(axis)
+    );
+    for (i, row) in rows.iter().enumerate() {
+        let y = TOP + ROW_H * i as f64 + ROW_H / 2.0;
+        if i % 2 == 0 {
+            let _ = write!(
+                s,
+                "<rect x=\"0\" y=\"{:.1}\" width=\"{WIDTH}\" height=\"{ROW_H}\" class=\"band\"/>",
+                y - ROW_H / 2.0
+            );
+        }
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"rl\" text-anchor=\"end\">{}<tspan class=\"rn\"> {}</tspan></text>",
+            LABEL_W - 10.0,
+            y + 4.0,
+            esc(&row.label),
+            esc(&row.note)
+        );
+        let xs: Vec<f64> = row.dots.iter().map(|d| xpos(d.value)).collect();
+        if xs.len() > 1 {
+            let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let _ = write!(
+                s,
+                "<line x1=\"{lo:.1}\" y1=\"{y:.1}\" x2=\"{hi:.1}\" y2=\"{y:.1}\" class=\"{}\"/>",
+                if row.range { "range" } else { "conn" }
+            );
+        }
+        for (d, x) in row.dots.iter().zip(xs) {
+            s += &marker(d.series, x, y, &d.title, d.src);
+        }
+    }
+    s += "</svg>";
+    s
+}
+
+/// One series of a line chart.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// Legend name.
+    pub name: String,
+    /// (x, y, source) points; drawn in x order.
+    pub points: Vec<(f64, f64, SrcRef)>,
+}
+
+/// A log-log line chart (throughput against batch size).
+pub fn line_chart(title: &str, x_axis: &str, y_axis: &str, lines: &[Line]) -> String {
+    let (Some((xa, xb)), Some((ya, yb))) = (
+        log_bounds(lines.iter().flat_map(|l| l.points.iter().map(|p| p.0))),
+        log_bounds(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1))),
+    ) else {
+        return String::new();
+    };
+    let (left, top, h, w) = (70.0, 20.0, 300.0, 700.0);
+    let x = |v: f64| left + (log10_clamped(v) - xa) / (xb - xa) * w;
+    let y = |v: f64| top + h - (log10_clamped(v) - ya) / (yb - ya) * h;
+    let legend_rows = lines.len() as f64 * 18.0;
+    let total_h = (top + h + 50.0).max(legend_rows + 30.0);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {total_h:.0}\" role=\"img\" aria-label=\"{}\"><title>{}</title>",
+        esc(title),
+        esc(title)
+    );
+    for e in (xa as i32)..=(xb as i32) {
+        let px = x(10f64.powi(e));
+        let _ = write!(
+            s,
+            "<line x1=\"{px:.1}\" y1=\"{top}\" x2=\"{px:.1}\" y2=\"{:.1}\" class=\"grid\"/><text x=\"{px:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
+            top + h,
+            top + h + 16.0,
+            decade_label(e, "")
+        );
+    }
+    for e in (ya as i32)..=(yb as i32) {
+        let py = y(10f64.powi(e));
+        let _ = write!(
+            s,
+            "<line x1=\"{left}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" class=\"grid\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\">{}</text>",
+            left + w,
+            left - 6.0,
+            py + 4.0,
+            decade_label(e, "/s")
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" class=\"axis\" text-anchor=\"middle\">{} (log)</text><text x=\"14\" y=\"{:.1}\" class=\"axis\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{} (log)</text>",
+        left + w / 2.0,
+        top + h + 36.0,
+        esc(x_axis),
+        top + h / 2.0,
+        top + h / 2.0,
+        esc(y_axis)
+    );
+    for (i, l) in lines.iter().enumerate() {
+        let mut pts = l.points.clone();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let c = PALETTE[i % PALETTE.len()];
+        let path: Vec<String> = pts
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", x(p.0), y(p.1)))
+            .collect();
+        let _ = write!(
+            s,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"/>",
+            path.join(" ")
+        );
+        for p in &pts {
+            let t = format!(
+                "{}: batch {} → {}",
+                l.name,
+                units::grouped(p.0),
+                units::ops(p.1)
+            );
+            s += &marker(i, x(p.0), y(p.1), &t, p.2);
+        }
+        let ly = top + 6.0 + 18.0 * i as f64;
+        s += &marker(i, left + w + 30.0, ly, &l.name, pts[0].2);
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",
+            left + w + 42.0,
+            ly + 4.0,
+            esc(&l.name)
+        );
+    }
+    s += "</svg>";
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_plot_has_every_point_and_decades() {
+        let src = SrcRef { file: 0, index: 3 };
+        let rows = vec![DotRow {
+            label: "ML-KEM-768".into(),
+            note: "liboqs 1t".into(),
+            dots: vec![
+                Dot {
+                    series: 0,
+                    value: 50_000.0,
+                    title: "a".into(),
+                    src,
+                },
+                Dot {
+                    series: 1,
+                    value: 120_000.0,
+                    title: "b".into(),
+                    src,
+                },
+            ],
+            range: false,
+        }];
+        let s = dot_plot(
+            "t",
+            "ops/s",
+            "/s",
+            &["KeyGen".into(), "Encaps".into()],
+            &rows,
+        );
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+        assert_eq!(s.matches("data-src=\"F1#3\"").count(), 2);
+        assert!(s.contains("10k/s") && s.contains("1M/s"), "{s}");
+        assert!(dot_plot("t", "x", "", &[], &[]).is_empty());
+    }
+}

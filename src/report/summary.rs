@@ -1,0 +1,263 @@
+//! What the report says about its input before any finding: how many files
+//! and records it read (and of which kind), one line per file, the context
+//! line under the title, and each run's metadata rows.
+
+use crate::report::model::Dataset;
+use crate::schema::load::LoadedRun;
+use std::collections::BTreeSet;
+
+/// Ok, failed and skipped record counts.
+pub struct Counts {
+    /// Status ok.
+    pub ok: usize,
+    /// Status failed.
+    pub failed: usize,
+    /// Status skipped.
+    pub skipped: usize,
+}
+
+/// Counts records by status.
+pub fn counts(ds: &Dataset) -> Counts {
+    use crate::schema::record::Status;
+    let n = |s: Status| ds.entries.iter().filter(|e| e.rec.status == s).count();
+    Counts {
+        ok: n(Status::Ok),
+        failed: n(Status::Failed),
+        skipped: n(Status::Skipped),
+    }
+}
+
+/// `12 measured records (2 failed, 1 skipped) across 2 run files from vm.`
+pub fn file_summary(ds: &Dataset, c: &Counts) -> String {
+    let hosts: BTreeSet<&str> = ds
+        .runs
+        .iter()
+        .map(|r| r.metadata.hostname.as_str())
+        .collect();
+    let mut extra = vec![];
+    if c.failed > 0 {
+        extra.push(format!("{} failed", c.failed));
+    }
+    if c.skipped > 0 {
+        extra.push(format!("{} skipped", c.skipped));
+    }
+    if !ds.symmetric.is_empty() {
+        extra.push(format!("{} symmetric", ds.symmetric.len()));
+    }
+    if !ds.emulated.is_empty() {
+        extra.push(format!(
+            "{} emulated on the CPU stand-in driver, correctness only",
+            ds.emulated.len()
+        ));
+    }
+    format!(
+        "{} measured record{}{} across {} run file{} from {}.",
+        c.ok,
+        if c.ok == 1 { "" } else { "s" },
+        if extra.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", extra.join(", "))
+        },
+        ds.runs.len(),
+        if ds.runs.len() == 1 { "" } else { "s" },
+        hosts.into_iter().collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// The machines and software, in one line per host.
+pub fn context_line(ds: &Dataset) -> String {
+    let mut by_host: Vec<(&str, Vec<&LoadedRun>)> = vec![];
+    for r in ds.runs {
+        match by_host.iter_mut().find(|(h, _)| *h == r.metadata.hostname) {
+            Some((_, v)) => v.push(r),
+            None => by_host.push((&r.metadata.hostname, vec![r])),
+        }
+    }
+    let parts: Vec<String> = by_host
+        .iter()
+        .map(|(host, runs)| {
+            let m = &runs[0].metadata;
+            let gpus: BTreeSet<&str> = runs
+                .iter()
+                .flat_map(|r| r.metadata.gpus.iter().map(|g| g.name.as_str()))
+                .collect();
+            let dates: BTreeSet<&str> = runs
+                .iter()
+                .map(|r| r.metadata.date.get(..10).unwrap_or(&r.metadata.date))
+                .collect();
+            format!(
+                "{host}: {} ({} logical cores, {}/{}){}, liboqs {}, {}; {} run file{} ({})",
+                m.cpu,
+                m.cores_logical,
+                m.os,
+                m.arch,
+                if gpus.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", gpus.into_iter().collect::<Vec<_>>().join(", "))
+                },
+                m.liboqs_version,
+                m.openssl_version,
+                runs.len(),
+                if runs.len() == 1 { "" } else { "s" },
+                dates.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    let lead = if parts.len() == 1 {
+        "Single machine"
+    } else {
+        "Several machines"
+    };
+    format!("{lead}. {}.", parts.join(". "))
+}
+
+/// The metadata and settings of one file as (name, value) rows.
+pub fn metadata_rows(run: &LoadedRun) -> Vec<(String, String)> {
+    let m = &run.metadata;
+    let mut v: Vec<(String, String)> = vec![
+        ("Source file".into(), run.path.display().to_string()),
+        ("Host".into(), m.hostname.clone()),
+        ("Started (UTC)".into(), m.date.clone()),
+        ("CPU".into(), m.cpu.clone()),
+        (
+            "Cores".into(),
+            format!(
+                "{} logical{}",
+                m.cores_logical,
+                m.cores_physical
+                    .map(|p| format!(", {p} physical"))
+                    .unwrap_or_default()
+            ),
+        ),
+        ("Memory".into(), format!("{} MiB", m.memory_total_mb)),
+        (
+            "OS / arch".into(),
+            format!("{} / {} (kernel {})", m.os, m.arch, m.kernel),
+        ),
+        ("liboqs".into(), m.liboqs_version.clone()),
+        ("OpenSSL".into(), m.openssl_version.clone()),
+        (
+            "pqcprof".into(),
+            format!(
+                "{} (commit {}, {} build, {})",
+                m.pqcprof_version, m.git_commit, m.profile, m.rustc
+            ),
+        ),
+    ];
+    let or_unknown = |s: String| {
+        if s.is_empty() {
+            "not recorded (older run file)".to_string()
+        } else {
+            s
+        }
+    };
+    v.push(("C compiler".into(), or_unknown(m.c_compiler.clone())));
+    v.push((
+        "OpenSSL providers".into(),
+        or_unknown(m.openssl_providers.join(", ")),
+    ));
+    v.push(("Timer".into(), or_unknown(m.timer.clone())));
+    if let Some(d) = &m.cuda_driver {
+        v.push(("CUDA driver API".into(), d.clone()));
+    }
+    if let Some(d) = &m.nvidia_driver {
+        v.push(("NVIDIA driver".into(), d.clone()));
+    }
+    for g in &m.gpus {
+        v.push((
+            format!("GPU {}", g.ordinal),
+            format!(
+                "{}, compute capability {}.{}, {} MiB",
+                g.name, g.compute_capability.0, g.compute_capability.1, g.memory_total_mb
+            ),
+        ));
+    }
+    if let Some(r) = &m.slurm {
+        v.push((
+            "Slurm rank".into(),
+            format!(
+                "job {}, {}rank {}{} on {}{}",
+                r.job_id,
+                r.role
+                    .as_deref()
+                    .map(|x| format!("{x} "))
+                    .unwrap_or_default(),
+                r.procid,
+                r.ntasks.map(|n| format!(" of {n}")).unwrap_or_default(),
+                r.node,
+                r.cuda_visible_devices
+                    .as_deref()
+                    .map(|c| format!(", CUDA_VISIBLE_DEVICES={c}"))
+                    .unwrap_or_default()
+            ),
+        ));
+    }
+    let state = match (run.complete, run.interrupted) {
+        (true, false) => "complete".to_string(),
+        (_, true) => "interrupted by Ctrl-C: finished records only".to_string(),
+        (false, false) => "incomplete: the run had not finished when this was written".to_string(),
+    };
+    v.push(("Run".into(), state));
+    v.push(("Schema version".into(), run.schema_version.to_string()));
+    match &run.config {
+        Some(c) => {
+            v.push(("Command".into(), c.command_line.join(" ")));
+            match &run.sweep {
+                // A sweep times windows: runs, batch and sampler do not apply.
+                Some(sw) => {
+                    v.push((
+                        "Warm-up / window per operation".into(),
+                        format!("{} s / {} s", sw.warmup_seconds, sw.window_seconds),
+                    ));
+                    v.push((
+                        "Sweep wall time".into(),
+                        format!("{:.1} s", sw.wall_seconds),
+                    ));
+                }
+                None => v.push((
+                    "Runs / warm-up / batch".into(),
+                    format!("{} / {} / {}", c.runs, c.warmup_runs, c.batch),
+                )),
+            }
+            v.push((
+                "Threads".into(),
+                c.threads
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ));
+            v.push((
+                "Message / context".into(),
+                format!(
+                    "{} bytes of 0xAB / {}",
+                    c.message_bytes,
+                    if c.context_hex.is_empty() {
+                        "empty".to_string()
+                    } else {
+                        c.context_hex.clone()
+                    }
+                ),
+            ));
+            if run.sweep.is_none() {
+                v.push((
+                    "Sampler period".into(),
+                    format!("{} ms", c.sample_period_ms),
+                ));
+            }
+            v.push(("Randomness".into(), c.randomness.clone()));
+        }
+        None => v.push(("Settings".into(), "not readable in this file".into())),
+    }
+    v.push((
+        "Records".into(),
+        format!(
+            "{} readable, {} symmetric",
+            run.records.len(),
+            run.symmetric.len()
+        ),
+    ));
+    v
+}

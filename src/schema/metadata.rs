@@ -1,0 +1,112 @@
+//! Metadata about the machine and the software measured, stored in every
+//! run file so that a number can be traced to where it came from: the
+//! host, its GPUs as the driver reported them, the libraries and tools, and
+//! the Slurm rank a process was. [`crate::probe`] fills it in.
+
+use serde::{Deserialize, Serialize};
+
+/// The machine and the software a run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metadata {
+    /// Start of the run, UTC, RFC 3339.
+    pub date: String,
+    /// Host name.
+    pub hostname: String,
+    /// CPU model.
+    pub cpu: String,
+    /// Logical cores.
+    pub cores_logical: usize,
+    /// Physical cores, when known.
+    pub cores_physical: Option<usize>,
+    /// Total RAM, MiB.
+    pub memory_total_mb: u64,
+    /// OS name and version.
+    pub os: String,
+    /// Kernel version.
+    pub kernel: String,
+    /// CPU architecture.
+    pub arch: String,
+    /// liboqs version linked in.
+    pub liboqs_version: String,
+    /// OpenSSL version linked in.
+    pub openssl_version: String,
+    /// pqcprof version.
+    pub pqcprof_version: String,
+    /// Git commit pqcprof was built from (with `-dirty` for local changes).
+    pub git_commit: String,
+    /// rustc that built pqcprof.
+    pub rustc: String,
+    /// Build profile.
+    pub profile: String,
+    /// CUDA driver API version, when a driver is present.
+    pub cuda_driver: Option<String>,
+    /// NVIDIA driver version (from NVML), when present.
+    pub nvidia_driver: Option<String>,
+    /// GPUs the driver lists.
+    pub gpus: Vec<GpuInfo>,
+    /// The Slurm task that made the run, when one did (a cluster rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmRank>,
+    /// C compiler of the build (the vendored liboqs and OpenSSL, our host
+    /// code): path and first line of `--version`.
+    #[serde(default)]
+    pub c_compiler: String,
+    /// OpenSSL providers active when the metadata was collected.
+    #[serde(default)]
+    pub openssl_providers: Vec<String>,
+    /// The clock CPU timings are read from.
+    #[serde(default)]
+    pub timer: String,
+}
+
+/// Oldest compute capability our kernels and cuPQC support (Turing).
+pub const MIN_COMPUTE_CAPABILITY: (u32, u32) = (7, 5);
+
+/// One GPU as the driver reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    /// CUDA device ordinal.
+    pub ordinal: usize,
+    /// Name from cuDeviceGetName.
+    pub name: String,
+    /// Compute capability (major, minor) from device attributes.
+    pub compute_capability: (u32, u32),
+    /// Total device memory, MiB.
+    pub memory_total_mb: u64,
+}
+
+impl GpuInfo {
+    /// Whether our kernels and cuPQC can run on it.
+    pub fn supported(&self) -> bool {
+        self.compute_capability >= MIN_COMPUTE_CAPABILITY
+    }
+}
+
+/// A task of a Slurm job step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlurmRank {
+    /// SLURM_JOB_ID.
+    pub job_id: String,
+    /// SLURM_STEP_ID, when in a step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
+    /// The batch script's name for the step (`gpu`, `cpu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// SLURM_PROCID: the rank within the step.
+    pub procid: usize,
+    /// Tasks in the step (SLURM_STEP_NUM_TASKS, else SLURM_NTASKS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ntasks: Option<usize>,
+    /// SLURM_LOCALID: the rank within its node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_id: Option<usize>,
+    /// SLURM_NODEID: the node's index in the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<usize>,
+    /// SLURMD_NODENAME: the node's name in Slurm.
+    pub node: String,
+    /// CUDA_VISIBLE_DEVICES as Slurm set it: the GPU it gave this task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_visible_devices: Option<String>,
+}

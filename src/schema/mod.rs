@@ -1,0 +1,12 @@
+//! The run file: records and their devices, aggregates, cluster and machine
+//! metadata, and reading a run file back. Everything a later stage needs
+//! travels in it, so `report`, `compare` and `merge` work on files from
+//! other machines without re-running anything.
+
+pub mod aggregate;
+pub mod cluster;
+pub mod device;
+pub mod load;
+pub mod metadata;
+pub mod record;
+pub mod run_file;

@@ -1,0 +1,181 @@
+//! CSV in pqc-sig-bench-c's layout: `# key: value` metadata lines, then the
+//! column header as a `# ` comment line, then one row per (algorithm,
+//! operation):
+//!
+//! ```text
+//! # date:           2026-05-20T08:19:30
+//! # liboqs:         0.13.0
+//! ...
+//! # algorithm,operation,ms_per_op,ops_per_sec,iterations
+//! ML-DSA-44,keygen,0.028086,35604.490,356045
+//! ```
+//!
+//! The columns are defined once, in [`COLUMNS`].
+
+use crate::schema::record::{Record, Status};
+use anyhow::{bail, Context, Result};
+
+/// One column: its header name and how a record fills it.
+pub struct Column {
+    /// Header name.
+    pub name: &'static str,
+    /// The cell for a record.
+    pub cell: fn(&Record) -> String,
+}
+
+/// The columns, in order (pqc-sig-bench-c's).
+pub const COLUMNS: [Column; 5] = [
+    Column {
+        name: "algorithm",
+        cell: |r| r.algorithm.clone(),
+    },
+    Column {
+        name: "operation",
+        cell: |r| r.operation.cli_name().to_string(),
+    },
+    Column {
+        name: "ms_per_op",
+        cell: |r| format!("{:.6}", r.ms_per_op.unwrap_or(f64::NAN)),
+    },
+    Column {
+        name: "ops_per_sec",
+        cell: |r| format!("{:.3}", r.ops_per_sec.unwrap_or(f64::NAN)),
+    },
+    Column {
+        name: "iterations",
+        cell: |r| r.iterations.unwrap_or(0).to_string(),
+    },
+];
+
+/// The header line (without the `# ` prefix).
+pub fn header() -> String {
+    COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>().join(",")
+}
+
+/// The whole file: `meta` as `# key: value` lines, the header, then every
+/// `ok` record in order.
+pub fn render(meta: &[(String, String)], records: &[&Record]) -> String {
+    let width = meta.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 1;
+    let mut s = String::new();
+    for (k, v) in meta {
+        s += &format!("# {:<width$} {}\n", format!("{k}:"), v.replace('\n', " "));
+    }
+    s += &format!("# {}\n", header());
+    for r in records.iter().filter(|r| r.status == Status::Ok) {
+        let cells: Vec<String> = COLUMNS.iter().map(|c| (c.cell)(r)).collect();
+        s += &cells.join(",");
+        s.push('\n');
+    }
+    s
+}
+
+/// A parsed CSV file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// Metadata, in order.
+    pub meta: Vec<(String, String)>,
+    /// Rows: one string per column of [`COLUMNS`].
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Parses a file in this layout, checking the header and every row.
+pub fn parse(text: &str) -> Result<Parsed> {
+    let mut meta = vec![];
+    let mut rows = vec![];
+    let mut seen_header = false;
+    for (i, line) in text.lines().enumerate() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            if rest == header() {
+                seen_header = true;
+            } else if let Some((k, v)) = rest.split_once(':') {
+                if seen_header {
+                    bail!("line {}: metadata after the header", i + 1);
+                }
+                meta.push((k.trim().to_string(), v.trim().to_string()));
+            } else {
+                bail!("line {}: neither metadata nor the header: {line}", i + 1);
+            }
+            continue;
+        }
+        if !seen_header {
+            bail!("line {}: a row before the header", i + 1);
+        }
+        let cells: Vec<String> = line.split(',').map(str::to_string).collect();
+        if cells.len() != COLUMNS.len() {
+            bail!(
+                "line {}: {} cells, expected {}",
+                i + 1,
+                cells.len(),
+                COLUMNS.len()
+            );
+        }
+        cells[2]
+            .parse::<f64>()
+            .with_context(|| format!("line {}: ms_per_op", i + 1))?;
+        cells[3]
+            .parse::<f64>()
+            .with_context(|| format!("line {}: ops_per_sec", i + 1))?;
+        cells[4]
+            .parse::<u64>()
+            .with_context(|| format!("line {}: iterations", i + 1))?;
+        rows.push(cells);
+    }
+    if !seen_header {
+        bail!("no header line '# {}'", header());
+    }
+    Ok(Parsed { meta, rows })
+}
+
+/// `<timestamp>_<arch>_<hostname>_<type>.csv` (as pqc-sig-bench-c:
+/// `x86_64` keeps its underscore), with characters unsafe in file names
+/// replaced by `-`.
+pub fn file_name(timestamp: &str, arch: &str, hostname: &str, kind: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-._".contains(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect()
+    };
+    format!(
+        "{}_{}_{}_{}.csv",
+        clean(timestamp),
+        clean(arch),
+        clean(hostname),
+        clean(kind)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_comes_from_the_columns() {
+        assert_eq!(
+            header(),
+            "algorithm,operation,ms_per_op,ops_per_sec,iterations"
+        );
+    }
+
+    #[test]
+    fn render_then_parse() {
+        let meta = vec![
+            ("date".to_string(), "2026-01-01T00:00:00".to_string()),
+            ("cpu".into(), "x: y".into()),
+        ];
+        let text = render(&meta, &[]);
+        let p = parse(&text).unwrap();
+        assert_eq!(p.meta[1], ("cpu".to_string(), "x: y".to_string()));
+        assert!(p.rows.is_empty());
+        assert!(parse("a,b\n").is_err());
+        assert_eq!(
+            file_name("20260101T000000", "x86_64", "my host", "liboqs"),
+            "20260101T000000_x86_64_my-host_liboqs.csv"
+        );
+    }
+}
