@@ -1,10 +1,15 @@
 //! pqcprof: how fast post-quantum cryptography runs when batched on NVIDIA
 //! GPUs, side by side with CPU baselines, checked for correctness first.
 //!
-//! The modules follow the pipeline: the [`catalog`] of algorithms,
-//! [`backend`]s that execute batches, the [`runner`] that repeats and checks
-//! them while a [`monitor`] samples the device, [`stats`], the [`results`]
-//! schema, the [`session`] that writes them, and the [`export`]ers.
+//! Each stage of the flow is a module folder, in layers from the bottom up:
+//! [`core`] (catalogue, statistics, batch sizes, exit codes), [`monitor`]
+//! (samplers), [`schema`] (the run file), [`write`] (files on disk),
+//! [`probe`] (what the machine offers), [`backend`] (what executes batches),
+//! [`analyse`] (totals, saturation, hybrids), [`measure`] (runner and
+//! session), [`sweep`] (the whole-catalogue CPU sweep), [`report`],
+//! [`cluster`] (Slurm ranks merged) and [`cmd`] (the commands). A module
+//! imports only from its own layer and those below it (the order is
+//! written once, in `tests/architecture.rs`, which checks it).
 #![warn(missing_docs)]
 
 pub mod analyse;

@@ -1,3 +1,5 @@
+//! The `pqcprof` binary: parses the command line and runs the command.
+
 use clap::Parser;
 
 fn main() {

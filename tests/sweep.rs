@@ -305,7 +305,7 @@ fn ctrl_c_keeps_finished_algorithms_and_exits_130() {
     assert_eq!(files(d.path(), ".csv").len(), 1);
 }
 
-/// XMSS and LMS (issue 14): a real `sweep --quick --filter` measures the
+/// XMSS and LMS: a real `sweep --quick --filter` measures the
 /// required sets with their gates, and every record carries the key's
 /// signature budget; OpenSSL's LMS row is skipped with its reason.
 #[test]

@@ -375,7 +375,7 @@ impl BenchArgs {
             .map(str::trim)
             .filter(|b| !b.is_empty())
         {
-            // Short names, as users (and the issues) write them, in any case.
+            // Short names, as users write them, in any case.
             let lower = b.to_ascii_lowercase();
             let b = match lower.as_str() {
                 "native" => crate::backend::native_gpu::NAME,

@@ -98,7 +98,7 @@ pub fn sweep_points(top: usize) -> Vec<usize> {
 }
 
 /// `1k` style for labels: 1000 -> `1k`, 1048576 -> `1048576`.
-pub fn short(n: usize) -> String {
+pub fn batch_label(n: usize) -> String {
     if n >= 1_000_000 && n % 1_000_000 == 0 {
         format!("{}M", n / 1_000_000)
     } else if n >= 1000 && n % 1000 == 0 {
@@ -157,10 +157,10 @@ mod tests {
     }
 
     #[test]
-    fn short_labels() {
-        assert_eq!(short(1000), "1k");
-        assert_eq!(short(1_000_000), "1M");
-        assert_eq!(short(65536), "65536");
-        assert_eq!(short(7), "7");
+    fn batch_labels() {
+        assert_eq!(batch_label(1000), "1k");
+        assert_eq!(batch_label(1_000_000), "1M");
+        assert_eq!(batch_label(65536), "65536");
+        assert_eq!(batch_label(7), "7");
     }
 }

@@ -223,8 +223,6 @@ pub struct Sizes {
 
 /// Shared secret size of every ML-KEM set (FIPS 203).
 pub const MLKEM_SHARED_SECRET_BYTES: usize = 32;
-/// Seed sizes used by the derandomised interfaces.
-pub const SEED_BYTES: usize = 32;
 
 impl Algorithm {
     /// Every algorithm, in report order.

@@ -16,6 +16,12 @@ pub const NOT_READY: i32 = 4;
 /// Stopped by Ctrl-C, SIGTERM or SIGHUP; what finished is on disk.
 pub const INTERRUPTED: i32 = 130;
 
+/// Ctrl-C, SIGTERM or SIGHUP stopped a measurement: what finished is kept,
+/// and the command ends with [`INTERRUPTED`].
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
 /// Every exit code in words, for `--help` (the README says the same).
 pub const HELP: &str = "Exit codes: 0 success; 1 error (bad input, unwritable output, I/O); \
 2 command-line usage error; 3 finished but a record failed its correctness gate \

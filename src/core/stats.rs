@@ -1,7 +1,7 @@
 //! Statistics over repeated measurements. Pure: no I/O, no timing.
 //!
 //! The outlier filter is cuPQC_benchmark's, reproduced exactly so that our
-//! cuPQC-shaped files mean what the seed tool's mean: sort the samples, take
+//! cuPQC-shaped files mean what cuPQC_benchmark's mean: sort the samples, take
 //! Q1 and Q3 at the 1-based positions `(n + 3) / 4` and `(3n + 5) / 4`
 //! (integer division; the 5th and 16th of 20), keep the samples inside
 //! `[Q1 - 1.5 IQR, Q3 + 1.5 IQR]`, and report their mean and population
@@ -74,9 +74,9 @@ impl Sample {
 /// Fences of the IQR filter and Tukey's outer fences.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Fences {
-    /// First quartile, the seed tool's way.
+    /// First quartile, cuPQC_benchmark's way.
     pub q1: f64,
-    /// Third quartile, the seed tool's way.
+    /// Third quartile, cuPQC_benchmark's way.
     pub q3: f64,
     /// Q3 - Q1.
     pub iqr: f64,
@@ -121,9 +121,9 @@ pub struct Summary {
     pub mild_outliers: usize,
     /// Dropped values beyond the 3 IQR fences.
     pub severe_outliers: usize,
-    /// Mean of the kept values (the seed tool's `mean`).
+    /// Mean of the kept values (cuPQC_benchmark's `mean`).
     pub mean: f64,
-    /// Population standard deviation of the kept values (the seed tool's `std`).
+    /// Population standard deviation of the kept values (cuPQC_benchmark's `std`).
     pub std: f64,
     /// Median of the kept values.
     pub median: f64,
@@ -144,7 +144,7 @@ pub struct Summary {
     pub median_ci95: Option<Interval>,
 }
 
-/// The seed tool's quartile: the value at 1-based position `pos`, clamped
+/// cuPQC_benchmark's quartile: the value at 1-based position `pos`, clamped
 /// to the sample.
 fn at_position(sorted: &[f64], pos: usize) -> f64 {
     let idx = pos.clamp(1, sorted.len()) - 1;
@@ -152,7 +152,7 @@ fn at_position(sorted: &[f64], pos: usize) -> f64 {
 }
 
 /// Q1 and Q3 at positions (n + 3) / 4 and (3n + 5) / 4 of the sorted values.
-// Written as the seed tool writes it, so the two can be compared by eye.
+// Written as cuPQC_benchmark writes it, so the two can be compared by eye.
 #[allow(clippy::manual_div_ceil)]
 pub fn quartiles(sample: &Sample) -> (f64, f64) {
     let s = sample.sorted();
@@ -177,7 +177,7 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
-/// Population standard deviation (divides by n), as the seed tool.
+/// Population standard deviation (divides by n), as cuPQC_benchmark.
 fn population_std(v: &[f64], m: f64) -> f64 {
     (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64).sqrt()
 }

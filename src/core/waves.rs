@@ -103,7 +103,7 @@ mod tests {
         let b = full_wave_batch(132, 4, 128, 100_000).unwrap();
         let w = waves(b / 128, 132, 4).unwrap();
         assert_eq!((w.waves, w.last_wave_fill_pct), (20, 100.0));
-        // A small GPU: never below the seed tool's 100,000; whole waves.
+        // A small GPU: never below cuPQC_benchmark's 100,000; whole waves.
         // 20 SMs x 2 blocks x 128 = 5,120 per wave; 20 waves = 102,400.
         assert_eq!(full_wave_batch(20, 2, 128, 100_000), Some(102_400));
         // 10 SMs x 1 block x 128 = 1,280 per wave: 79 waves for 100,000.

@@ -10,7 +10,8 @@
 
 use crate::backend::Backend;
 use crate::core::catalog::{Algorithm, Operation};
-use crate::measure::runner::{gate_only, summarise, Interrupted, MeasureConfig, Progress};
+use crate::core::exit::Interrupted;
+use crate::measure::runner::{fill_statistics, gate_only, MeasureConfig, Progress};
 use crate::schema::record::{Record, Status, FRESH_PROCESS};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
@@ -131,7 +132,7 @@ fn child_run(
 
 /// Measures one record the fresh-process way: gate here, then `cfg.runs`
 /// cold runs, each in its own process. Only Ctrl-C returns an error.
-pub fn measure(
+pub fn measure_in_fresh_process(
     backend: &mut dyn Backend,
     alg: Algorithm,
     op: Operation,
@@ -171,7 +172,7 @@ pub fn measure(
     }
     samplers.dedup();
     rec.sampler = samplers.join("; ");
-    if let Err(reason) = summarise(&mut rec, cfg) {
+    if let Err(reason) = fill_statistics(&mut rec, cfg) {
         rec.status = Status::Failed;
         rec.reason = Some(reason);
     }

@@ -13,7 +13,7 @@
 use crate::analyse::aggregate;
 use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::core::catalog::{Algorithm, Operation};
-use crate::measure::runner::{measure, MeasureConfig};
+use crate::measure::runner::{measure_record, MeasureConfig};
 use crate::monitor::Sampler;
 use crate::schema::device::GateReport;
 use crate::schema::record::Record;
@@ -282,7 +282,7 @@ fn device_thread(
             inner: backend.as_mut(),
             watch: watch.clone(),
         };
-        let result = measure(
+        let result = measure_record(
             &mut watched,
             alg,
             op,

@@ -5,6 +5,7 @@
 
 use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::core::catalog::{Algorithm, Kind, Operation};
+use crate::core::exit::Interrupted;
 use crate::core::stats::{percentile, summarize, Sample, Summary};
 use crate::monitor::{energy, RunUsage, Sampler};
 use crate::schema::record::{EndToEnd, Mode, Record, Status};
@@ -23,11 +24,6 @@ pub struct MeasureConfig {
     /// Throughput or latency.
     pub mode: Mode,
 }
-
-/// Why measuring stopped early.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted")]
-pub struct Interrupted;
 
 /// Called after each timed run with (runs done, runs total).
 pub type Progress<'a> = &'a mut dyn FnMut(usize, usize);
@@ -82,7 +78,7 @@ fn summary_of(usage: &[RunUsage], f: impl Fn(&RunUsage) -> Option<f64>) -> Optio
 /// Measures one record. A failure of any step gives a `failed` record with
 /// the reason; only Ctrl-C (the `cancel` flag) returns an error, so the
 /// caller can stop the sweep with what is finished.
-pub fn measure(
+pub fn measure_record(
     backend: &mut dyn Backend,
     alg: Algorithm,
     op: Operation,
@@ -253,12 +249,12 @@ fn timed_runs(
     if cfg.mode == Mode::Latency {
         rec.latency_method = Some(prepared.latency_method().to_string());
     }
-    summarise(rec, cfg).map_err(RunError::Failed)
+    fill_statistics(rec, cfg).map_err(RunError::Failed)
 }
 
 /// Fills the statistics of a record from its `run_seconds` and `usage`
 /// (one entry per timed run) and marks it `ok`.
-pub fn summarise(rec: &mut Record, cfg: &MeasureConfig) -> Result<(), String> {
+pub fn fill_statistics(rec: &mut Record, cfg: &MeasureConfig) -> Result<(), String> {
     let fail = |what: &str, e: anyhow::Error| format!("{what}: {e:#}");
     let n = cfg.batch.batch as f64;
     let per_run: Vec<f64> = rec.run_seconds.iter().map(|s| n / s).collect();
@@ -422,7 +418,7 @@ mod tests {
         progress: Progress<'_>,
     ) -> Result<Record, Interrupted> {
         let cancel = AtomicBool::new(cancel);
-        measure(mock, alg, op, cfg, &mut FixedSampler, &cancel, progress)
+        measure_record(mock, alg, op, cfg, &mut FixedSampler, &cancel, progress)
     }
 
     /// The record `measure` gives uninterrupted, progress unwatched.
@@ -549,7 +545,7 @@ mod tests {
         };
         let cancel = AtomicBool::new(false);
         let c = cfg(5);
-        let rec = measure(
+        let rec = measure_record(
             &mut mock,
             Algorithm::MlKem768,
             Operation::KeyGen,
@@ -577,7 +573,7 @@ mod tests {
             readings_mj: vec![7, 7],
             stops: 0,
         };
-        let rec = measure(
+        let rec = measure_record(
             &mut mock,
             Algorithm::MlKem768,
             Operation::KeyGen,

@@ -160,20 +160,20 @@ pub fn view_dir(rec: &Record) -> String {
 
 /// GPU backends whose views are also written where cuPQC_benchmark writes
 /// its own (`outputs/ml*_results.json`, `outputs/latency/ml*_latency.json`),
-/// so scripts made for the seed tool read them unchanged; the first with a
-/// view wins: cuPQC (what the seed measures), then our own kernels.
+/// so scripts made for cuPQC_benchmark read them unchanged; the first with a
+/// view wins: cuPQC (what cuPQC_benchmark measures), then our own kernels.
 pub const SEED_LAYOUT_BACKENDS: [&str; 2] = [
     crate::backend::cupqc::BACKEND_NAME,
     crate::backend::native_gpu::NAME,
 ];
 
 /// Rewrites the run file and every cuPQC-shaped view: one folder per
-/// backend (and thread count), plus the seed tool's own paths for the
+/// backend (and thread count), plus cuPQC_benchmark's own paths for the
 /// first of `SEED_LAYOUT_BACKENDS` that has the view.
 pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<()> {
     write_json(run_file, run)?;
     // Records made on the CPU stand-in driver are not GPU measurements:
-    // they stay in the run file only. Over several GPUs, the seed's layout
+    // they stay in the run file only. Over several GPUs, cuPQC_benchmark's layout
     // holds the first device's records.
     let first_gpu = run.records.iter().filter_map(|r| r.gpu_ordinal).min();
     let real: Vec<&Record> = run
@@ -305,7 +305,7 @@ pub fn run(
                                     "{} {}t batch {} {alg} {op}",
                                     backend.name(),
                                     t,
-                                    crate::core::batching::short(b)
+                                    crate::core::batching::batch_label(b)
                                 );
                                 let bar = RunBar::new(&label, cfg.runs);
                                 let mut progress = |done: usize, _: usize| bar.set(done);
@@ -320,7 +320,7 @@ pub fn run(
                                 };
                                 let result = match &plan.method {
                                     Method::FreshParent(child) => {
-                                        crate::measure::fresh_process::measure(
+                                        crate::measure::fresh_process::measure_in_fresh_process(
                                             &mut watched,
                                             alg,
                                             op,
@@ -456,7 +456,7 @@ pub(crate) mod tests {
         ] {
             assert!(p(f).exists(), "{f}");
         }
-        // The seed's paths: cuPQC's view where it has one, else ours.
+        // cuPQC_benchmark's paths: cuPQC's view where it has one, else ours.
         assert_eq!(
             device_name(&p("mlkem_results.json")),
             "cupqc's mock GPU (test only)"
@@ -516,7 +516,7 @@ pub(crate) mod tests {
         }
         write_all(d.path(), &d.path().join("run.json"), &run_with(recs)).unwrap();
         let text = |f: &str| std::fs::read_to_string(d.path().join(f)).unwrap();
-        // The seed's extract scripts: GPU block, then alg -> op -> latency_us.
+        // cuPQC_benchmark's extract scripts: GPU block, then alg -> op -> latency_us.
         for (file, alg, ops) in [
             (
                 "latency/mlkem_latency.json",
@@ -541,7 +541,7 @@ pub(crate) mod tests {
                 assert_eq!(l["mean"].as_f64(), Some(2.0), "{t}");
                 assert_eq!(l["std"].as_f64(), Some(0.8165), "{t}");
             }
-            // Printed with 4 decimals, as the seed prints them.
+            // Printed with 4 decimals, as cuPQC_benchmark prints them.
             assert!(t.contains("\"mean\": 2.0000,"), "{t}");
             assert!(t.contains("\"std\": 0.8165"), "{t}");
         }

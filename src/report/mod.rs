@@ -11,11 +11,11 @@
 //! `compare` matches the records of two runs and reports the change in
 //! median throughput, with whether the 95% confidence intervals overlap.
 //!
-//! Layout: [`load`] reads files forgivingly, [`model`] flattens and
-//! classifies records, [`analysis`] decides what to say, [`sections`]
-//! builds the tables, [`outline`] puts every section's content together
-//! once for [`html`] and [`markdown`] to render, [`charts`] and [`svg`]
-//! draw, [`compare`] compares.
+//! Layout: [`crate::schema::load`] reads files forgivingly, [`model`]
+//! flattens and classifies records, [`findings`] decides what to say,
+//! [`sections`] builds the tables, [`outline`] puts every section's content
+//! together once for [`render`] (HTML, Markdown, SVG charts) to draw,
+//! [`compare`] compares.
 
 pub mod batch_curves;
 pub mod cluster_sections;

@@ -260,11 +260,6 @@ impl<'a> Dataset<'a> {
             .collect()
     }
 
-    /// Whether any GPU record exists (any status).
-    pub fn has_gpu(&self) -> bool {
-        self.entries.iter().any(|e| e.is_gpu())
-    }
-
     /// File name of a source.
     pub fn file_name(&self, src: SrcRef) -> &str {
         &self.runs[src.file].file_name

@@ -1,8 +1,8 @@
 //! What the report shows, section by section, computed once: [`html`] and
 //! [`markdown`] only render it, each with its own prose around it.
 //!
-//! [`html`]: super::html
-//! [`markdown`]: super::markdown
+//! [`html`]: crate::report::render::html
+//! [`markdown`]: crate::report::render::markdown
 
 use crate::report::findings::Analysis;
 

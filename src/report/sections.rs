@@ -887,8 +887,3 @@ pub fn filter_values(ds: &Dataset, name: &str) -> Vec<String> {
     v.sort_by(|a, b| natural_cmp(a, b));
     v
 }
-
-/// Whether the classes present include any non-PQC record.
-pub fn has_class(ds: &Dataset, c: Class) -> bool {
-    ds.entries.iter().any(|e| e.class == c)
-}

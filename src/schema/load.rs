@@ -186,7 +186,7 @@ pub fn parse_run(
                 "format",
                 format!(
                     "not a pqcprof run file: `format` is {}, expected \"pqcprof-run\"",
-                    short(other)
+                    preview(other)
                 ),
             ))
         }
@@ -224,7 +224,7 @@ pub fn parse_run(
                 "schema_version",
                 match top.get("schema_version") {
                     None => "missing".to_string(),
-                    Some(v) => format!("{} is not a version number", short(v)),
+                    Some(v) => format!("{} is not a version number", preview(v)),
                 },
             ))
         }
@@ -273,7 +273,7 @@ pub fn parse_run(
                 field: name.into(),
                 message: format!(
                     "{}, expected true or false; taken as {default}",
-                    other.map(short).unwrap_or_else(|| "missing".into())
+                    other.map(preview).unwrap_or_else(|| "missing".into())
                 ),
             });
             default
@@ -353,7 +353,7 @@ fn typed_array<T: DeserializeOwned>(
                 field: name.into(),
                 message: format!(
                     "{}, expected a list; no {name} read from this file",
-                    other.map(short).unwrap_or_else(|| "missing".into())
+                    other.map(preview).unwrap_or_else(|| "missing".into())
                 ),
             });
             return vec![];
@@ -528,7 +528,7 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 /// A value as it might be quoted in a message: short.
-fn short(v: &Value) -> String {
+fn preview(v: &Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 40 {
         let cut: String = s.chars().take(37).collect();

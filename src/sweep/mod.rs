@@ -348,7 +348,10 @@ fn one_thread(
         };
         budgets.push(budget);
         ops.push(r.map_err(|err| {
-            if err.downcast_ref::<timing::Interrupted>().is_some() {
+            if err
+                .downcast_ref::<crate::core::exit::Interrupted>()
+                .is_some()
+            {
                 "interrupted".to_string()
             } else {
                 format!("{op} failed: {err:#}")
@@ -390,7 +393,7 @@ pub fn measure_entry(
     opts: &SweepOptions,
     device: &Device,
     cancel: &AtomicBool,
-) -> std::result::Result<Vec<Record>, timing::Interrupted> {
+) -> std::result::Result<Vec<Record>, crate::core::exit::Interrupted> {
     let ops = e.operations();
     let mut recs: Vec<Record> = ops.iter().map(|&op| blank(e, op, device, opts)).collect();
     if let Some(r) = &e.unavailable {
@@ -415,7 +418,7 @@ pub fn measure_entry(
             .collect()
     });
     if cancel.load(Ordering::SeqCst) {
-        return Err(timing::Interrupted);
+        return Err(crate::core::exit::Interrupted);
     }
     // The first real reason (not "another thread's setup failed").
     let mut failures: Vec<&String> = outs
@@ -596,7 +599,7 @@ fn partial(run: &RunFile) -> Option<&'static str> {
     }
 }
 
-fn short(r: &Record) -> String {
+fn record_label(r: &Record) -> String {
     match r.status {
         Status::Ok => format!(
             "{:>12.6} ms/op {:>14.3} ops/s {:>9} iterations",
@@ -612,7 +615,7 @@ fn short(r: &Record) -> String {
 /// What the run file says about the sweep as a whole, refreshed before
 /// every write: its warm-up and window, its wall time so far, and each
 /// hybrid's cost over its PQC component.
-fn totals(run: &mut RunFile, opts: &SweepOptions, started: std::time::Instant) {
+fn record_sweep_info(run: &mut RunFile, opts: &SweepOptions, started: std::time::Instant) {
     run.sweep = Some(crate::schema::run_file::SweepInfo {
         warmup_seconds: opts.window.warmup,
         window_seconds: opts.window.window,
@@ -691,17 +694,17 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
                         r.provider,
                         r.algorithm,
                         r.operation.cli_name(),
-                        short(r)
+                        record_label(r)
                     );
                 }
                 run.records.extend(recs);
             }
-            Err(timing::Interrupted) => {
+            Err(crate::core::exit::Interrupted) => {
                 interrupted = true;
                 break;
             }
         }
-        totals(&mut run, &opts, started);
+        record_sweep_info(&mut run, &opts, started);
         writer.write(&run, &opts)?;
     }
     if opts.symmetric && !interrupted {
@@ -718,7 +721,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     interrupted |= cancel.load(Ordering::SeqCst);
     run.complete = !interrupted;
     run.interrupted = interrupted;
-    totals(&mut run, &opts, started);
+    record_sweep_info(&mut run, &opts, started);
     let csvs = writer.write(&run, &opts)?;
     println!("Run file: {}", writer.run_path.display());
     for c in &csvs {
@@ -756,7 +759,7 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
             );
             continue;
         }
-        match sizes::measure(e, &message) {
+        match sizes::size_row(e, &message) {
             Ok(r) => rows.push(r),
             Err(err) => {
                 failed += 1;

@@ -46,7 +46,7 @@ pub struct SizeRow {
 const KEY_SAMPLES: usize = 8;
 
 /// Measures the sizes of `e` from real buffers.
-pub fn measure(e: &Entry, message: &[u8]) -> Result<SizeRow> {
+pub fn size_row(e: &Entry, message: &[u8]) -> Result<SizeRow> {
     let mut s = e.open(message)?;
     let mut row = SizeRow {
         algorithm: e.name.clone(),
@@ -217,59 +217,59 @@ pub const FIPS_SIZES: [(&str, usize, usize, usize); 18] = [
     ("SLH-DSA-SHAKE-256f", 64, 128, 49856),
 ];
 
-/// Differences between measured rows and [`FIPS_SIZES`], one line each.
-pub fn fips_mismatches(rows: &[SizeRow]) -> Vec<String> {
-    let mut out = vec![];
-    for r in rows {
-        let Some(&(_, pk, sk, third)) = FIPS_SIZES.iter().find(|f| f.0 == r.algorithm) else {
-            continue;
-        };
-        let got_third = match r.kind {
-            Kind::Kem => r.ciphertext,
-            Kind::Signature => r.signature_observed,
-        };
-        let want = (pk, sk, Some(third));
-        let got = (r.keys.public_raw, r.keys.secret_raw.unwrap_or(0), got_third);
-        if got != want || r.signature_max.is_some_and(|m| m != third) {
-            out.push(format!(
-                "{} ({}): measured pk/sk/ct-or-sig {:?} (max sig {:?}), standard {:?}",
-                r.algorithm, r.provider, got, r.signature_max, want
-            ));
-        }
-        if r.kind == Kind::Kem && r.shared_secret != Some(32) {
-            out.push(format!(
-                "{} ({}): shared secret {:?}, standard 32",
-                r.algorithm, r.provider, r.shared_secret
-            ));
-        }
-    }
-    out
-}
-
-/// Differences between measured XMSS/LMS rows and the sizes RFC 8391,
-/// RFC 8554 and SP 800-208 give ([`super::stfl::Params::standard_sizes`]):
-/// public key, and both the largest and a real signature (the secret key's
-/// layout is liboqs's own, which no standard fixes).
-pub fn stateful_mismatches(rows: &[SizeRow]) -> Vec<String> {
-    rows.iter()
-        .filter_map(|r| {
-            let p = crate::sweep::stfl::Params::parse(&r.algorithm).ok()?;
-            let (pk, sig) = p.standard_sizes();
-            let got = (r.keys.public_raw, r.signature_max, r.signature_observed);
-            (got != (pk, Some(sig), Some(sig))).then(|| {
-                format!(
-                    "{} ({}): measured pk/max sig/sig {got:?}, standard ({pk}, {sig})",
-                    r.algorithm, r.provider
-                )
-            })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sweep::registry;
+
+    /// Differences between measured rows and [`FIPS_SIZES`], one line each.
+    fn fips_mismatches(rows: &[SizeRow]) -> Vec<String> {
+        let mut out = vec![];
+        for r in rows {
+            let Some(&(_, pk, sk, third)) = FIPS_SIZES.iter().find(|f| f.0 == r.algorithm) else {
+                continue;
+            };
+            let got_third = match r.kind {
+                Kind::Kem => r.ciphertext,
+                Kind::Signature => r.signature_observed,
+            };
+            let want = (pk, sk, Some(third));
+            let got = (r.keys.public_raw, r.keys.secret_raw.unwrap_or(0), got_third);
+            if got != want || r.signature_max.is_some_and(|m| m != third) {
+                out.push(format!(
+                    "{} ({}): measured pk/sk/ct-or-sig {:?} (max sig {:?}), standard {:?}",
+                    r.algorithm, r.provider, got, r.signature_max, want
+                ));
+            }
+            if r.kind == Kind::Kem && r.shared_secret != Some(32) {
+                out.push(format!(
+                    "{} ({}): shared secret {:?}, standard 32",
+                    r.algorithm, r.provider, r.shared_secret
+                ));
+            }
+        }
+        out
+    }
+
+    /// Differences between measured XMSS/LMS rows and the sizes RFC 8391,
+    /// RFC 8554 and SP 800-208 give ([`super::stfl::Params::standard_sizes`]):
+    /// public key, and both the largest and a real signature (the secret key's
+    /// layout is liboqs's own, which no standard fixes).
+    fn stateful_mismatches(rows: &[SizeRow]) -> Vec<String> {
+        rows.iter()
+            .filter_map(|r| {
+                let p = crate::sweep::stfl::Params::parse(&r.algorithm).ok()?;
+                let (pk, sig) = p.standard_sizes();
+                let got = (r.keys.public_raw, r.signature_max, r.signature_observed);
+                (got != (pk, Some(sig), Some(sig))).then(|| {
+                    format!(
+                        "{} ({}): measured pk/max sig/sig {got:?}, standard ({pk}, {sig})",
+                        r.algorithm, r.provider
+                    )
+                })
+            })
+            .collect()
+    }
 
     #[test]
     fn fips_203_204_205_sets_match_the_standards() {
@@ -280,7 +280,7 @@ mod tests {
                 .iter()
                 .filter(|e| e.name == name && e.unavailable.is_none())
             {
-                rows.push(measure(e, b"sizes").unwrap());
+                rows.push(size_row(e, b"sizes").unwrap());
             }
         }
         // Every FIPS 205 set is in OpenSSL; ML-KEM/ML-DSA in both libraries.
@@ -306,7 +306,7 @@ mod tests {
                 .find(|e| e.name == name && e.provider == registry::Provider::Liboqs)
                 .unwrap_or_else(|| panic!("{name} is not in the registry"));
             assert!(e.unavailable.is_none(), "{name}: {:?}", e.unavailable);
-            rows.push(measure(e, b"sizes").unwrap());
+            rows.push(size_row(e, b"sizes").unwrap());
         }
         let bad = stateful_mismatches(&rows);
         assert!(bad.is_empty(), "{bad:#?}");
@@ -316,12 +316,12 @@ mod tests {
     fn classical_sizes_have_der_forms() {
         let all = registry::all();
         let e = all.iter().find(|e| e.name == "ECDSA-P256").unwrap();
-        let r = measure(e, b"m").unwrap();
+        let r = size_row(e, b"m").unwrap();
         assert_eq!(r.keys.public_raw, 65);
         assert_eq!(r.keys.public_der, Some(91));
         assert_eq!(r.signature_max, Some(72));
         let x = all.iter().find(|e| e.name == "X25519").unwrap();
-        let r = measure(x, b"m").unwrap();
+        let r = size_row(x, b"m").unwrap();
         assert_eq!(
             (r.keys.public_raw, r.ciphertext, r.shared_secret),
             (32, Some(32), Some(32))
@@ -333,7 +333,7 @@ mod tests {
     fn rsa_key_sizes_are_the_largest_observed() {
         let all = registry::all();
         let e = all.iter().find(|e| e.name == "RSA-PSS-2048").unwrap();
-        let r = measure(e, b"m").unwrap();
+        let r = size_row(e, b"m").unwrap();
         assert!(r.key_sizes.starts_with("largest of "), "{}", r.key_sizes);
         assert!(r.key_sizes.ends_with(" observed"), "{}", r.key_sizes);
         assert_eq!(r.signature_max, Some(256));

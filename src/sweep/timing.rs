@@ -7,6 +7,7 @@
 //! Also the correctness gate every algorithm passes before it is timed.
 
 use crate::core::catalog::Operation;
+use crate::core::exit::Interrupted;
 use crate::schema::device::GateReport;
 use crate::sweep::scheme::{KemScheme, Scheme, SigScheme};
 use anyhow::{bail, ensure, Result};
@@ -43,14 +44,9 @@ pub struct Measurement {
     pub budget_ran_out: bool,
 }
 
-/// Ctrl-C during a measurement.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted")]
-pub struct Interrupted;
-
 /// Measures `op`. `known` is how long one operation took already (in the
 /// gate): when that alone covers the warm-up, no extra warm-up runs.
-pub fn measure(
+pub fn measure_window(
     op: &mut dyn FnMut() -> Result<()>,
     w: Window,
     known: Option<Duration>,
@@ -59,7 +55,7 @@ pub fn measure(
     measure_capped(op, w, known, cancel, None)
 }
 
-/// [`measure`], running `op` at most `cap` times in all (a stateful key's
+/// [`measure_window`], running `op` at most `cap` times in all (a stateful key's
 /// signatures left): the warm-up takes at most half of them, and the window
 /// stops early when none are left.
 pub fn measure_capped(
@@ -304,7 +300,7 @@ mod tests {
     #[test]
     fn a_fast_operation_fills_the_window_in_batches() {
         let mut n = 0u64;
-        let m = measure(
+        let m = measure_window(
             &mut || {
                 n += 1;
                 std::hint::black_box(n);
@@ -326,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_slow_operation_runs_once() {
-        let m = measure(
+        let m = measure_window(
             &mut || {
                 std::thread::sleep(Duration::from_millis(30));
                 Ok(())
@@ -346,7 +342,7 @@ mod tests {
 
     #[test]
     fn cancel_stops_a_measurement() {
-        let r = measure(
+        let r = measure_window(
             &mut || Ok(()),
             Window {
                 warmup: 0.0,

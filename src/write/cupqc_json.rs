@@ -1,11 +1,11 @@
 //! Views of a run file in cuPQC_benchmark's exact JSON shape
-//! (`mlkem_results.json`, `mldsa_results.json`), so scripts written for the
-//! seed tool read our results unchanged.
+//! (`mlkem_results.json`, `mldsa_results.json`), so scripts written for
+//! cuPQC_benchmark read our results unchanged.
 //!
 //! The device block is keyed `GPU` for GPU backends and `CPU` for CPU
 //! backends (name and total memory of the host). For CPU backends
 //! `peak_mem_mb` is the process's resident memory and `peak_gpu_util` the
-//! process's CPU utilisation over all cores, keeping the seed's key names.
+//! process's CPU utilisation over all cores, keeping cuPQC_benchmark's key names.
 //! Only records that passed their correctness gate appear; failed ones are
 //! in the run file with their reason.
 
@@ -17,9 +17,9 @@ use serde_json::ser::{Formatter, PrettyFormatter};
 use serde_json::{json, Map, Value};
 use std::io;
 
-/// Decimals the seed prints in its throughput files (`14050340.24`).
+/// Decimals cuPQC_benchmark prints in its throughput files (`14050340.24`).
 pub const THROUGHPUT_DECIMALS: usize = 2;
-/// Decimals the seed prints in its latency files (`12.3456`).
+/// Decimals cuPQC_benchmark prints in its latency files (`12.3456`).
 pub const LATENCY_DECIMALS: usize = 4;
 
 fn mean_std(s: Option<&Summary>, decimals: usize) -> Value {
@@ -34,7 +34,7 @@ fn mean_std(s: Option<&Summary>, decimals: usize) -> Value {
 }
 
 /// The operation key of a latency file. ML-KEM keeps the throughput
-/// file's `KeyGen`/`Encaps`/`Decaps`; the seed's ML-DSA latency program
+/// file's `KeyGen`/`Encaps`/`Decaps`; cuPQC_benchmark's ML-DSA latency program
 /// writes `Key Generation`/`Signing`/`Verification`, and its extract
 /// scripts look those keys up.
 pub fn latency_label(family: Family, op: Operation) -> &'static str {
@@ -62,7 +62,7 @@ pub fn latency_file_name(family: Family) -> &'static str {
     }
 }
 
-/// The seed tool's layout: a device block, then per algorithm and
+/// cuPQC_benchmark's layout: a device block, then per algorithm and
 /// operation the object `metrics` makes of the record. Only records of the
 /// family and mode that passed their gate; `None` when there are none.
 fn view(
@@ -130,7 +130,7 @@ pub fn latency_view(records: &[&Record], family: Family) -> Option<Value> {
 }
 
 /// Pretty JSON (two-space indent, as `write_json`) whose floating-point
-/// numbers are printed with exactly `decimals` decimals, as the seed's
+/// numbers are printed with exactly `decimals` decimals, as cuPQC_benchmark's
 /// files are (`1616.00`, `12.3400`); integers stay integers.
 pub fn to_fixed_json(value: &Value, decimals: usize) -> Vec<u8> {
     let mut out = vec![];

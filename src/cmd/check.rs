@@ -1,0 +1,323 @@
+//! `pqcprof check`: what this machine offers (CPU, CUDA driver, NVML, NVRTC,
+//! cuPQC) and, per backend, whether it is ready to measure or why not.
+
+use crate::backend::cupqc;
+use crate::backend::liboqs::{self};
+use crate::backend::native_gpu::{self};
+use crate::cmd::cli::CheckArgs;
+use crate::core::exit;
+use crate::probe::gpu::{self, GpuProbe};
+use crate::probe::system;
+use serde::Serialize;
+
+/// A backend's verdict in `check`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// Backend name.
+    pub backend: String,
+    /// Whether it can run here.
+    pub ready: bool,
+    /// What it will use, or why not and what to install.
+    pub detail: String,
+}
+
+/// Verdicts for every backend given a probe.
+pub fn verdicts(gpu: &GpuProbe) -> Vec<Verdict> {
+    let host = system::host();
+    let mut v = vec![Verdict {
+        backend: liboqs::NAME.into(),
+        ready: true,
+        detail: format!(
+            "liboqs {} (statically linked), {} logical cores",
+            crate::probe::libraries::liboqs_version(),
+            host.cores_logical
+        ),
+    }];
+    let gpu_reason = if !gpu.driver.present {
+        Some(format!("no CUDA driver: {}", gpu.driver.detail))
+    } else if gpu.gpus.is_empty() {
+        Some("the CUDA driver lists no GPU".to_string())
+    } else if !gpu.gpus.iter().any(|g| g.supported()) {
+        Some(format!(
+            "no GPU of compute capability {}.{} or newer",
+            crate::schema::metadata::MIN_COMPUTE_CAPABILITY.0,
+            crate::schema::metadata::MIN_COMPUTE_CAPABILITY.1
+        ))
+    } else {
+        None
+    };
+    let native_reason = gpu_reason
+        .clone()
+        .or_else(|| gpu::driver_too_old(gpu.driver_api_version, &gpu.missing_driver_symbols));
+    let native = match (&native_reason, gpu.nvrtc.present) {
+        (Some(r), _) => Verdict {
+            backend: native_gpu::NAME.into(),
+            ready: false,
+            detail: r.clone(),
+        },
+        (None, false) => Verdict {
+            backend: native_gpu::NAME.into(),
+            ready: false,
+            detail: format!("NVRTC missing: {}", gpu.nvrtc.detail),
+        },
+        (None, true) => Verdict {
+            backend: native_gpu::NAME.into(),
+            ready: true,
+            detail: format!(
+                "our FIPS 203/204 kernels, compiled by {} for the GPU's own architecture at start-up",
+                gpu.nvrtc.detail
+            ),
+        },
+    };
+    v.push(native);
+    v.push(cupqc_verdict(gpu, gpu_reason.as_deref()));
+    v
+}
+
+/// The cupqc verdict: ready only with a real SDK built in and a GPU the
+/// shim was compiled for. Says which SDK and nvcc the build used, whether it
+/// is the stand-in, and how to enable the backend when it is not built.
+fn cupqc_verdict(gpu: &GpuProbe, gpu_reason: Option<&str>) -> Verdict {
+    let b = cupqc::build_info();
+    let tools = format!(
+        "SDK: {}; nvcc: {}",
+        if b.sdk.is_empty() {
+            "none found at build time"
+        } else {
+            &b.sdk
+        },
+        if b.nvcc.is_empty() {
+            "none found at build time"
+        } else {
+            &b.nvcc
+        }
+    );
+    let (ready, detail) = if !b.built {
+        let sdk_now = if gpu.cupqc_sdk.present {
+            format!("an SDK is present now ({})", gpu.cupqc_sdk.detail)
+        } else {
+            gpu.cupqc_sdk.detail.clone()
+        };
+        (
+            false,
+            format!(
+                "not part of this build ({}; {sdk_now}); to enable it: {}",
+                b.note,
+                cupqc::HOW_TO_ENABLE
+            ),
+        )
+    } else if b.standin {
+        (
+            false,
+            format!("this build has the cuPQC stand-in SDK (tests only, not cryptography): it cannot benchmark; {tools}"),
+        )
+    } else if let Some(r) = gpu_reason {
+        (false, format!("{r}; built with {tools}"))
+    } else if let (Some(rt), Some(drv)) = (cupqc::linked_runtime(), gpu.driver_api_version) {
+        if cupqc::driver_runs(drv, rt) {
+            cupqc_ready(gpu, &b, &tools)
+        } else {
+            (
+                false,
+                format!(
+                    "the CUDA driver (API {}.{}) is older than the CUDA runtime {}.{} linked into the shim; update the driver or rebuild with an older nvcc; {tools}",
+                    drv / 1000,
+                    drv % 1000 / 10,
+                    rt / 1000,
+                    rt % 1000 / 10
+                ),
+            )
+        }
+    } else {
+        cupqc_ready(gpu, &b, &tools)
+    };
+    Verdict {
+        backend: cupqc::BACKEND_NAME.into(),
+        ready,
+        detail,
+    }
+}
+
+/// The cupqc verdict once build, stand-in and driver are fine: whether a GPU
+/// here runs the architectures the shim was compiled for.
+fn cupqc_ready(gpu: &GpuProbe, b: &cupqc::BuildInfo, tools: &str) -> (bool, String) {
+    if !gpu
+        .gpus
+        .iter()
+        .any(|g| g.supported() && b.runs_on(g.compute_capability))
+    {
+        (
+            false,
+            format!(
+                "built for sm_{} only, which no GPU here runs; rebuild with PQCPROF_CUDA_ARCHS set to the GPU's architecture; {tools}",
+                b.archs.join(", sm_")
+            ),
+        )
+    } else {
+        (
+            true,
+            format!(
+                "NVIDIA cuPQC, built for sm_{}; {tools}",
+                b.archs.join(", sm_")
+            ),
+        )
+    }
+}
+
+/// Why the native GPU backend cannot run, if it cannot.
+pub fn native_not_ready(gpu: &GpuProbe) -> Option<String> {
+    verdicts(gpu)
+        .into_iter()
+        .find(|v| v.backend == native_gpu::NAME)
+        .filter(|v| !v.ready)
+        .map(|v| v.detail)
+}
+
+#[derive(Serialize)]
+struct CheckReport<'a> {
+    system: &'a crate::schema::metadata::Metadata,
+    gpu: &'a GpuProbe,
+    cupqc_build: cupqc::BuildInfo,
+    backends: &'a [Verdict],
+}
+
+/// `pqcprof check`: prints (or writes as JSON) what the machine offers and
+/// each backend's verdict; exit 3 with `--require-gpu` and no ready GPU.
+pub fn check(args: &CheckArgs) -> anyhow::Result<i32> {
+    let gpu = gpu::probe();
+    let meta = system::collect(Some(&gpu));
+    let verdicts = verdicts(&gpu);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&CheckReport {
+                system: &meta,
+                gpu: &gpu,
+                cupqc_build: cupqc::build_info(),
+                backends: &verdicts
+            })?
+        );
+    } else {
+        print!("{}", render_check(&meta, &gpu, &verdicts));
+    }
+    let gpu_ready = verdicts
+        .iter()
+        .any(|v| v.ready && v.backend != liboqs::NAME);
+    Ok(if args.require_gpu && !gpu_ready {
+        exit::SOME_FAILED
+    } else {
+        exit::OK
+    })
+}
+
+fn yes_no(c: &gpu::Component) -> String {
+    format!(
+        "{} ({})",
+        if c.present { "found" } else { "missing" },
+        c.detail
+    )
+}
+
+/// The text `check` prints.
+pub fn render_check(
+    meta: &crate::schema::metadata::Metadata,
+    gpu: &GpuProbe,
+    verdicts: &[Verdict],
+) -> String {
+    let mut s = String::new();
+    s += "System\n";
+    s += &format!(
+        "  OS / arch     {} / {} (kernel {})\n",
+        meta.os, meta.arch, meta.kernel
+    );
+    s += &format!(
+        "  CPU           {}, {} logical cores{}\n",
+        meta.cpu,
+        meta.cores_logical,
+        meta.cores_physical
+            .map(|p| format!(" ({p} physical)"))
+            .unwrap_or_default()
+    );
+    s += &format!("  Memory        {} MiB\n", meta.memory_total_mb);
+    s += &format!(
+        "  liboqs        {}\n  OpenSSL       {}\n",
+        meta.liboqs_version, meta.openssl_version
+    );
+    s += &format!("  XMSS/LMS      {}\n", crate::sweep::stfl::BUILD);
+    s += "GPU support\n";
+    s += &format!("  CUDA driver   {}\n", yes_no(&gpu.driver));
+    if let Some(e) = &gpu.emulation {
+        s += &format!("  emulation     CPU STAND-IN DRIVER, NOT A GPU: {e}\n");
+    }
+    if gpu.gpus.is_empty() {
+        s += "  GPUs          none\n";
+    }
+    let native_ready = verdicts
+        .iter()
+        .any(|v| v.ready && v.backend == native_gpu::NAME);
+    for g in &gpu.gpus {
+        s += &format!(
+            "  GPU {}         {}, compute capability {}.{}, {} MiB{}\n",
+            g.ordinal,
+            g.name,
+            g.compute_capability.0,
+            g.compute_capability.1,
+            g.memory_total_mb,
+            if !g.supported() {
+                " (below 7.5: unsupported)"
+            } else if native_ready {
+                " (ready: native-gpu)"
+            } else {
+                " (supported; native-gpu not ready, see Backends)"
+            }
+        );
+    }
+    s += &format!("  NVML          {}\n", yes_no(&gpu.nvml));
+    s += &format!("  NVRTC         {}\n", yes_no(&gpu.nvrtc));
+    s += &format!("  cuPQC SDK     {}\n", yes_no(&gpu.cupqc_sdk));
+    let b = cupqc::build_info();
+    let none = |v: &str| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    s += &format!(
+        "  cuPQC build   {} (SDK at build time: {}; nvcc: {})\n",
+        b.note,
+        none(&b.sdk),
+        none(&b.nvcc)
+    );
+    s += "Backends\n";
+    for v in verdicts {
+        s += &format!(
+            "  {:<12}  {:<9}  {}\n",
+            v.backend,
+            if v.ready { "ready" } else { "not ready" },
+            v.detail
+        );
+    }
+    if !verdicts
+        .iter()
+        .any(|v| v.ready && v.backend != liboqs::NAME)
+    {
+        s += "No GPU backend is ready: pqcprof will measure the CPU baselines only.\n";
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_driver_only_the_cpu_is_ready() {
+        let p = gpu::probe();
+        let v = verdicts(&p);
+        assert!(v[0].ready);
+        if !p.driver.present {
+            assert!(v.iter().skip(1).all(|x| !x.ready && !x.detail.is_empty()));
+        }
+    }
+}
