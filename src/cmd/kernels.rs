@@ -40,7 +40,9 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
             .filter(|x| a.arch.iter().any(|y| y == x))
             .collect()
     };
-    let tpb = a.threads_per_block.unwrap_or(native_gpu::THREADS_PER_BLOCK);
+    let tpb = a
+        .threads_per_block
+        .unwrap_or(native_gpu::sizing::THREADS_PER_BLOCK);
     let mut all = vec![];
     for arch in archs {
         let limits = resources::limits(arch).expect("listed");

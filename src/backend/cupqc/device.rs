@@ -150,7 +150,7 @@ impl Cupqc {
             let i = shim::op_info(alg, o)?;
             // Slots are 8-byte aligned: at most 7 bytes more per buffer.
             Ok(
-                crate::backend::native_gpu::device_bytes_per_op(alg, o, cfg.message_size)
+                crate::backend::native_gpu::sizing::device_bytes_per_op(alg, o, cfg.message_size)
                     + i.entropy_size as usize
                     + i.workspace_size as usize
                     + 6 * 7,
@@ -162,7 +162,7 @@ impl Cupqc {
             } else {
                 bytes(Operation::KeyGen)?
             };
-        match crate::backend::native_gpu::memory_refusal(
+        match crate::backend::native_gpu::sizing::memory_refusal(
             &format!("{alg} {op}"),
             cfg.batch,
             per_op,

@@ -1,0 +1,185 @@
+//! What a native-kernel batch needs before it runs: the launch shape, the
+//! device bytes per operation and the peak over a kernel chain, and the
+//! largest batch that fits the device's free memory (or why none does).
+
+use crate::core::catalog::{Algorithm, Kind, Operation};
+use cudarc::driver::LaunchConfig;
+
+/// Threads per block of every launch: one thread computes one operation.
+/// The single place to change when a block-cooperative version replaces it.
+pub const THREADS_PER_BLOCK: u32 = 128;
+
+/// Launch shape for `n` operations of `func`.
+pub fn launch_shape(n: u32, max_threads_per_block: u32) -> LaunchConfig {
+    let block = THREADS_PER_BLOCK.min(max_threads_per_block.max(1));
+    LaunchConfig {
+        grid_dim: (n.div_ceil(block), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Device bytes one operation's buffers take.
+pub fn device_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usize {
+    let s = alg.sizes();
+    let (pk, sk) = (s.public_key_bytes, s.secret_key_bytes);
+    match (alg.kind(), op) {
+        (Kind::Kem, Operation::KeyGen) => 64 + pk + sk,
+        (Kind::Kem, Operation::Encaps) => pk + 32 + s.ciphertext_bytes.unwrap_or(0) + 32,
+        (Kind::Kem, _) => sk + s.ciphertext_bytes.unwrap_or(0) + 32,
+        (Kind::Signature, Operation::KeyGen) => 32 + pk + sk,
+        (Kind::Signature, Operation::Sign) => {
+            sk + message + 32 + alg.signature_stride().unwrap_or(0)
+        }
+        (Kind::Signature, _) => pk + message + alg.signature_stride().unwrap_or(0) + 4,
+    }
+}
+
+/// The operations `prepare` launches for `op`, in order, the timed one
+/// last: keys first, then ciphertexts or signatures when `op` needs them.
+pub fn launch_chain(alg: Algorithm, op: Operation) -> Vec<Operation> {
+    use Operation::*;
+    match (alg.kind(), op) {
+        (_, KeyGen) => vec![KeyGen],
+        (Kind::Kem, Encaps) | (Kind::Signature, Sign) => vec![KeyGen, op],
+        (Kind::Kem, _) => vec![KeyGen, Encaps, op],
+        (Kind::Signature, _) => vec![KeyGen, Sign, op],
+    }
+}
+
+/// Device bytes per operation at the peak of `prepare` and the timed runs
+/// of `op`: the largest of its phases (see `prepare`), each of which holds
+/// only what a later step still needs (e.g. decaps keeps keygen's `sk` and
+/// encaps's `ct` on the device instead of uploading copies).
+pub fn peak_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usize {
+    let s = alg.sizes();
+    let (pk, sk) = (s.public_key_bytes, s.secret_key_bytes);
+    let ct = s.ciphertext_bytes.unwrap_or(0);
+    let sig = alg.signature_stride().unwrap_or(0);
+    use Operation::*;
+    let phases: Vec<usize> = match (alg.kind(), op) {
+        // d, z, pk, sk.
+        (Kind::Kem, KeyGen) => vec![64 + pk + sk],
+        // Then pk, m, ct, ss (and sk when decaps follows).
+        (Kind::Kem, Encaps) => vec![64 + pk + sk, pk + 32 + ct + 32],
+        // Then sk, ct, ss.
+        (Kind::Kem, _) => vec![64 + pk + sk, sk + pk + 32 + ct + 32, sk + ct + 32],
+        // xi, pk, sk.
+        (Kind::Signature, KeyGen) => vec![32 + pk + sk],
+        // Then sk, msg, rnd, sig (and pk when verify follows).
+        (Kind::Signature, Sign) => vec![32 + pk + sk, sk + message + 32 + sig],
+        // Then pk, msg, sig, ok.
+        (Kind::Signature, _) => vec![
+            32 + pk + sk,
+            pk + sk + message + 32 + sig,
+            pk + message + sig + 4,
+        ],
+    };
+    phases.into_iter().max().unwrap_or(0)
+}
+
+/// Device buffers alive at once at most during `prepare` (six: encaps with
+/// the secret keys kept for decaps, or sign with the public keys kept for
+/// verify, plus the context), each of which the driver may round up to its
+/// allocation granularity.
+pub const MAX_LIVE_BUFFERS: usize = 7;
+
+/// Allocation granularity assumed per live buffer: stream-ordered pools
+/// grow in 2 MiB steps.
+pub const ALLOCATION_GRANULARITY_BYTES: usize = 2 << 20;
+
+/// The largest batch whose buffers and per-thread local memory fit in
+/// `free` bytes with 10% to spare.
+pub fn max_batch(free: usize, per_op: usize, local_bytes_resident: usize) -> usize {
+    let usable = free / 10 * 9;
+    usable.saturating_sub(local_bytes_resident) / per_op.max(1)
+}
+
+/// Why a batch of `batch` operations needing `per_op` device bytes each,
+/// plus `fixed` bytes whatever the batch, does not fit in `free` bytes of
+/// `device`, naming the largest batch that does; `None` when it fits.
+pub fn memory_refusal(
+    what: &str,
+    batch: usize,
+    per_op: usize,
+    fixed: usize,
+    free: usize,
+    device: &str,
+) -> Option<String> {
+    let fits = max_batch(free, per_op, fixed);
+    let mib = |b: usize| b / (1024 * 1024);
+    (batch > fits).then(|| {
+        let needs = format!(
+            "batch {batch} of {what} needs about {} MiB on {device} but {} MiB are free",
+            mib(per_op.saturating_mul(batch).saturating_add(fixed)),
+            mib(free)
+        );
+        if fits == 0 {
+            format!(
+                "{needs}; what it needs whatever the batch ({} MiB: the kernels' local memory for every thread the device holds at once, and allocation granularity) leaves no room for even one operation: free device memory or use a device with more",
+                mib(fixed)
+            )
+        } else {
+            format!("{needs}; at most {fits} fits (use --batch {fits} or less)")
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_shape_covers_the_batch() {
+        let c = launch_shape(100_000, 1024);
+        assert_eq!(c.block_dim.0, THREADS_PER_BLOCK);
+        assert!(c.grid_dim.0 * c.block_dim.0 >= 100_000);
+        assert_eq!(launch_shape(1, 1024).grid_dim.0, 1);
+        assert_eq!(launch_shape(1000, 64).block_dim.0, 64);
+    }
+
+    #[test]
+    fn memory_limits() {
+        assert_eq!(max_batch(1000, 10, 0), 90);
+        assert_eq!(max_batch(1000, 10, 900), 0);
+        let per = device_bytes_per_op(Algorithm::MlDsa87, Operation::Sign, 1024);
+        assert_eq!(per, 4896 + 1024 + 32 + 4632);
+        assert_eq!(memory_refusal("x", 90, 10, 0, 1000, "GPU"), None);
+        let why = memory_refusal("ML-DSA-87 sign", 91, 10, 0, 1000, "GPU").unwrap();
+        assert!(why.contains("batch 91 of ML-DSA-87 sign"), "{why}");
+        assert!(
+            why.contains("at most 90 fits (use --batch 90 or less)"),
+            "{why}"
+        );
+        // Fixed costs (local memory of resident threads) come off first.
+        let why = memory_refusal("x", 50, 10, 500, 1000, "GPU").unwrap();
+        assert!(why.contains("at most 40 fits"), "{why}");
+        // When they leave no room at all, no "--batch 0" advice.
+        let why = memory_refusal("x", 1, 10, 900, 1000, "GPU").unwrap();
+        assert!(!why.contains("--batch"), "{why}");
+        assert!(why.contains("no room for even one operation"), "{why}");
+    }
+
+    #[test]
+    fn the_peak_is_the_largest_phase_of_the_chain() {
+        use Operation::*;
+        // ML-KEM-768: pk 1184, sk 2400, ct 1088. Decaps peaks while
+        // encaps runs with the secret keys kept: sk + pk + m + ct + ss.
+        let kem = Algorithm::MlKem768;
+        assert_eq!(peak_bytes_per_op(kem, KeyGen, 0), 64 + 1184 + 2400);
+        assert_eq!(peak_bytes_per_op(kem, Encaps, 0), 64 + 1184 + 2400);
+        assert_eq!(
+            peak_bytes_per_op(kem, Decaps, 0),
+            2400 + 1184 + 32 + 1088 + 32
+        );
+        // ML-DSA-44 verify peaks while sign runs with the public keys kept.
+        let dsa = Algorithm::MlDsa44;
+        let stride = dsa.signature_stride().unwrap();
+        assert_eq!(
+            peak_bytes_per_op(dsa, Verify, 1024),
+            1312 + 2560 + 1024 + 32 + stride
+        );
+        assert_eq!(launch_chain(dsa, Verify), vec![KeyGen, Sign, Verify]);
+        assert_eq!(launch_chain(kem, KeyGen), vec![KeyGen]);
+    }
+}
