@@ -1,7 +1,7 @@
 //! `scripts/gpu-check`'s own logic, run here with a stand-in binary (a
 //! shell script, test only) in place of pqcprof: each step has a time limit
 //! that cuts it short without losing the other steps, and the headline
-//! figures are read from the run files against the issues' targets. What the
+//! figures are read from the run files against published ones. What the
 //! real binary does on a GPU is not tested here (no GPU on CI).
 
 mod common;

@@ -6,6 +6,9 @@
 //! `speed_kem` and `speed_sig` time, so our single-core figures can be
 //! compared with theirs. Key generation, encapsulation and signing draw
 //! randomness from liboqs's RNG inside the call, as in those tools.
+//!
+//! Longer than most files: one adapter per liboqs operation (KEM and
+//! signature, keygen to verify), the ring of key slots, and their gates.
 
 use crate::backend::parallel::{chunk_sizes, run_chunks, Chunk};
 use crate::backend::{Backend, BatchConfig, Prepared};

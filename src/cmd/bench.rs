@@ -1,6 +1,9 @@
 //! `pqcprof bench`, `cpu` and `gpu`: the options turned into a plan (which
 //! backends on which devices, with which batches and samplers), the session
 //! run, and the summary printed with the exit code.
+//!
+//! Longer than most files: it is one command's whole path, from options to
+//! slots, plan, session and exit code, and each part is only used here.
 
 use crate::backend::cupqc;
 use crate::backend::liboqs::{self, LiboqsCpu};

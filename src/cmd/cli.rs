@@ -41,9 +41,9 @@ pub enum Command {
     Gpu(BenchArgs),
     /// Measure every algorithm liboqs and OpenSSL enable, plus composites
     /// (pqc-sig-bench-c-style windows and CSVs).
-    Sweep(crate::sweep::SweepArgs),
+    Sweep(crate::sweep::options::SweepArgs),
     /// Print key, ciphertext, signature and secret sizes of every algorithm as CSV.
-    Sizes(crate::sweep::SizesArgs),
+    Sizes(crate::sweep::options::SizesArgs),
     /// Write one self-contained HTML (or Markdown) report from run files.
     Report(crate::report::ReportArgs),
     /// Compare two run files: change in median throughput per record.

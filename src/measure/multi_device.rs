@@ -9,6 +9,10 @@
 //! on the host clock kept), and the devices' records of each operation are
 //! added up in an aggregate (`crate::analyse::aggregate`). A device that fails or
 //! cannot be opened leaves the start line, so the others never wait for it.
+//!
+//! Longer than most files: a third of it is tests, which need a whole fake
+//! node (devices that open, fail to open, or run slowly) to check the start
+//! barrier and the aggregates.
 
 use crate::analyse::aggregate;
 use crate::backend::{Backend, BatchConfig, Prepared};

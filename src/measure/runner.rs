@@ -2,6 +2,9 @@
 //! warms up, passes the correctness gate, times `runs` batches while the
 //! sampler watches, checks the outputs again, and summarises. One runner
 //! serves every backend.
+//!
+//! Longer than most files: about 250 of its lines are tests (percentiles,
+//! cancellation, gates, energy windows) over one shared mock.
 
 use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::core::catalog::{Algorithm, Kind, Operation};

@@ -20,11 +20,15 @@
 pub mod batch_curves;
 pub mod cluster_sections;
 pub mod compare;
+pub mod comparison_tables;
 pub mod families;
 pub mod findings;
+pub mod gpu_rows;
 pub mod headline;
 pub mod model;
 pub mod outline;
+pub mod pairs;
+pub mod reference_tables;
 pub mod render;
 pub mod sections;
 pub mod summary;

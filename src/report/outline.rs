@@ -120,7 +120,12 @@ impl<'r> Outline<'r> {
             (Kind::Signature, "ML-DSA against ECDSA, RSA and EdDSA"),
         ]
         .into_iter()
-        .filter_map(|(kind, heading)| headed(heading, sections::pairs_table(&an.pairs, kind)))
+        .filter_map(|(kind, heading)| {
+            headed(
+                heading,
+                crate::report::comparison_tables::pairs_table(&an.pairs, kind),
+            )
+        })
         .collect();
         let throughput = [
             (Kind::Kem, "Key encapsulation and key exchange"),
@@ -137,7 +142,7 @@ impl<'r> Outline<'r> {
             gpu_note: &an.gpu_note,
             pair_notes: &an.pair_notes,
             pairs,
-            gpu: rows(sections::gpu_table(an)),
+            gpu: rows(crate::report::comparison_tables::gpu_table(an)),
             throughput,
             latency: headed("Latency of single operations", sections::latency_table(ds)),
             kernels: headed(
@@ -162,10 +167,10 @@ impl<'r> Outline<'r> {
             ),
             hybrid: rows(sections::hybrid_table(ds)),
             sizes: sections::sizes_table(ds),
-            symmetric: rows(sections::symmetric_table(ds)),
-            appendix: rows(sections::appendix_table(ds)),
-            emulated: rows(sections::emulated_table(ds)),
-            standards: sections::standards_table(ds),
+            symmetric: rows(crate::report::reference_tables::symmetric_table(ds)),
+            appendix: rows(crate::report::reference_tables::appendix_table(ds)),
+            emulated: rows(crate::report::reference_tables::emulated_table(ds)),
+            standards: crate::report::reference_tables::standards_table(ds),
             runs: ds
                 .runs
                 .iter()

@@ -2,37 +2,35 @@
 
 use crate::core::catalog::Kind;
 use crate::core::units;
-use crate::report::families;
 use crate::report::families::Class;
-use crate::report::findings::{Analysis, Pair};
 use crate::report::model::filters;
 use crate::report::model::{kind_name, level_bucket, src_list, Dataset, Entry};
 use crate::report::table::{natural_cmp, shades, shades_by_group, Cell, Row, Table};
-use crate::schema::record::{Mode, Status};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::schema::record::Mode;
+use std::collections::BTreeMap;
 
 /// Level as shown: `1`, `2`, `–`.
-fn level_text(l: Option<u8>) -> String {
+pub(crate) fn level_text(l: Option<u8>) -> String {
     l.map(|l| l.to_string()).unwrap_or_else(|| "–".into())
 }
 
 /// The `Where` column: backend and threads or device, host below.
-fn where_cell(e: &Entry) -> Cell {
+pub(crate) fn where_cell(e: &Entry) -> Cell {
     Cell::text(e.setup()).below(e.host().to_string())
 }
 
 /// The `Source` column.
-fn src_cell(text: String) -> Cell {
+pub(crate) fn src_cell(text: String) -> Cell {
     Cell::text(text).class("src")
 }
 
-fn sort_entries(v: &mut [&Entry]) {
+pub(crate) fn sort_entries(v: &mut [&Entry]) {
     v.sort_by(|a, b| entry_cmp(a, b));
 }
 
 /// Report order: kind, level, class, family, algorithm, CPU before GPU,
 /// backend, threads, batch, source.
-fn entry_cmp(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+pub(crate) fn entry_cmp(a: &Entry, b: &Entry) -> std::cmp::Ordering {
     {
         (a.rec.kind == Kind::Signature)
             .cmp(&(b.rec.kind == Kind::Signature))
@@ -54,7 +52,7 @@ fn entry_cmp(a: &Entry, b: &Entry) -> std::cmp::Ordering {
 
 /// The batch a record's row is keyed by: `None` for window timing (the
 /// sweep, whose batch differs per operation), else the batch size.
-fn batch_key(e: &Entry) -> Option<usize> {
+pub(crate) fn batch_key(e: &Entry) -> Option<usize> {
     e.rec.iterations.is_none().then_some(e.rec.batch)
 }
 
@@ -473,417 +471,4 @@ pub fn sizes_table(ds: &Dataset) -> Table {
         });
     }
     t
-}
-
-/// PQC against classical: one row per pair, one column per aspect.
-pub fn pairs_table(pairs: &[Pair], kind: Kind) -> Table {
-    let mine: Vec<&Pair> = pairs.iter().filter(|p| p.kind == kind).collect();
-    let mut aspects: Vec<String> = vec![];
-    for p in &mine {
-        for a in &p.aspects {
-            if !aspects.contains(&a.name) {
-                aspects.push(a.name.clone());
-            }
-        }
-    }
-    let mut t = Table::new(
-        format!("t-pairs-{}", kind_name(kind).to_ascii_lowercase()),
-        &["Level", "Pair"],
-        false,
-    );
-    t.headers.extend(aspects.iter().cloned());
-    for p in mine {
-        let mut cells = vec![
-            Cell::num(p.level.to_string()),
-            Cell::text(format!("{} vs {}", p.pqc, p.classical)).below(format!(
-                "categories {} and {} · {} thread{} · {}",
-                p.pqc_level,
-                p.classical_level,
-                p.threads,
-                if p.threads == 1 { "" } else { "s" },
-                p.host
-            )),
-        ];
-        for name in &aspects {
-            match p.aspects.iter().find(|a| &a.name == name) {
-                Some(a) => {
-                    let (_, word, wins) = a.verdict();
-                    let class = if word == "on par" {
-                        "muted"
-                    } else if wins {
-                        "good"
-                    } else {
-                        "bad"
-                    };
-                    cells.push(
-                        Cell::num(a.words())
-                            .below(a.figures())
-                            .from(a.sources.iter().copied())
-                            .class(class)
-                            .value(a.classical / a.pqc),
-                    );
-                }
-                None => cells.push(Cell::empty()),
-            }
-        }
-        let pseudo_level = Some(p.level);
-        t.rows.push(Row {
-            filters: vec![
-                ("level", level_bucket(pseudo_level).unwrap_or(0).to_string()),
-                ("kind", kind_name(kind).to_ascii_lowercase()),
-            ],
-            cells,
-        });
-    }
-    t
-}
-
-/// GPU against CPU for every GPU-measured operation.
-pub fn gpu_table(an: &Analysis) -> Table {
-    let mut t = Table::new(
-        "t-gpu",
-        &[
-            "Algorithm",
-            "Operation",
-            "GPU backend",
-            "GPU ops/s",
-            "End to end",
-            "Best CPU",
-            "Speed-up",
-            "vs 1 thread",
-            "Peak memory",
-            "Utilisation",
-            "Energy / op",
-            "Source",
-        ],
-        false,
-    );
-    for r in &an.gpu {
-        let g = r.gpu;
-        let gops = g.ok_throughput().unwrap_or(0.0);
-        let cpu = match r.cpu {
-            Some(c) => Cell::num(units::ops(c.ok_throughput().unwrap_or(0.0)))
-                .below(c.setup())
-                .from([c.src])
-                .value(c.ok_throughput().unwrap_or(0.0)),
-            None => Cell::empty(),
-        };
-        let speed = |c: Option<Entry>| match c.and_then(|c| c.ok_throughput()) {
-            Some(c_ops) => {
-                let s = gops / c_ops;
-                Cell::num(units::ratio(s))
-                    .class(if s >= 1.0 { "good" } else { "bad" })
-                    .value(s)
-            }
-            None => Cell::empty(),
-        };
-        let summ = |s: &Option<crate::core::stats::Summary>, unit: &str| match s {
-            Some(s) => Cell::num(format!("{} {unit}", units::sig3(s.median))).from([g.src]),
-            None => Cell::empty(),
-        };
-        let mut srcs = vec![g.src.to_string()];
-        if let Some(c) = r.cpu {
-            srcs.push(c.src.to_string());
-        }
-        if let Some(c) = r.cpu_one {
-            if Some(c.src) != r.cpu.map(|x| x.src) {
-                srcs.push(c.src.to_string());
-            }
-        }
-        t.rows.push(Row {
-            filters: filters(&g),
-            cells: vec![
-                Cell::text(g.rec.algorithm.clone()),
-                Cell::text(g.rec.operation.label()),
-                Cell::text(g.rec.backend.clone()).below(format!(
-                    "{} · batch {}",
-                    g.rec.device.name,
-                    units::grouped(g.rec.batch as f64)
-                )),
-                Cell::num(units::ops(gops))
-                    .below("kernel only")
-                    .from([g.src])
-                    .value(gops),
-                match crate::report::batch_curves::end_to_end_ops(&g) {
-                    Some(v) => Cell::num(units::ops(v))
-                        .below(
-                            g.rec
-                                .end_to_end
-                                .as_ref()
-                                .and_then(|x| x.batch_ms)
-                                .map(|ms| format!("{} per batch", units::time_ms(ms)))
-                                .unwrap_or_default(),
-                        )
-                        .from([g.src])
-                        .value(v),
-                    None => Cell::empty(),
-                },
-                cpu,
-                speed(r.cpu),
-                speed(r.cpu_one),
-                summ(&g.rec.peak_mem_mb, "MiB"),
-                summ(&g.rec.peak_util_pct, "%"),
-                match &g.rec.energy {
-                    Some(en) => Cell::num(format!("{} µJ", units::sig3(en.joules_per_op * 1e6)))
-                        .below(format!(
-                            "{} ops/J · counter over {:.1} s",
-                            units::sig3(en.ops_per_joule),
-                            en.window_seconds
-                        ))
-                        .from([g.src]),
-                    None => summ(&g.rec.energy_per_op_uj, "µJ"),
-                },
-                src_cell(srcs.join(" ")),
-            ],
-        });
-    }
-    t
-}
-
-/// Symmetric primitives, MB/s, shaded within each kind.
-pub fn symmetric_table(ds: &Dataset) -> Table {
-    let mut v: Vec<_> = ds.symmetric.iter().collect();
-    v.sort_by(|a, b| {
-        a.rec
-            .kind
-            .cmp(&b.rec.kind)
-            .then_with(|| natural_cmp(&a.rec.algorithm, &b.rec.algorithm))
-            .then_with(|| a.rec.chunk_bytes.cmp(&b.rec.chunk_bytes))
-            .then_with(|| a.src.cmp(&b.src))
-    });
-    // Shade within each kind (hash, AEAD, ...), faster is better.
-    let shade = shades_by_group(
-        v.len(),
-        v.iter()
-            .enumerate()
-            .map(|(i, s)| (i, s.rec.kind.as_str(), s.rec.mb_per_sec)),
-        true,
-    );
-    let mut t = Table::new(
-        "t-symmetric",
-        &[
-            "Algorithm",
-            "Kind",
-            "Provider",
-            "Input per call",
-            "MB/s",
-            "Host",
-            "Source",
-        ],
-        true,
-    );
-    for (s, sh) in v.iter().zip(shade) {
-        let src = format!("F{}#symmetric[{}]", s.src.file + 1, s.src.index);
-        let mut c = Cell::num(units::sig3(s.rec.mb_per_sec)).value(s.rec.mb_per_sec);
-        c.shade = sh;
-        t.rows.push(Row {
-            filters: vec![],
-            cells: vec![
-                Cell::text(s.rec.algorithm.clone()),
-                Cell::text(s.rec.kind.clone()),
-                Cell::text(s.rec.provider.clone()),
-                Cell::num(units::bytes(s.rec.chunk_bytes)),
-                c,
-                Cell::text(s.run.metadata.hostname.clone()),
-                src_cell(src),
-            ],
-        });
-    }
-    t
-}
-
-/// Every record that was skipped or failed, with its reason.
-pub fn appendix_table(ds: &Dataset) -> Table {
-    let mut t = Table::new(
-        "t-appendix",
-        &[
-            "Status",
-            "Algorithm",
-            "Operation",
-            "Where",
-            "Reason",
-            "Source",
-        ],
-        false,
-    );
-    for e in ds.entries.iter().filter(|e| e.rec.status != Status::Ok) {
-        t.rows.push(Row {
-            filters: filters(e),
-            cells: vec![
-                Cell::text(match e.rec.status {
-                    Status::Failed => "failed",
-                    _ => "skipped",
-                })
-                .class(if e.rec.status == Status::Failed {
-                    "bad"
-                } else {
-                    "muted"
-                }),
-                Cell::text(e.rec.algorithm.clone()),
-                Cell::text(e.rec.operation.label()),
-                where_cell(e),
-                Cell::text(
-                    e.rec
-                        .reason
-                        .clone()
-                        .unwrap_or_else(|| "no reason recorded".into()),
-                ),
-                src_cell(e.src.to_string()),
-            ],
-        });
-    }
-    t
-}
-
-/// Records made on pqcprof's CPU stand-in CUDA driver: whether each passed
-/// its gate, and what the gate checked. No throughput: an emulation's
-/// timings say nothing about a GPU.
-pub fn emulated_table(ds: &Dataset) -> Table {
-    let mut t = Table::new(
-        "t-emulated",
-        &[
-            "Status",
-            "Algorithm",
-            "Operation",
-            "Batch",
-            "Where",
-            "Gate, or why not",
-            "Source",
-        ],
-        false,
-    );
-    let mut v: Vec<&Entry> = ds.emulated.iter().collect();
-    sort_entries(&mut v);
-    for e in v {
-        let ok = e.rec.status == Status::Ok;
-        let detail = match (&e.rec.gate, &e.rec.reason) {
-            (_, Some(r)) if !ok => r.clone(),
-            (Some(g), _) => format!(
-                "{} operations checked: {}",
-                g.checked_ops,
-                g.checks.join("; ")
-            ),
-            _ => "no gate recorded".into(),
-        };
-        t.rows.push(Row {
-            filters: filters(e),
-            cells: vec![
-                Cell::text(match e.rec.status {
-                    Status::Ok => "ok",
-                    Status::Failed => "failed",
-                    Status::Skipped => "skipped",
-                })
-                .class(if ok { "good" } else { "bad" }),
-                Cell::text(e.rec.algorithm.clone()),
-                Cell::text(e.rec.operation.label()),
-                Cell::num(e.rec.batch.to_string()),
-                where_cell(e),
-                Cell::text(detail),
-                src_cell(e.src.to_string()),
-            ],
-        });
-    }
-    t
-}
-
-/// The standards table: one row per document behind a family (or
-/// symmetric primitive) in these files, from the families catalogue, and a
-/// row for each family the catalogue does not know.
-pub fn standards_table(ds: &Dataset) -> Table {
-    let mut t = Table::new(
-        "t-standards",
-        &["Families", "Document", "Title", "Status", "Tier", "Origin"],
-        false,
-    );
-    let present: BTreeSet<&str> = ds.entries.iter().map(|e| e.rec.family.as_str()).collect();
-    let mut unknown = vec![];
-    let mut rows: Vec<(usize, Vec<&str>)> = vec![];
-    for fam in present {
-        match families::FAMILIES
-            .iter()
-            .position(|f| f.names.iter().any(|n| n.eq_ignore_ascii_case(fam)))
-        {
-            Some(i) => match rows.iter_mut().find(|(j, _)| *j == i) {
-                Some((_, v)) => v.push(fam),
-                None => rows.push((i, vec![fam])),
-            },
-            None => unknown.push(fam),
-        }
-    }
-    rows.sort();
-    let doc_cell = |s: &families::Standard| {
-        let mut c = Cell::text(s.document);
-        c.sub = Some(s.url.into());
-        c
-    };
-    for (i, fams) in rows {
-        let f = &families::FAMILIES[i];
-        t.rows.push(Row {
-            filters: vec![],
-            cells: vec![
-                Cell::text(fams.join(", ")),
-                doc_cell(&f.standard),
-                Cell::text(f.standard.title),
-                Cell::text(f.standard.status),
-                Cell::text(f.tier.name()),
-                Cell::text(f.origin),
-            ],
-        });
-    }
-    for fam in unknown {
-        t.rows.push(Row {
-            filters: vec![],
-            cells: vec![
-                Cell::text(fam),
-                Cell::text("–").class("muted"),
-                Cell::text("not in pqcprof's families catalogue (src/report/families.rs)"),
-                Cell::text("unknown").class("muted"),
-                Cell::text(families::Tier::Other.name()),
-                Cell::text(families::origin(fam)),
-            ],
-        });
-    }
-    let mut sym: Vec<(&str, Vec<&str>)> = vec![];
-    for e in &ds.symmetric {
-        let a = e.rec.algorithm.as_str();
-        let doc = families::symmetric_standard(a).map_or("–", |s| s.document);
-        match sym.iter_mut().find(|(d, _)| *d == doc) {
-            Some((_, v)) if v.contains(&a) => {}
-            Some((_, v)) => v.push(a),
-            None => sym.push((doc, vec![a])),
-        }
-    }
-    for (_, algs) in sym {
-        let spec = families::symmetric_standard(algs[0]);
-        t.rows.push(Row {
-            filters: vec![],
-            cells: vec![
-                Cell::text(algs.join(", ")),
-                spec.map_or(Cell::text("–").class("muted"), doc_cell),
-                Cell::text(spec.map_or("not in pqcprof's catalogue", |s| s.title)),
-                Cell::text(spec.map_or("unknown", |s| s.status)),
-                Cell::text("symmetric"),
-                Cell::text(""),
-            ],
-        });
-    }
-    t
-}
-
-/// Distinct values of one filter attribute over every filterable row.
-pub fn filter_values(ds: &Dataset, name: &str) -> Vec<String> {
-    let mut v: Vec<String> = ds
-        .entries
-        .iter()
-        .flat_map(|e| {
-            filters(e)
-                .into_iter()
-                .filter(|(n, _)| *n == name)
-                .map(|(_, v)| v)
-        })
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    v.sort_by(|a, b| natural_cmp(a, b));
-    v
 }

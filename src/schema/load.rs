@@ -6,6 +6,9 @@
 //! out: a bad record costs that record, a bad configuration block costs the
 //! configuration, and only a file that is not a run file at all (not JSON,
 //! another format, a newer schema, unreadable metadata) is dropped whole.
+//!
+//! Longer than most files: reading forgivingly means one check and one
+//! message per field that can be missing, malformed or out of range.
 
 use crate::schema::record::{Record, RunConfig, SCHEMA_VERSION};
 

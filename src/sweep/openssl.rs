@@ -5,6 +5,10 @@
 //! Contexts are initialised once per scheme and reused for every
 //! operation, as `openssl speed` does; RSA and ECDSA hash the message inside
 //! the timed operation (SHA-256, or SHA-384/512 for P-384/P-521).
+//!
+//! Longer than most files: one adapter per OpenSSL algorithm family (RSA,
+//! ECDSA, EdDSA, ECDH/XDH, SM2, and the PQC schemes by name), each with the
+//! same small set of calls.
 
 use crate::sweep::scheme::{KemScheme, KeyBytes, SigScheme};
 use anyhow::{bail, ensure, Context, Result};

@@ -2,6 +2,9 @@
 //! (enumerated at run time through `OQS_*_alg_count`/`_identifier`/
 //! `_is_enabled`), the OpenSSL algorithms, and the composites; plus the
 //! `--filter` language over them.
+//!
+//! Longer than most files: most of it is the catalogue's data (liboqs and
+//! OpenSSL names, composites, hybrids) in tables.
 
 use crate::core::catalog::OPENSSL_HYBRIDS;
 use crate::core::catalog::{Kind, Operation};

@@ -13,6 +13,10 @@
 //! this liboqs (0.13) signing goes on succeeding once the count is spent,
 //! LMS reusing its last one-time key (signatures 32, 33... of an H5 key all
 //! carry leaf 31) and XMSS making one more signature that does not verify.
+//!
+//! Longer than most files: the FFI of the symbol-isolated liboqs build, the
+//! signature budget of each of XMSS, XMSS^MT, LMS and HSS, and their tests
+//! belong together.
 
 use crate::sweep::scheme::{KeyBytes, SigScheme};
 use anyhow::{anyhow, bail, ensure, Result};

@@ -1,0 +1,485 @@
+//! Measuring one catalogue entry: each operation gated, then timed on one
+//! thread or several (each with its own keys, started together), and its
+//! records filled from the measurements.
+
+use crate::core::catalog::{Kind, Operation, Sizes};
+use crate::core::stats::{summarize, Sample};
+use crate::schema::device::{Device, GateReport};
+use crate::schema::record::{Record, SignatureBudget, Status};
+use crate::sweep::options::SweepOptions;
+use crate::sweep::registry::{Entry, Impl};
+use crate::sweep::scheme::Scheme;
+use crate::sweep::timing::{Measurement, Window};
+use anyhow::{Context, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+
+/// What the timed window of an operation covers, for the record.
+pub(crate) fn window_text(e: &Entry, op: Operation, w: Window) -> String {
+    let what = match (&e.imp, op) {
+        (Impl::OqsKem(_), o) => format!(
+            "one liboqs OQS_KEM_{} call",
+            match o {
+                Operation::KeyGen => "keypair",
+                Operation::Encaps => "encaps",
+                _ => "decaps",
+            }
+        ),
+        (Impl::OqsSig(_), o) => format!(
+            "one liboqs OQS_SIG_{} call",
+            match o {
+                Operation::KeyGen => "keypair",
+                Operation::Sign => "sign",
+                _ => "verify",
+            }
+        ),
+        (Impl::Stfl(_), o) => format!(
+            "{} (pqcprof's stateful-only build of the same liboqs source)",
+            match o {
+                Operation::KeyGen => "one liboqs OQS_SIG_STFL_SECRET_KEY_new + OQS_SIG_STFL_keypair",
+                Operation::Sign => "one liboqs OQS_SIG_STFL_sign call, which includes serialising the updated secret key and handing it to the store callback (pqcprof's keeps it in memory; a real signer must write it to durable storage first)",
+                _ => "one liboqs OQS_SIG_STFL_verify call",
+            }
+        ),
+        (Impl::Ossl(crate::sweep::openssl::OsslAlg::Ecdh(_) | crate::sweep::openssl::OsslAlg::Xdh(_)), o) => match o {
+            Operation::KeyGen => "static key generation (key exchange modelled as a KEM)".into(),
+            Operation::Encaps => "\"encaps\" = ephemeral key generation + derive with the static public key + encoding the ephemeral public key as the ciphertext (key exchange modelled as a KEM)".into(),
+            _ => "\"decaps\" = decoding and validating the ephemeral public key + derive with the static key (key exchange modelled as a KEM)".into(),
+        },
+        (Impl::Ossl(crate::sweep::openssl::OsslAlg::Rsa { .. } | crate::sweep::openssl::OsslAlg::Ecdsa(_)), Operation::Sign | Operation::Verify) => {
+            format!("hashing the message + EVP_PKEY_{op} on a context set up once")
+        }
+        (Impl::Ossl(crate::sweep::openssl::OsslAlg::EdDsa(_)), Operation::Sign | Operation::Verify) => {
+            format!("EVP_DigestSign/Verify init + one-shot {op} (as openssl speed)")
+        }
+        (Impl::Ossl(crate::sweep::openssl::OsslAlg::Sm2), Operation::Sign | Operation::Verify) => {
+            format!("EVP_DigestSign/Verify init with SM3 and the default ID (hashing Z and the message) + one-shot {op}")
+        }
+        (Impl::Ossl(_), Operation::KeyGen) => "one OpenSSL key generation".into(),
+        (Impl::Ossl(_), o) => format!("one EVP_PKEY {} call on a context set up once", match o {
+            Operation::Encaps => "encapsulate",
+            Operation::Decaps => "decapsulate",
+            other => other.cli_name(),
+        }),
+        (Impl::CompositeSig(n), o) => format!("composite: {o} with both {n} (liboqs) and Ed25519 (OpenSSL)"),
+        (Impl::CompositeKem(n), o) => format!("composite: {o} with both {n} (liboqs) and X25519 (OpenSSL), secrets combined with SHA3-256"),
+    };
+    format!(
+        "{what}; repeated in batches for a {}s window after a {}s warm-up (an operation slower than the window runs once)",
+        w.window, w.warmup
+    )
+}
+
+pub(crate) const ANOTHER_THREAD: &str = "another thread's setup failed";
+
+/// What one thread saw for one algorithm.
+pub(crate) enum ThreadOut {
+    /// Opening or the gate failed.
+    Failed(String),
+    /// Measured.
+    Done {
+        gate: GateReport,
+        sizes: Sizes,
+        ops: Vec<Result<Measurement, String>>,
+        /// Stateful schemes: the key's budget around each operation.
+        budgets: Vec<Option<SignatureBudget>>,
+        after: Result<(), String>,
+    },
+}
+
+pub(crate) fn sizes_of(s: &Scheme) -> Result<Sizes> {
+    Ok(match s {
+        Scheme::Kem(k) => {
+            let kb = k.key_bytes()?;
+            Sizes {
+                public_key_bytes: kb.public_raw,
+                secret_key_bytes: kb.secret_raw.unwrap_or(0),
+                ciphertext_bytes: None,
+                shared_secret_bytes: Some(k.secrets().0.len()),
+                signature_bytes: None,
+            }
+        }
+        Scheme::Sig(g) => {
+            let kb = g.key_bytes()?;
+            Sizes {
+                public_key_bytes: kb.public_raw,
+                secret_key_bytes: kb.secret_raw.unwrap_or(0),
+                ciphertext_bytes: None,
+                shared_secret_bytes: None,
+                signature_bytes: Some(g.max_signature_len()),
+            }
+        }
+    })
+}
+
+pub(crate) fn one_thread(
+    e: &Entry,
+    opts: &SweepOptions,
+    cancel: &AtomicBool,
+    barrier: &Barrier,
+    setup_failed: &AtomicBool,
+) -> ThreadOut {
+    let setup = (|| -> Result<(Scheme, crate::sweep::timing::GateOutcome, Sizes)> {
+        let mut s = e.open(&opts.message).context("opening")?;
+        let g =
+            crate::sweep::timing::gate(&mut s).context("correctness gate failed before timing")?;
+        let mut sizes = sizes_of(&s)?;
+        if let Scheme::Kem(k) = &mut s {
+            sizes.ciphertext_bytes = Some(k.ciphertext_mut().len());
+        }
+        Ok((s, g, sizes))
+    })();
+    if setup.is_err() {
+        setup_failed.store(true, Ordering::SeqCst);
+    }
+    barrier.wait();
+    let (mut s, g, sizes) = match setup {
+        Ok(v) => v,
+        Err(err) => return ThreadOut::Failed(format!("{err:#}")),
+    };
+    if setup_failed.load(Ordering::SeqCst) {
+        return ThreadOut::Failed(ANOTHER_THREAD.into());
+    }
+    let mut ops = vec![];
+    let mut budgets = vec![];
+    for (i, op) in e.operations().into_iter().enumerate() {
+        barrier.wait();
+        let known = Some(g.first[i]);
+        let before = crate::sweep::timing::budget(&s);
+        // Signing spends a stateful key's budget: never past its last signature.
+        let cap = match (&before, op) {
+            (Ok(Some((left, _))), Operation::Sign) => Some(*left),
+            _ => None,
+        };
+        let r = before.and_then(|before| {
+            let m = crate::sweep::timing::measure_capped(
+                &mut || crate::sweep::timing::run_op(&mut s, op),
+                opts.window,
+                known,
+                cancel,
+                cap,
+            )?;
+            let budget = match (before, crate::sweep::timing::budget(&s)?) {
+                (Some((b, _)), Some((a, total))) => Some(SignatureBudget {
+                    total,
+                    remaining_before: b,
+                    remaining_after: a,
+                }),
+                _ => None,
+            };
+            Ok((m, budget))
+        });
+        let (r, budget) = match r {
+            Ok((m, b)) => (Ok(m), b),
+            Err(e) => (Err(e), None),
+        };
+        budgets.push(budget);
+        ops.push(r.map_err(|err| {
+            if err
+                .downcast_ref::<crate::core::exit::Interrupted>()
+                .is_some()
+            {
+                "interrupted".to_string()
+            } else {
+                format!("{op} failed: {err:#}")
+            }
+        }));
+    }
+    let after = crate::sweep::timing::check_after(&mut s).map_err(|err| format!("{err:#}"));
+    ThreadOut::Done {
+        gate: g.report,
+        sizes,
+        ops,
+        budgets,
+        after,
+    }
+}
+
+pub(crate) fn blank(e: &Entry, op: Operation, device: &Device, opts: &SweepOptions) -> Record {
+    Record {
+        threads: opts.threads,
+        nist_level: e.nist_level,
+        message_bytes: (e.kind == Kind::Signature).then_some(opts.message.len()),
+        timed_window: window_text(e, op, opts.window),
+        sampler: "none: the sweep times windows and does not sample".into(),
+        ..Record::unmeasured(
+            e.provider.backend().into(),
+            device.clone(),
+            e.provider.name().into(),
+            e.name.clone(),
+            e.family.clone(),
+            e.kind,
+            op,
+        )
+    }
+}
+
+/// Measures one algorithm: one record per operation. `Err` only for Ctrl-C.
+pub fn measure_entry(
+    e: &Entry,
+    opts: &SweepOptions,
+    device: &Device,
+    cancel: &AtomicBool,
+) -> std::result::Result<Vec<Record>, crate::core::exit::Interrupted> {
+    let ops = e.operations();
+    let mut recs: Vec<Record> = ops.iter().map(|&op| blank(e, op, device, opts)).collect();
+    if let Some(r) = &e.unavailable {
+        for rec in &mut recs {
+            rec.reason = Some(r.clone());
+        }
+        return Ok(recs);
+    }
+    let n = opts.threads.max(1);
+    let barrier = Barrier::new(n);
+    let setup_failed = AtomicBool::new(false);
+    let outs: Vec<ThreadOut> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..n)
+            .map(|_| sc.spawn(|| one_thread(e, opts, cancel, &barrier, &setup_failed)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| ThreadOut::Failed("a measuring thread panicked".into()))
+            })
+            .collect()
+    });
+    if cancel.load(Ordering::SeqCst) {
+        return Err(crate::core::exit::Interrupted);
+    }
+    // The first real reason (not "another thread's setup failed").
+    let mut failures: Vec<&String> = outs
+        .iter()
+        .filter_map(|o| match o {
+            ThreadOut::Failed(r) => Some(r),
+            ThreadOut::Done { .. } => None,
+        })
+        .collect();
+    failures.sort_by_key(|r| r.as_str() == ANOTHER_THREAD);
+    if let Some(reason) = failures.first() {
+        for rec in &mut recs {
+            rec.status = Status::Failed;
+            rec.reason = Some(reason.to_string());
+        }
+        return Ok(recs);
+    }
+    let mut per_thread = vec![];
+    let (mut gate, mut sizes, mut budgets) = (None, Sizes::default(), vec![]);
+    for o in outs {
+        match o {
+            ThreadOut::Failed(_) => unreachable!("handled above"),
+            ThreadOut::Done {
+                gate: g,
+                sizes: s,
+                ops,
+                budgets: b,
+                after,
+            } => {
+                if gate.is_none() {
+                    gate = Some(g);
+                    sizes = s;
+                    budgets = b;
+                }
+                per_thread.push((ops, after));
+            }
+        }
+    }
+    for (j, rec) in recs.iter_mut().enumerate() {
+        rec.gate = gate.clone();
+        rec.sizes = sizes;
+        rec.signature_budget = budgets.get(j).copied().flatten();
+        let ms: std::result::Result<Vec<&Measurement>, String> = per_thread
+            .iter()
+            .map(|(ops, _)| ops[j].as_ref().map_err(Clone::clone))
+            .collect();
+        match ms {
+            Err(reason) => {
+                rec.status = Status::Failed;
+                rec.reason = Some(reason);
+            }
+            Ok(ms) => fill(rec, &ms),
+        }
+    }
+    // The outputs of the last operations must still be right.
+    if let Some((_, Err(reason))) = per_thread.iter().find(|(_, a)| a.is_err()) {
+        let last = recs.last_mut().expect("three operations");
+        last.status = Status::Failed;
+        last.reason = Some(format!("correctness check after timing failed: {reason}"));
+    }
+    Ok(recs)
+}
+
+/// Fills an ok record from the threads' measurements of one operation.
+pub(crate) fn fill(rec: &mut Record, ms: &[&Measurement]) {
+    let first = ms[0];
+    let iterations: u64 = ms.iter().map(|m| m.iterations).sum();
+    let ops_per_sec: f64 = ms.iter().map(|m| m.iterations as f64 / m.seconds).sum();
+    let shortest = ms.iter().map(|m| m.batches.len()).min().unwrap_or(0);
+    let samples: Vec<f64> = (0..shortest)
+        .map(|i| {
+            ms.iter()
+                .map(|m| m.batches[i].0 as f64 / m.batches[i].1)
+                .sum()
+        })
+        .collect();
+    rec.iterations = Some(iterations);
+    rec.batch = first.batches.first().map(|b| b.0 as usize).unwrap_or(1);
+    rec.runs = first.batches.len();
+    rec.warmup_runs = first.warmup_ops as usize;
+    rec.run_seconds = first.batches.iter().map(|b| b.1).collect();
+    rec.ops_per_sec = Some(ops_per_sec);
+    rec.ms_per_op = Some(1000.0 / ops_per_sec);
+    rec.throughput_ops_per_sec = Sample::new(samples).ok().map(|s| summarize(&s));
+    rec.status = Status::Ok;
+    if first.once {
+        rec.timed_window += "; ran once (slower than the window)";
+    }
+    if ms.iter().any(|m| m.budget_ran_out) {
+        rec.timed_window += "; the window stopped early: the stateful key had no signatures left";
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::device::DeviceKind;
+    use crate::sweep::registry::Provider;
+
+    fn opts() -> SweepOptions {
+        SweepOptions {
+            window: Window {
+                warmup: 0.0,
+                window: 0.02,
+            },
+            threads: 1,
+            message: vec![0xAB; 50],
+            symmetric: false,
+        }
+    }
+
+    fn device() -> Device {
+        Device {
+            kind: DeviceKind::Cpu,
+            name: "test".into(),
+            memory_total_mb: 1,
+        }
+    }
+
+    fn entry(name: &str, provider: Provider) -> Entry {
+        crate::sweep::registry::all()
+            .into_iter()
+            .find(|e| e.name == name && e.provider == provider)
+            .unwrap_or_else(|| panic!("{name}"))
+    }
+
+    #[test]
+    fn every_kind_of_scheme_measures_ok() {
+        for (n, p) in [
+            ("ML-KEM-512", Provider::Liboqs),
+            ("Falcon-512", Provider::Liboqs),
+            ("Ed25519", Provider::Openssl),
+            ("ECDSA-P256", Provider::Openssl),
+            ("RSA-PSS-2048", Provider::Openssl),
+            ("ECDH-P256", Provider::Openssl),
+            ("X25519", Provider::Openssl),
+            ("ML-KEM-768", Provider::Openssl),
+            ("X25519MLKEM768", Provider::Openssl),
+            ("ML-DSA-44", Provider::Openssl),
+            ("ML-DSA-44+Ed25519", Provider::Composite),
+            ("ML-KEM-512+X25519", Provider::Composite),
+        ] {
+            let recs =
+                measure_entry(&entry(n, p), &opts(), &device(), &AtomicBool::new(false)).unwrap();
+            assert_eq!(recs.len(), 3);
+            for r in &recs {
+                assert_eq!(r.status, Status::Ok, "{n} {}: {:?}", r.operation, r.reason);
+                assert!(r.iterations.unwrap() >= 1 && r.ms_per_op.unwrap() > 0.0);
+                assert!(r.gate.is_some());
+            }
+            assert!(recs[0].sizes.public_key_bytes > 0, "{n}");
+        }
+    }
+
+    #[test]
+    fn stateful_records_carry_the_keys_signature_budget() {
+        let e = entry("LMS_SHA256_H5_W1", Provider::Liboqs);
+        let recs = measure_entry(&e, &opts(), &device(), &AtomicBool::new(false)).unwrap();
+        for r in &recs {
+            assert_eq!(r.status, Status::Ok, "{}: {:?}", r.operation, r.reason);
+            assert!(r
+                .gate
+                .as_ref()
+                .unwrap()
+                .checks
+                .iter()
+                .any(|c| c.contains("budget")));
+        }
+        let b: Vec<SignatureBudget> = recs.iter().map(|r| r.signature_budget.unwrap()).collect();
+        assert!(b.iter().all(|b| b.total == 31));
+        assert_eq!(b[0].remaining_after, 31, "key generation starts a full key");
+        assert_eq!(b[1].remaining_before, 31);
+        assert_eq!(
+            b[1].remaining_before - b[1].remaining_after,
+            recs[1].iterations.unwrap() + recs[1].warmup_runs as u64,
+            "one signature of the budget per signature made"
+        );
+        assert_eq!(
+            recs[1].timed_window.contains("no signatures left"),
+            b[1].remaining_after == 0
+        );
+        assert_eq!(
+            b[2].remaining_before, b[2].remaining_after,
+            "verifying spends none"
+        );
+        // Stateless schemes have no budget.
+        let m = measure_entry(
+            &entry("Ed25519", Provider::Openssl),
+            &opts(),
+            &device(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(m.iter().all(|r| r.signature_budget.is_none()));
+    }
+
+    #[test]
+    fn two_threads_add_up() {
+        let mut o = opts();
+        o.threads = 2;
+        let recs = measure_entry(
+            &entry("Ed25519", Provider::Openssl),
+            &o,
+            &device(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(recs
+            .iter()
+            .all(|r| r.status == Status::Ok && r.threads == 2));
+    }
+
+    #[test]
+    fn an_unavailable_algorithm_is_skipped_with_its_reason() {
+        let mut e = entry("Ed25519", Provider::Openssl);
+        e.imp = Impl::Ossl(crate::sweep::openssl::OsslAlg::NamedSig("NOT-A-SIG"));
+        e.unavailable =
+            crate::sweep::openssl::available(crate::sweep::openssl::OsslAlg::NamedSig("NOT-A-SIG"))
+                .err()
+                .map(|x| x.to_string());
+        let recs = measure_entry(&e, &opts(), &device(), &AtomicBool::new(false)).unwrap();
+        assert!(recs
+            .iter()
+            .all(|r| r.status == Status::Skipped
+                && r.reason.as_deref().unwrap().contains("NOT-A-SIG")));
+    }
+
+    #[test]
+    fn an_algorithm_that_fails_to_open_is_failed_not_timed() {
+        let mut e = entry("Ed25519", Provider::Openssl);
+        e.imp = Impl::Ossl(crate::sweep::openssl::OsslAlg::NamedSig("NOT-A-SIG"));
+        let recs = measure_entry(&e, &opts(), &device(), &AtomicBool::new(false)).unwrap();
+        assert!(recs
+            .iter()
+            .all(|r| r.status == Status::Failed && r.run_seconds.is_empty()));
+    }
+}
