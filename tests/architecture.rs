@@ -13,6 +13,14 @@ use std::path::{Path, PathBuf};
 
 /// The layers, from the bottom up. A module may import from its own layer
 /// and from any layer before it in this list, never from one after it.
+///
+/// The order follows what the code needs, not only the flow of a run: the
+/// samplers (`monitor`) import nothing and the run file stores what they
+/// measure, so they sit below `schema`; the writers need only the schema
+/// (and the native kernels' PTX cache writes through them), so `write` sits
+/// right above it; totals and curves (`analyse`) are pure functions over
+/// records that `measure` (several GPUs) and `sweep` (hybrids) call, so
+/// they sit below both.
 const LAYERS: [&str; 12] = [
     "core",    // catalogue, statistics, batch sizes, exit codes, units: imports nothing
     "monitor", // samplers: host, NVML, energy
