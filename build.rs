@@ -8,6 +8,8 @@ use std::process::Command;
 
 #[path = "build/cupqc.rs"]
 mod cupqc;
+#[path = "build/nvcc.rs"]
+mod nvcc;
 #[path = "build/stfl.rs"]
 mod stfl;
 

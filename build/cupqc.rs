@@ -1,43 +1,122 @@
 //! The cuPQC part of the build script (included by build.rs).
 //!
 //! When the cuPQC SDK (`$CUPQC_HOME`, else `third_party/cupqc/`) and nvcc
-//! (`$NVCC`, else `$CUDA_HOME/bin/nvcc`, else `nvcc` on PATH) are both
-//! found, this compiles `cuda/cupqc/shim.cu` with nvcc for every
-//! architecture in `PQCPROF_CUDA_ARCHS` (default `80;90`) as LTO
-//! intermediate code, device-links it with the SDK's LTO archives
-//! (`nvcc -dlink -dlto`), archives shim + device-link objects into a static
-//! library for cargo, links the SDK's libraries and the static CUDA runtime,
-//! generates Rust bindings for `cuda/cupqc/shim.h` with bindgen, and sets
-//! `cfg(pqcprof_cupqc)` (plus `cfg(pqcprof_cupqc_standin)` for the test
-//! stand-in). Otherwise the crate builds without the backend and exactly one
-//! `cargo:warning` says how to enable it.
+//! (`scripts/find-nvcc`, the search `./pipeline` uses too) are both found,
+//! this compiles `cuda/cupqc/shim.cu` with nvcc as LTO intermediate code for
+//! every architecture the SDK release supports and this nvcc knows (or
+//! `PQCPROF_CUDA_ARCHS`), device-links it with the SDK's LTO archives
+//! (`nvcc -dlink -dlto`: SASS per architecture plus PTX of the highest),
+//! archives shim and device-link objects into a static library, proves the
+//! host link with a small program, generates Rust bindings for
+//! `cuda/cupqc/shim.h` with bindgen, and sets `cfg(pqcprof_cupqc)` (plus
+//! `cfg(pqcprof_cupqc_standin)` for the test stand-in).
+//!
+//! Nothing here stops the build: a missing SDK or nvcc, or an SDK that fails
+//! to compile or link, leaves the backend out with one `cargo:warning`
+//! naming the cause, recorded for `pqcprof check`. Only
+//! `PQCPROF_EXPECT_CUPQC` (any value but `none`) turns a failure into a
+//! build error with nvcc's whole output. `PQCPROF_NO_CUPQC=1` leaves the
+//! backend out on purpose.
 //!
 //! The `PQCPROF_CUPQC_*` environment variables it sets for the crate let
-//! `pqcprof check` say what was built (see `src/gpu/cupqc.rs`).
+//! `pqcprof check` and the records say what was built (see
+//! `src/backend/cupqc/mod.rs`).
 
+use super::nvcc;
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const DEFAULT_ARCHS: &str = "80;90";
 const SHIM_DIR: &str = "cuda/cupqc";
 
-/// Which SDK layout was found.
+/// What one cuPQC release looks like unpacked, from NVIDIA's packages:
+/// 0.2.0 and 0.3.0 as published in the repository ngkore/cuPQC (version in
+/// cmake/cupqc-config-version.cmake), 0.4.1 as in sadcup/cuPQC
+/// (cupqc-sdk-0.4.1-x86_64), 0.6 from NVIDIA's cuPQC README (libraries
+/// -bigint and -ntt added, SM 8.0 and newer).
+struct Release {
+    /// `major.minor`.
+    series: &'static str,
+    /// The header a program includes.
+    header: &'static str,
+    /// Libraries every program links (without `lib` and `.a`).
+    libs: &'static [&'static str],
+    /// Libraries linked when present.
+    optional_libs: &'static [&'static str],
+    /// Architectures NVIDIA lists for the release.
+    archs: &'static [u32],
+    /// The oldest nvcc it documents.
+    min_nvcc: (u32, u32),
+}
+
+const RELEASES: [Release; 4] = [
+    Release {
+        series: "0.2",
+        header: "cupqc.hpp",
+        libs: &["cupqc"],
+        optional_libs: &[],
+        archs: &[70, 75, 80, 86, 87, 89, 90],
+        min_nvcc: (12, 4),
+    },
+    Release {
+        series: "0.3",
+        header: "cupqc.hpp",
+        libs: &["cupqc", "cuhash"],
+        optional_libs: &[],
+        archs: &[70, 75, 80, 86, 87, 89, 90],
+        min_nvcc: (12, 4),
+    },
+    Release {
+        series: "0.4",
+        header: "pk.hpp",
+        libs: &["cupqc-pk", "cupqc-hash"],
+        optional_libs: &[],
+        archs: &[70, 75, 80, 86, 87, 89, 90],
+        min_nvcc: (12, 8),
+    },
+    Release {
+        series: "0.6",
+        header: "pk.hpp",
+        libs: &["cupqc-pk", "cupqc-hash"],
+        optional_libs: &["cupqc-bigint", "cupqc-ntt"],
+        archs: &[80, 86, 87, 89, 90],
+        min_nvcc: (12, 8),
+    },
+];
+
+/// The SDK found.
 struct Sdk {
     root: PathBuf,
-    /// `pk.hpp` (0.4+) or `cupqc.hpp` (0.2).
-    legacy_header: bool,
+    release: &'static Release,
+    /// `0.4.1`, or `stand-in`.
+    version: String,
     /// The libraries to link, without `lib` and `.a`.
     libs: Vec<String>,
     /// Where they are (the stand-in's are built into OUT_DIR).
     lib_dir: PathBuf,
-    /// Human description: version and layout.
-    version: String,
-    /// The minimum nvcc (major, minor) this SDK needs.
-    min_nvcc: (u32, u32),
     standin: bool,
 }
+
+/// Why the backend is not part of the build.
+struct Left {
+    /// One line: what failed, for the warning and `pqcprof check`.
+    cause: String,
+    /// The whole story (commands and output), for PQCPROF_EXPECT_CUPQC.
+    detail: String,
+}
+
+impl Left {
+    fn plain(cause: impl Into<String>) -> Left {
+        let cause = cause.into();
+        Left {
+            detail: cause.clone(),
+            cause,
+        }
+    }
+}
+
+type Step<T> = Result<T, Left>;
 
 /// Entry point from build.rs.
 pub fn configure() {
@@ -48,16 +127,23 @@ pub fn configure() {
         "NVCC",
         "CUDA_HOME",
         "PATH",
+        "PQCPROF_VENV",
+        "VIRTUAL_ENV",
         "PQCPROF_CUDA_ARCHS",
         "PQCPROF_CUPQC_NAMESPACE",
+        "PQCPROF_EXPECT_CUPQC",
+        "PQCPROF_NO_CUPQC",
         "NVCC_CCBIN",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
+    for f in ["shim.h", "shim.cu", "guard.hpp"] {
+        println!("cargo:rerun-if-changed={SHIM_DIR}/{f}");
+    }
     println!("cargo:rerun-if-changed={SHIM_DIR}");
-    println!("cargo:rerun-if-changed={SHIM_DIR}/shim.h");
-    println!("cargo:rerun-if-changed={SHIM_DIR}/shim.cu");
     println!("cargo:rerun-if-changed=build/cupqc.rs");
+    println!("cargo:rerun-if-changed=build/nvcc.rs");
+    println!("cargo:rerun-if-changed=scripts/find-nvcc");
 
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let sdk_dir = match env::var_os("CUPQC_HOME").filter(|v| !v.is_empty()) {
@@ -75,72 +161,184 @@ pub fn configure() {
     {
         println!("cargo:rerun-if-changed={}", parent.display());
     }
-
-    let sdk = find_sdk(&sdk_dir);
-    let nvcc = find_nvcc();
-    let nvcc_version = nvcc.as_ref().and_then(|n| nvcc_version(n));
+    let expect = env::var("PQCPROF_EXPECT_CUPQC")
+        .ok()
+        .filter(|v| !v.is_empty() && v != "none");
     let env_out = |k: &str, v: &str| println!("cargo:rustc-env=PQCPROF_CUPQC_{k}={v}");
-    env_out(
-        "SDK",
-        &sdk.as_ref()
-            .map(|s| format!("{} at {}", s.version, s.root.display()))
-            .unwrap_or_default(),
-    );
-    env_out(
-        "NVCC",
-        &match (&nvcc, nvcc_version) {
-            (Some(p), Some((a, b))) => format!("nvcc {a}.{b} ({})", p.display()),
-            (Some(p), None) => format!("nvcc of unknown version ({})", p.display()),
-            _ => String::new(),
-        },
-    );
 
-    let reason = match (&sdk, &nvcc, nvcc_version) {
-        (Err(e), _, _) => Some(e.clone()),
-        (Ok(_), None, _) => Some("no nvcc found ($NVCC, $CUDA_HOME/bin/nvcc, PATH)".into()),
-        (Ok(s), Some(_), Some(v)) if v < s.min_nvcc => Some(format!(
-            "nvcc {}.{} is older than the {}.{} this SDK needs",
-            v.0, v.1, s.min_nvcc.0, s.min_nvcc.1
-        )),
-        _ => None,
-    };
-    if let Some(reason) = reason {
-        env_out("ARCHS", "");
-        env_out("BUILD", &format!("not built: {reason}"));
-        println!(
-            "cargo:warning=cuPQC backend not built ({reason}); to enable it: scripts/fetch-cupqc (or set CUPQC_HOME), make nvcc 12.8+ reachable (CUDA toolkit, $NVCC, or pip install nvidia-cuda-nvcc), and rebuild"
-        );
-        return;
-    }
-    let (Ok(mut sdk), Some(nvcc)) = (sdk, nvcc) else {
-        unreachable!("checked above")
-    };
-    let archs = archs();
-    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets it"));
-    let nvcc = usable_nvcc(&nvcc, &out.join("nvcc-overlay"));
-    if sdk.standin {
-        build_standin_libs(&nvcc, &mut sdk, &archs, &out);
-    }
-    build_shim(&nvcc, &sdk, &archs, &out);
-    link_cudart(&nvcc);
-    bindings(&out);
-
-    env_out("ARCHS", &archs.join(";"));
-    env_out(
-        "BUILD",
-        &format!(
-            "built{}",
-            if sdk.standin {
+    match build(&manifest, &sdk_dir) {
+        Ok(done) => {
+            env_out(
+                "SDK",
+                &format!("cuPQC {} at {}", done.sdk.version, done.sdk.root.display()),
+            );
+            env_out("VERSION", &done.sdk.version);
+            env_out("LIBS", &lib_files(&done.sdk.libs).join(" "));
+            env_out("NVCC", &done.nvcc);
+            env_out("ARCHS", &join(&done.archs));
+            env_out("PTX", &done.ptx.map(|p| p.to_string()).unwrap_or_default());
+            let what = if done.sdk.standin {
                 " against the STAND-IN SDK (tests only, not cryptography)"
             } else {
                 ""
+            };
+            env_out("BUILD", &format!("built{what}"));
+            println!("cargo:rustc-cfg=pqcprof_cupqc");
+            if done.sdk.standin {
+                println!("cargo:rustc-cfg=pqcprof_cupqc_standin");
             }
-        ),
-    );
-    println!("cargo:rustc-cfg=pqcprof_cupqc");
-    if sdk.standin {
-        println!("cargo:rustc-cfg=pqcprof_cupqc_standin");
+        }
+        Err(failed) => {
+            let (left, found) = *failed;
+            if let Some(want) = expect {
+                panic!(
+                    "PQCPROF_EXPECT_CUPQC={want}, but the cuPQC backend could not be built: {}\n{}",
+                    left.cause, left.detail
+                );
+            }
+            env_out(
+                "SDK",
+                &found
+                    .sdk
+                    .as_ref()
+                    .map(|s| format!("cuPQC {} at {}", s.version, s.root.display()))
+                    .unwrap_or_default(),
+            );
+            env_out(
+                "VERSION",
+                found.sdk.as_ref().map_or("", |s| s.version.as_str()),
+            );
+            env_out("LIBS", "");
+            env_out("NVCC", &found.nvcc);
+            env_out("ARCHS", "");
+            env_out("PTX", "");
+            env_out("BUILD", &format!("not built: {}", left.cause));
+            println!("cargo:warning=cuPQC backend left out: {}", left.cause);
+        }
     }
+}
+
+/// What a successful build made.
+struct Built {
+    sdk: Sdk,
+    nvcc: String,
+    archs: Vec<u32>,
+    /// The architecture whose PTX is embedded, if any.
+    ptx: Option<u32>,
+}
+
+/// What was found before a step failed (for `check`).
+#[derive(Default)]
+struct Found {
+    sdk: Option<Sdk>,
+    nvcc: String,
+}
+
+fn build(manifest: &Path, sdk_dir: &Path) -> Result<Built, Box<(Left, Found)>> {
+    let mut found = Found::default();
+    if env::var("PQCPROF_NO_CUPQC").as_deref() == Ok("1") {
+        return Err(Box::new((Left::plain("PQCPROF_NO_CUPQC=1 was set"), found)));
+    }
+    let sdk = match find_sdk(sdk_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            return Err(Box::new((
+                Left::plain(format!(
+                    "{e}; to enable it: scripts/fetch-cupqc (or set CUPQC_HOME), make nvcc 12.8+ reachable (CUDA toolkit, $NVCC, or pip install nvidia-cuda-nvcc), and rebuild"
+                )),
+                found,
+            )))
+        }
+    };
+    let nvcc_path = match nvcc::find(manifest) {
+        Ok(p) => p,
+        Err(e) => {
+            found.sdk = Some(sdk);
+            return Err(Box::new((Left::plain(e), found)));
+        }
+    };
+    let version = nvcc::version(&nvcc_path);
+    found.nvcc = match version {
+        Some((a, b)) => format!("nvcc {a}.{b} ({})", nvcc_path.display()),
+        None => format!("nvcc of unknown version ({})", nvcc_path.display()),
+    };
+    if let Some(v) = version.filter(|v| *v < sdk.release.min_nvcc) {
+        let (a, b) = sdk.release.min_nvcc;
+        let cause = format!(
+            "nvcc {}.{} is older than the {a}.{b} cuPQC {} needs",
+            v.0, v.1, sdk.version
+        );
+        found.sdk = Some(sdk);
+        return Err(Box::new((Left::plain(cause), found)));
+    }
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets it"));
+    let result = (|| -> Step<(Sdk, Vec<u32>, Option<u32>)> {
+        let mut sdk = sdk;
+        let nvcc_here = nvcc::usable(&nvcc_path, &out.join("nvcc-overlay")).map_err(Left::plain)?;
+        let archs = archs(&sdk, &nvcc_here)?;
+        let highest = *archs.last().expect("archs() never returns an empty list");
+        let failed = |what: &str| format!("cuPQC SDK at {} failed to {what}", sdk_dir.display());
+        if sdk.standin {
+            build_standin_libs(&nvcc_here, &mut sdk, &archs, &out)
+                .map_err(|e| e.context(&failed("build")))?;
+        }
+        let embedded = build_shim(&nvcc_here, &sdk, &archs, highest, &out)
+            .map_err(|(stage, e)| e.context(&failed(stage)))?;
+        if !embedded {
+            println!("cargo:warning=cuPQC shim built without PTX: this nvcc's device-link steps were not the expected ones (nvcc -dlink -dlto --dryrun)");
+        }
+        let ptx = embedded.then_some(highest);
+        let cudart = nvcc::cudart_static_dir(
+            &nvcc_here,
+            &env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default(),
+        )
+        .map_err(Left::plain)?;
+        host_link_probe(&sdk, &cudart, &out).map_err(|e| e.context(&failed("link")))?;
+        bindings(&out)?;
+        emit_links(&sdk, &cudart, &out);
+        Ok((sdk, archs, ptx))
+    })();
+    match result {
+        Ok((sdk, archs, ptx)) => Ok(Built {
+            sdk,
+            nvcc: found.nvcc,
+            archs,
+            ptx,
+        }),
+        Err(e) => Err(Box::new((e, found))),
+    }
+}
+
+impl Left {
+    /// `<what>: <first error line>; rebuild with PQCPROF_EXPECT_CUPQC=1 to see it fail`.
+    fn context(self, what: &str) -> Left {
+        Left {
+            cause: format!(
+                "{what}: {}; rebuild with PQCPROF_EXPECT_CUPQC=1 to see it fail",
+                self.cause
+            ),
+            detail: self.detail,
+        }
+    }
+}
+
+fn join(archs: &[u32]) -> String {
+    archs
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+fn lib_files(libs: &[String]) -> Vec<String> {
+    libs.iter().map(|l| format!("lib{l}.a")).collect()
+}
+
+/// `set(PACKAGE_VERSION "0.4.1")` in the SDK's cmake version file.
+fn cmake_version(root: &Path) -> Option<String> {
+    let text = fs::read_to_string(root.join("cmake/cupqc-config-version.cmake")).ok()?;
+    let rest = text.split("set(PACKAGE_VERSION \"").nth(1)?;
+    Some(rest.split('"').next()?.to_string())
 }
 
 fn find_sdk(root: &Path) -> Result<Sdk, String> {
@@ -150,14 +348,19 @@ fn find_sdk(root: &Path) -> Result<Sdk, String> {
             .into_iter()
             .find(|p| p.is_file())
     };
-    let (header_path, legacy) = match (header("pk.hpp"), header("cupqc.hpp")) {
-        (Some(h), _) => (h, false),
-        (None, Some(h)) => (h, true),
-        _ => return Err(format!("no cuPQC SDK at {}", root.display())),
+    let Some(header_path) = header("pk.hpp").or_else(|| header("cupqc.hpp")) else {
+        return Err(format!(
+            "no cuPQC SDK at {} (no include/cupqc/pk.hpp or cupqc.hpp)",
+            root.display()
+        ));
     };
+    let has_pk = header("pk.hpp").is_some();
     let standin = fs::read_to_string(&header_path)
         .map(|s| s.contains("PQCPROF_STANDIN"))
-        .unwrap_or(false);
+        .unwrap_or(false)
+        || header("cupqc.hpp")
+            .and_then(|h| fs::read_to_string(h).ok())
+            .is_some_and(|s| s.contains("PQCPROF_STANDIN"));
     let lib_dir = ["lib", "lib64"]
         .iter()
         .map(|d| root.join(d))
@@ -169,33 +372,37 @@ fn find_sdk(root: &Path) -> Result<Sdk, String> {
         .and_then(|s| {
             s.lines()
                 .find_map(|l| l.strip_prefix("version=").map(str::to_string))
-        });
-    let (libs, layout): (Vec<&str>, &str) = if standin {
-        (vec!["cupqc-pk", "cupqc-hash"], "stand-in (0.4+ layout)")
-    } else if legacy {
-        // 0.2: -lcupqc, with its hash library when present.
-        let mut l = vec!["cupqc"];
-        if has("cuhash") {
-            l.push("cuhash");
-        }
-        (l, "0.2 layout (cupqc.hpp, libcupqc)")
-    } else {
-        let mut l = vec!["cupqc-pk", "cupqc-hash"];
-        let newer = has("cupqc-bigint") || has("cupqc-ntt");
-        for extra in ["cupqc-bigint", "cupqc-ntt"] {
-            if has(extra) {
-                l.push(extra);
-            }
-        }
-        (
-            l,
-            if newer {
-                "0.6+ layout (pk.hpp, -pk -hash -bigint -ntt)"
-            } else {
-                "0.4 layout (pk.hpp, -pk -hash)"
-            },
-        )
+        })
+        .filter(|v| v != "unknown");
+    let version = cmake_version(root).or(fetched);
+    let by_series = |v: &str| {
+        RELEASES
+            .iter()
+            .find(|r| v == r.series || v.starts_with(&format!("{}.", r.series)))
     };
+    let release = match version.as_deref().and_then(by_series) {
+        Some(r) => r,
+        // No version file: tell the releases apart by their files.
+        None if has_pk && (has("cupqc-bigint") || has("cupqc-ntt")) => &RELEASES[3],
+        None if has_pk => &RELEASES[2],
+        None if has("cuhash") => &RELEASES[1],
+        None => &RELEASES[0],
+    };
+    if !standin && release.header == "pk.hpp" && !has_pk {
+        return Err(format!(
+            "the cuPQC {} SDK at {} has no include/cupqc/pk.hpp",
+            version.as_deref().unwrap_or(release.series),
+            root.display()
+        ));
+    }
+    let mut libs: Vec<String> = release.libs.iter().map(|l| l.to_string()).collect();
+    libs.extend(
+        release
+            .optional_libs
+            .iter()
+            .filter(|l| has(l))
+            .map(|l| l.to_string()),
+    );
     if !standin {
         if let Some(missing) = libs.iter().find(|l| !has(l)) {
             return Err(format!(
@@ -205,141 +412,103 @@ fn find_sdk(root: &Path) -> Result<Sdk, String> {
             ));
         }
     }
-    let version = match fetched {
-        Some(v) => format!("cuPQC {v} ({layout})"),
-        None if standin => "cuPQC stand-in".to_string(),
-        None => format!("cuPQC SDK, {layout}"),
+    let version = if standin {
+        format!("stand-in ({} layout)", release.series)
+    } else {
+        version.unwrap_or_else(|| format!("{}.x (no version file)", release.series))
     };
     Ok(Sdk {
         root: root.to_path_buf(),
-        legacy_header: legacy,
-        libs: libs.into_iter().map(String::from).collect(),
-        lib_dir,
+        release,
         version,
-        min_nvcc: if legacy { (12, 4) } else { (12, 8) },
+        libs,
+        lib_dir,
         standin,
     })
 }
 
-fn find_nvcc() -> Option<PathBuf> {
-    if let Some(p) = env::var_os("NVCC").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    if let Some(home) = env::var_os("CUDA_HOME").filter(|v| !v.is_empty()) {
-        let p = PathBuf::from(home).join("bin/nvcc");
-        if p.is_file() {
-            return Some(p);
+/// The architectures to build for: `PQCPROF_CUDA_ARCHS`, else those of the
+/// SDK release that this nvcc supports. Sorted, so the last is the highest.
+fn archs(sdk: &Sdk, nvcc: &Path) -> Step<Vec<u32>> {
+    let supported = nvcc::architectures(nvcc);
+    let mut list: Vec<u32> = match env::var("PQCPROF_CUDA_ARCHS") {
+        Ok(raw) => {
+            let mut l = Vec::new();
+            for a in raw
+                .split([';', ',', ' '])
+                .map(|a| a.trim().trim_start_matches("sm_"))
+            {
+                if a.is_empty() {
+                    continue;
+                }
+                match a.parse::<u32>() {
+                    Ok(n) if n >= 10 => l.push(n),
+                    _ => panic!(
+                        "PQCPROF_CUDA_ARCHS: '{a}' is not an architecture number like 80 or 90 (\"native\" is refused: the build machine may have no GPU)"
+                    ),
+                }
+            }
+            if l.is_empty() {
+                panic!("PQCPROF_CUDA_ARCHS is empty; use e.g. \"80;90\"");
+            }
+            l
         }
-    }
-    env::split_paths(&env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join("nvcc"))
-        .find(|p| p.is_file())
-}
-
-/// `release X.Y` from `nvcc --version`.
-fn nvcc_version(nvcc: &Path) -> Option<(u32, u32)> {
-    let out = Command::new(nvcc).arg("--version").output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let rest = text.split("release ").nth(1)?;
-    let ver = rest.split([',', ' ', '\n']).next()?;
-    let mut it = ver.split('.').map(|x| x.parse::<u32>().ok());
-    Some((it.next()??, it.next()??))
-}
-
-/// The architectures to build for, as two-digit numbers (`80`, `90`).
-fn archs() -> Vec<String> {
-    let raw = env::var("PQCPROF_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.into());
-    let list: Vec<String> = raw
-        .split([';', ',', ' '])
-        .map(|a| a.trim().trim_start_matches("sm_").to_string())
-        .filter(|a| !a.is_empty())
-        .collect();
-    for a in &list {
-        if !(a.len() >= 2 && a.chars().all(|c| c.is_ascii_digit())) {
-            panic!(
-                "PQCPROF_CUDA_ARCHS: '{a}' is not an architecture number like 80 or 90 (\"native\" is refused: the build machine may have no GPU)"
-            );
-        }
-    }
+        Err(_) => sdk
+            .release
+            .archs
+            .iter()
+            .copied()
+            .filter(|a| supported.as_ref().is_none_or(|s| s.contains(a)))
+            .collect(),
+    };
+    list.sort_unstable();
+    list.dedup();
     if list.is_empty() {
-        panic!("PQCPROF_CUDA_ARCHS is empty; use e.g. \"80;90\"");
+        return Err(Left::plain(format!(
+            "{} supports none of cuPQC {}'s architectures ({}); set PQCPROF_CUDA_ARCHS",
+            nvcc.display(),
+            sdk.version,
+            join(sdk.release.archs)
+        )));
     }
-    list
+    Ok(list)
 }
 
-/// nvcc from pip (nvidia-cuda-nvcc) ships libnvvm as `lib/libnvvm.so.4`,
-/// while nvlink's LTO step loads `<nvcc>/../nvvm/lib64/libnvvm.so`. In that
-/// case an overlay of symbolic links in OUT_DIR gives nvcc the toolkit
-/// layout it expects; nvcc finds its tree relative to where it is called.
-fn usable_nvcc(nvcc: &Path, overlay: &Path) -> PathBuf {
-    let Some(bin) = nvcc.parent() else {
-        return nvcc.to_path_buf();
-    };
-    let top = bin.join("..");
-    if top.join("nvvm/lib64/libnvvm.so").exists() {
-        return nvcc.to_path_buf();
-    }
-    let Some(libnvvm) = ["lib/libnvvm.so", "lib/libnvvm.so.4", "lib64/libnvvm.so"]
-        .iter()
-        .map(|p| top.join(p))
-        .find(|p| p.exists())
-    else {
-        return nvcc.to_path_buf();
-    };
-    let link = |from: &Path, to: &Path| {
-        let _ = fs::remove_file(to);
-        std::os::unix::fs::symlink(from, to)
-            .unwrap_or_else(|e| panic!("nvcc overlay: linking {}: {e}", to.display()));
-    };
-    let _ = fs::remove_dir_all(overlay);
-    fs::create_dir_all(overlay.join("bin")).expect("nvcc overlay");
-    fs::create_dir_all(overlay.join("nvvm/lib64")).expect("nvcc overlay");
-    let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    for entry in fs::read_dir(bin).expect("nvcc's folder").flatten() {
-        link(
-            &canon(&entry.path()),
-            &overlay.join("bin").join(entry.file_name()),
-        );
-    }
-    for d in ["include", "lib", "lib64"] {
-        if top.join(d).exists() {
-            link(&canon(&top.join(d)), &overlay.join(d));
-        }
-    }
-    for d in ["bin", "libdevice"] {
-        if top.join("nvvm").join(d).exists() {
-            link(
-                &canon(&top.join("nvvm").join(d)),
-                &overlay.join("nvvm").join(d),
-            );
-        }
-    }
-    link(&canon(&libnvvm), &overlay.join("nvvm/lib64/libnvvm.so"));
-    overlay
-        .join("bin")
-        .join(nvcc.file_name().expect("nvcc file name"))
+/// The first line of a tool's output that says "error" (else the first
+/// non-empty one).
+fn first_error(text: &str) -> String {
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines()
+        .find(|l| l.to_ascii_lowercase().contains("error"))
+        .or_else(|| lines().next())
+        .unwrap_or("no output")
+        .to_string()
 }
 
-fn run(cmd: &mut Command, what: &str) {
+fn run(cmd: &mut Command, what: &str) -> Step<()> {
     let shown = format!("{cmd:?}");
     let out = cmd
         .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run {shown}: {e}"));
-    if !out.status.success() {
-        panic!(
-            "{what} failed ({}):\n{shown}\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        .map_err(|e| Left::plain(format!("{what}: cannot run {shown}: {e}")))?;
+    if out.status.success() {
+        return Ok(());
     }
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Err(Left {
+        cause: first_error(&text),
+        detail: format!("{what} failed ({}):\n{shown}\n{text}", out.status),
+    })
 }
 
 /// nvcc with the flags every compile shares. The documented `-dlto` is
 /// spelled `-gencode arch=compute_XY,code=lto_XY` per architecture: nvcc
 /// refuses `-dlto` together with `-gencode`, and one `-arch` cannot name
 /// several architectures.
-fn nvcc_compile(nvcc: &Path, archs: &[String]) -> Command {
+fn nvcc_compile(nvcc: &Path, archs: &[u32]) -> Command {
     let mut c = Command::new(nvcc);
     c.args(["-std=c++17", "-O3", "-rdc=true", "-Xcompiler", "-fPIC"]);
     for a in archs {
@@ -354,9 +523,9 @@ fn nvcc_compile(nvcc: &Path, archs: &[String]) -> Command {
 
 /// The stand-in's libraries, compiled from its sources with this nvcc (an
 /// LTO archive only links with the nvcc that made it).
-fn build_standin_libs(nvcc: &Path, sdk: &mut Sdk, archs: &[String], out: &Path) {
+fn build_standin_libs(nvcc: &Path, sdk: &mut Sdk, archs: &[u32], out: &Path) -> Step<()> {
     let dir = out.join("cupqc-standin-lib");
-    fs::create_dir_all(&dir).expect("OUT_DIR");
+    fs::create_dir_all(&dir).map_err(|e| Left::plain(format!("{}: {e}", dir.display())))?;
     for (lib, src) in [("cupqc-pk", "pk.cu"), ("cupqc-hash", "hash.cu")] {
         let src = sdk.root.join("src").join(src);
         let obj = dir.join(format!("{lib}.o"));
@@ -369,7 +538,7 @@ fn build_standin_libs(nvcc: &Path, sdk: &mut Sdk, archs: &[String], out: &Path) 
                 .arg("-o")
                 .arg(&obj),
             "compiling the cuPQC stand-in",
-        );
+        )?;
         run(
             Command::new(nvcc)
                 .arg("-lib")
@@ -377,12 +546,21 @@ fn build_standin_libs(nvcc: &Path, sdk: &mut Sdk, archs: &[String], out: &Path) 
                 .arg("-o")
                 .arg(dir.join(format!("lib{lib}.a"))),
             "archiving the cuPQC stand-in",
-        );
+        )?;
     }
     sdk.lib_dir = dir;
+    Ok(())
 }
 
-fn build_shim(nvcc: &Path, sdk: &Sdk, archs: &[String], out: &Path) {
+/// Compiles and device-links the shim into `libpqcprof_cupqc.a`; a failure
+/// says whether it was the compile ("build") or the device link ("link").
+fn build_shim(
+    nvcc: &Path,
+    sdk: &Sdk,
+    archs: &[u32],
+    ptx: u32,
+    out: &Path,
+) -> Result<bool, (&'static str, Left)> {
     let shim_o = out.join("cupqc_shim.o");
     let dlink_o = out.join("cupqc_shim_dlink.o");
     let lib = out.join("libpqcprof_cupqc.a");
@@ -390,8 +568,10 @@ fn build_shim(nvcc: &Path, sdk: &Sdk, archs: &[String], out: &Path) {
     c.arg("-I")
         .arg(sdk.root.join("include"))
         .arg("-I")
-        .arg(sdk.root.join("include/cupqc"));
-    if sdk.legacy_header {
+        .arg(sdk.root.join("include/cupqc"))
+        .arg("-I")
+        .arg(SHIM_DIR);
+    if sdk.release.header == "cupqc.hpp" {
         c.arg("-DPQCPROF_CUPQC_LEGACY_HEADER");
     }
     if let Ok(ns) = env::var("PQCPROF_CUPQC_NAMESPACE") {
@@ -401,21 +581,32 @@ fn build_shim(nvcc: &Path, sdk: &Sdk, archs: &[String], out: &Path) {
         .arg(format!("{SHIM_DIR}/shim.cu"))
         .arg("-o")
         .arg(&shim_o);
-    run(&mut c, "compiling cuda/cupqc/shim.cu with nvcc");
+    run(&mut c, "compiling cuda/cupqc/shim.cu with nvcc").map_err(|e| ("build", e))?;
 
-    // Device link with the SDK's LTO archives: real SASS per architecture.
-    let mut d = Command::new(nvcc);
-    d.args(["-dlink", "-dlto", "-Xcompiler", "-fPIC"]);
-    for a in archs {
-        d.arg("-gencode")
-            .arg(format!("arch=compute_{a},code=sm_{a}"));
+    // Device link with the SDK's LTO archives: SASS per architecture, and
+    // PTX of the highest so a newer GPU's driver can compile it.
+    let dlink = || {
+        let mut d = Command::new(nvcc);
+        d.args(["-dlink", "-dlto", "-Xcompiler", "-fPIC"]);
+        for a in archs {
+            d.arg("-gencode")
+                .arg(format!("arch=compute_{a},code=sm_{a}"));
+        }
+        d.arg(&shim_o).arg("-L").arg(&sdk.lib_dir);
+        for l in &sdk.libs {
+            d.arg(format!("-l{l}"));
+        }
+        d.arg("-o").arg(&dlink_o);
+        d
+    };
+    let embedded = device_link_with_ptx(dlink(), ptx, out).map_err(|e| ("link", e))?;
+    if !embedded {
+        run(
+            &mut dlink(),
+            "device-linking the cuPQC shim (nvcc -dlink -dlto)",
+        )
+        .map_err(|e| ("link", e))?;
     }
-    d.arg(&shim_o).arg("-L").arg(&sdk.lib_dir);
-    for l in &sdk.libs {
-        d.arg(format!("-l{l}"));
-    }
-    d.arg("-o").arg(&dlink_o);
-    run(&mut d, "device-linking the cuPQC shim (nvcc -dlink -dlto)");
 
     let _ = fs::remove_file(&lib);
     run(
@@ -425,50 +616,150 @@ fn build_shim(nvcc: &Path, sdk: &Sdk, archs: &[String], out: &Path) {
             .arg(&shim_o)
             .arg(&dlink_o),
         "archiving the cuPQC shim",
-    );
+    )
+    .map_err(|e| ("build", e))?;
+    Ok(embedded)
+}
+
+/// The nvlink step of `nvcc --dryrun` turned into one that writes PTX to
+/// `ptx_file`: `--emit-ptx`, no `-report-arch`, its own output, and no
+/// second write of the registration file (the SASS step writes it).
+fn emit_ptx_step(step: &str, ptx_file: &Path) -> Option<String> {
+    let mut s = step
+        .replacen("nvlink ", "nvlink --emit-ptx ", 1)
+        .replace(" -report-arch", "");
+    let reg = " --register-link-binaries=\"";
+    if let Some(a) = s.find(reg) {
+        let end = a + reg.len() + s[a + reg.len()..].find('"')? + 1;
+        s.replace_range(a..end, "");
+    }
+    let o = s.rfind(" -o \"")? + 5;
+    let end = o + s[o..].find('"')?;
+    s.replace_range(o..end, &ptx_file.display().to_string());
+    Some(s)
+}
+
+/// `nvcc -dlink -dlto` cannot emit PTX (`code=compute_XY` is ignored with
+/// LTO), but its nvlink can (`--emit-ptx`). So this runs the steps nvcc
+/// would (`--dryrun` lists them), plus one nvlink for `ptx` with
+/// `--emit-ptx`, whose output joins the fatbinary as a PTX image. Returns
+/// false, having run nothing, when the steps are not the expected ones
+/// (the caller then links without PTX).
+fn device_link_with_ptx(mut dlink: Command, ptx: u32, out: &Path) -> Step<bool> {
+    let listed = dlink.arg("--dryrun").output();
+    let Ok(listed) = listed else { return Ok(false) };
+    if !listed.status.success() {
+        return Ok(false);
+    }
+    let ptx_file = out.join(format!("cupqc_shim_compute_{ptx}.ptx"));
+    let mut script = vec!["set -e".to_string()];
+    let (mut linked, mut bundled) = (false, false);
+    for line in String::from_utf8_lossy(&listed.stderr).lines() {
+        let Some(step) = line.strip_prefix("#$ ") else {
+            continue;
+        };
+        if let Some((name, _)) = step.split_once('=').filter(|(n, _)| {
+            !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }) {
+            // nvcc's own variables; only the search paths matter to the steps.
+            if name == "PATH" || name == "LD_LIBRARY_PATH" {
+                script.push(format!("export {step}"));
+            }
+            continue;
+        }
+        if let Some(rest) = step.strip_prefix("rm ") {
+            script.push(format!("rm -f {rest}"));
+        } else if step.starts_with("nvlink ") && step.contains(&format!("--arch=sm_{ptx} ")) {
+            script.push(step.to_string());
+            let Some(emit) = emit_ptx_step(step, &ptx_file) else {
+                return Ok(false);
+            };
+            script.push(emit);
+            linked = true;
+        } else if step.starts_with("fatbinary ") && step.contains("--embedded-fatbin=") {
+            script.push(step.replacen(
+                "--embedded-fatbin=",
+                &format!(
+                    "\"--image3=kind=ptx,sm={ptx},file={}\" --embedded-fatbin=",
+                    ptx_file.display()
+                ),
+                1,
+            ));
+            bundled = true;
+        } else {
+            script.push(step.to_string());
+        }
+    }
+    if !(linked && bundled) {
+        return Ok(false);
+    }
+    let path = out.join("cupqc_dlink_steps.sh");
+    fs::write(&path, script.join("\n") + "\n")
+        .map_err(|e| Left::plain(format!("{}: {e}", path.display())))?;
+    run(
+        Command::new("bash").arg(&path),
+        "device-linking the cuPQC shim with PTX (nvcc -dlink -dlto steps)",
+    )?;
+    Ok(true)
+}
+
+/// Links a small C program against the shim, the SDK's libraries and the
+/// static CUDA runtime, as the final link will: a missing symbol then
+/// leaves the backend out here instead of failing the whole build later.
+fn host_link_probe(sdk: &Sdk, cudart: &Path, out: &Path) -> Step<()> {
+    let src = out.join("cupqc_link_probe.c");
+    fs::write(
+        &src,
+        "#include \"shim.h\"\nint main(void) { return pqcprof_cupqc_runtime_version() > 0 ? 0 : 1; }\n",
+    )
+    .map_err(|e| Left::plain(format!("{}: {e}", src.display())))?;
+    let cc = cc::Build::new().cpp(true).get_compiler();
+    let mut c = Command::new(cc.path());
+    c.arg("-x")
+        .arg("c")
+        .arg("-I")
+        .arg(SHIM_DIR)
+        .arg(&src)
+        .arg("-x")
+        .arg("none")
+        .arg(out.join("libpqcprof_cupqc.a"))
+        .arg("-L")
+        .arg(&sdk.lib_dir);
+    for l in &sdk.libs {
+        c.arg(format!("-l{l}"));
+    }
+    c.arg("-L")
+        .arg(cudart)
+        .args([
+            "-lcudart_static",
+            "-lstdc++",
+            "-ldl",
+            "-lrt",
+            "-lpthread",
+            "-o",
+        ])
+        .arg(out.join("cupqc_link_probe"));
+    run(&mut c, "host-linking a program against the cuPQC shim")
+}
+
+/// What cargo links: the shim, the SDK's libraries and the static CUDA
+/// runtime (the binary then starts on machines without a GPU or a CUDA
+/// install; the driver is only needed when a batch is prepared).
+fn emit_links(sdk: &Sdk, cudart: &Path, out: &Path) {
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static=pqcprof_cupqc");
     println!("cargo:rustc-link-search=native={}", sdk.lib_dir.display());
     for l in &sdk.libs {
         println!("cargo:rustc-link-lib=static={l}");
     }
-}
-
-/// The CUDA runtime, statically, from the toolkit next to nvcc: the binary
-/// then starts on machines without a GPU or a CUDA install (the driver is
-/// only needed when a batch is prepared).
-fn link_cudart(nvcc: &Path) {
-    let top = fs::canonicalize(nvcc)
-        .ok()
-        .and_then(|p| p.parent().and_then(|b| b.parent()).map(Path::to_path_buf))
-        .unwrap_or_else(|| PathBuf::from("/usr/local/cuda"));
-    let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-    let candidates = [
-        top.join("lib64"),
-        top.join("lib"),
-        top.join(format!("targets/{arch}-linux/lib")),
-        top.join("targets/sbsa-linux/lib"),
-    ];
-    match candidates
-        .iter()
-        .find(|d| d.join("libcudart_static.a").is_file())
-    {
-        Some(dir) => {
-            println!("cargo:rustc-link-search=native={}", dir.display());
-            println!("cargo:rustc-link-lib=static=cudart_static");
-        }
-        None => panic!(
-            "libcudart_static.a not found next to {} (looked in {:?}); with nvcc from pip, `pip install nvidia-cuda-runtime`",
-            nvcc.display(),
-            candidates
-        ),
-    }
+    println!("cargo:rustc-link-search=native={}", cudart.display());
+    println!("cargo:rustc-link-lib=static=cudart_static");
     for l in ["stdc++", "dl", "rt", "pthread"] {
         println!("cargo:rustc-link-lib=dylib={l}");
     }
 }
 
-fn bindings(out: &Path) {
+fn bindings(out: &Path) -> Step<()> {
     let b = bindgen::Builder::default()
         .header(format!("{SHIM_DIR}/shim.h"))
         .allowlist_function("pqcprof_cupqc_.*")
@@ -477,7 +768,11 @@ fn bindings(out: &Path) {
         .derive_default(true)
         .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()))
         .generate()
-        .expect("bindgen could not read cuda/cupqc/shim.h (is libclang installed?)");
+        .map_err(|e| {
+            Left::plain(format!(
+                "bindgen could not read cuda/cupqc/shim.h (is libclang installed?): {e}"
+            ))
+        })?;
     b.write_to_file(out.join("cupqc_shim.rs"))
-        .expect("writing the cuPQC bindings");
+        .map_err(|e| Left::plain(format!("writing the cuPQC bindings: {e}")))
 }

@@ -148,16 +148,53 @@ mod with_the_shim {
                 }
             }
         }
-        cupqc::check_sizes().unwrap();
+        device::check_sizes().unwrap();
         assert!(shim::runtime_version() >= 12000);
         assert!(shim::status_string(-3).contains("no such buffer"));
+    }
+
+    /// Known answers: workspace, shared memory and entropy bytes per
+    /// operation as NVIDIA's cuPQC 0.4.1 headers give them
+    /// (include/cupqc/database/ml_kem.cuh and ml_dsa.cuh; the same in 0.2.0
+    /// and 0.3.0), and the default block of 128 threads
+    /// (detail/pqc_execution.hpp). The stand-in must match them, or memory
+    /// sizing is not exercised as with the real SDK.
+    #[cfg(pqcprof_cupqc_standin)]
+    #[test]
+    fn standin_memory_sizes_are_nvidias() {
+        use pqcprof::core::catalog::Operation::*;
+        #[rustfmt::skip]
+        let nvidia = [
+            (Algorithm::MlKem512, KeyGen, 2048, 2880, 64), (Algorithm::MlKem768, KeyGen, 4608, 3904, 64),
+            (Algorithm::MlKem1024, KeyGen, 8192, 5184, 64), (Algorithm::MlKem512, Encaps, 3584, 3616, 32),
+            (Algorithm::MlKem768, Encaps, 6656, 5152, 32), (Algorithm::MlKem1024, Encaps, 10752, 6688, 32),
+            (Algorithm::MlKem512, Decaps, 4544, 3680, 0), (Algorithm::MlKem768, Decaps, 7936, 5216, 0),
+            (Algorithm::MlKem1024, Decaps, 12512, 6752, 0), (Algorithm::MlDsa44, KeyGen, 16384, 8320, 32),
+            (Algorithm::MlDsa65, KeyGen, 30720, 12416, 32), (Algorithm::MlDsa87, KeyGen, 57344, 16512, 32),
+            (Algorithm::MlDsa44, Sign, 40960, 21632, 32), (Algorithm::MlDsa65, Sign, 65536, 29824, 32),
+            (Algorithm::MlDsa87, Sign, 104448, 40064, 32), (Algorithm::MlDsa44, Verify, 16384, 13408, 0),
+            (Algorithm::MlDsa65, Verify, 30720, 18544, 0), (Algorithm::MlDsa87, Verify, 57344, 24704, 0),
+        ];
+        for (alg, op, workspace, smem, entropy) in nvidia {
+            let i = shim::op_info(alg, op).unwrap();
+            assert_eq!(
+                (
+                    i.workspace_size,
+                    i.shared_memory_size,
+                    i.entropy_size,
+                    i.block_threads
+                ),
+                (workspace, smem, entropy, 128),
+                "{alg} {op}"
+            );
+        }
     }
 
     #[cfg(pqcprof_cupqc_standin)]
     #[test]
     fn the_standin_is_marked_and_refused() {
         assert!(shim::is_standin(), "the shim must report the stand-in");
-        let e = cupqc::refuse_standin().unwrap_err().to_string();
+        let e = device::refuse_standin().unwrap_err().to_string();
         assert!(e.contains("STAND-IN") && e.contains("refuses"), "{e}");
         let e = Cupqc::new(0).err().expect("refused").to_string();
         assert!(e.contains("STAND-IN"), "{e}");
@@ -175,6 +212,49 @@ mod with_the_shim {
         assert_eq!(v["cupqc_build"]["built"], true);
         assert_eq!(v["cupqc_build"]["standin"], true);
         assert!(v["cupqc_build"]["nvcc"].as_str().unwrap().contains("nvcc"));
+    }
+
+    /// The architectures of the images in the first fatbinary of an object
+    /// file: `(is_ptx, arch)` per entry (fatbin element headers: kind 1 PTX,
+    /// 2 ELF; the architecture 28 bytes into each header).
+    fn fatbin_images(obj: &[u8]) -> Vec<(bool, u32)> {
+        let magic = 0xBA55_ED50u32.to_le_bytes();
+        let at = obj
+            .windows(4)
+            .position(|w| w == magic)
+            .expect("a fatbinary in the device-link object");
+        let u16_at = |i: usize| u16::from_le_bytes(obj[i..i + 2].try_into().unwrap());
+        let u32_at = |i: usize| u32::from_le_bytes(obj[i..i + 4].try_into().unwrap());
+        let u64_at = |i: usize| u64::from_le_bytes(obj[i..i + 8].try_into().unwrap());
+        let end = at + 16 + u64_at(at + 8) as usize;
+        let mut off = at + 16;
+        let mut images = Vec::new();
+        while off < end {
+            images.push((u16_at(off) == 1, u32_at(off + 28)));
+            off += u32_at(off + 4) as usize + u64_at(off + 8) as usize;
+        }
+        images
+    }
+
+    /// The shim carries machine code for every architecture the build names
+    /// and PTX of the highest, as `check` and the records say.
+    #[test]
+    fn the_shim_has_sass_for_each_architecture_and_ptx_of_the_highest() {
+        let b = pqcprof::backend::cupqc::build_info();
+        let obj = std::fs::read(concat!(env!("OUT_DIR"), "/cupqc_shim_dlink.o")).unwrap();
+        let images = fatbin_images(&obj);
+        let sass: Vec<String> = images
+            .iter()
+            .filter(|(ptx, _)| !ptx)
+            .map(|(_, a)| a.to_string())
+            .collect();
+        assert_eq!(sass, b.archs, "{images:?}");
+        let ptx: Vec<u32> = images.iter().filter(|(p, _)| *p).map(|(_, a)| *a).collect();
+        assert_eq!(ptx, b.ptx.into_iter().collect::<Vec<_>>(), "{images:?}");
+        let highest = b.archs.iter().filter_map(|a| a.parse().ok()).max();
+        assert_eq!(b.ptx, highest, "PTX of the highest architecture");
+        assert!(b.version.starts_with("stand-in") || !b.standin, "{b:?}");
+        assert!(!b.libraries.is_empty(), "{b:?}");
     }
 
     fn gpu_present() -> bool {

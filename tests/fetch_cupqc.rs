@@ -52,13 +52,14 @@ fn fake_sdk_archive(dir: &Path, name: &str) -> PathBuf {
 #[test]
 fn unknown_version_lists_the_valid_ones() {
     let d = tempfile::tempdir().unwrap();
-    let o = fetch(&["--version", "0.3.0"], &d.path().join("sdk"));
+    let o = fetch(&["--version", "0.5.0"], &d.path().join("sdk"));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("unknown cuPQC version '0.3.0'")
+        e.contains("unknown cuPQC version '0.5.0'")
             && e.contains("0.6.0")
             && e.contains("0.4.1")
+            && e.contains("0.3.0")
             && e.contains("0.2.0"),
         "{e}"
     );
@@ -70,7 +71,10 @@ fn list_and_bad_arguments() {
     let d = tempfile::tempdir().unwrap();
     let o = fetch(&["--list"], &d.path().join("sdk"));
     assert!(o.status.success());
-    assert_eq!(String::from_utf8_lossy(&o.stdout), "0.6.0\n0.4.1\n0.2.0\n");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "0.6.0\n0.4.1\n0.3.0\n0.2.0\n"
+    );
     let o = fetch(&["--frobnicate"], &d.path().join("sdk"));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("unknown argument"));
@@ -188,4 +192,111 @@ fn a_wrong_sha256_is_refused_and_the_right_one_verified() {
     assert!(stderr(&o).contains("SHA-256 verified"), "{}", stderr(&o));
     let facts = std::fs::read_to_string(dest.join(".pqcprof-fetched")).unwrap();
     assert!(facts.contains("sha256_verified=yes"), "{facts}");
+}
+
+/// A tiny archive of one release's layout: `top` folder, the header, the
+/// libraries and, when given, the cmake version file.
+fn layout_archive(
+    dir: &Path,
+    top: &str,
+    header: &str,
+    libs: &[&str],
+    cmake: Option<&str>,
+) -> PathBuf {
+    let root = dir.join("tree").join(top);
+    std::fs::create_dir_all(root.join("include/cupqc")).unwrap();
+    std::fs::create_dir_all(root.join("lib")).unwrap();
+    std::fs::create_dir_all(root.join("cmake")).unwrap();
+    std::fs::write(root.join("include/cupqc").join(header), "// test header\n").unwrap();
+    for lib in libs {
+        std::fs::write(root.join("lib").join(lib), "!<arch>\n").unwrap();
+    }
+    if let Some(v) = cmake {
+        std::fs::write(
+            root.join("cmake/cupqc-config-version.cmake"),
+            format!("set(PACKAGE_VERSION \"{v}\")\n"),
+        )
+        .unwrap();
+    }
+    let archive = dir.join(format!("{top}.tar.gz"));
+    assert!(Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(dir.join("tree"))
+        .arg(top)
+        .status()
+        .unwrap()
+        .success());
+    archive
+}
+
+#[test]
+fn each_release_layout_is_checked_and_its_version_recorded() {
+    let d = tempfile::tempdir().unwrap();
+    // 0.2.0: cupqc.hpp and one libcupqc.a; the version from its cmake file.
+    let a = layout_archive(
+        d.path(),
+        "cupqc-pkg-0.2.0",
+        "cupqc.hpp",
+        &["libcupqc.a"],
+        Some("0.2.0"),
+    );
+    let dest = d.path().join("sdk02");
+    let o = fetch(&["--from", a.to_str().unwrap()], &dest);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let facts = std::fs::read_to_string(dest.join(".pqcprof-fetched")).unwrap();
+    assert!(facts.contains("version=0.2.0"), "{facts}");
+    // 0.3.0 needs libcuhash.a next to libcupqc.a.
+    let a = layout_archive(
+        d.path(),
+        "cupqc-sdk-0.3.0-x86_64",
+        "cupqc.hpp",
+        &["libcupqc.a"],
+        Some("0.3.0"),
+    );
+    let o = fetch(&["--from", a.to_str().unwrap()], &d.path().join("sdk03"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no libcuhash.a"), "{}", stderr(&o));
+    // 0.6.0 without its optional libraries is fine; with a 0.2 header it is not.
+    let a = layout_archive(
+        d.path(),
+        "cupqc-sdk-0.6.0-x86_64",
+        "cupqc.hpp",
+        &["libcupqc-pk.a", "libcupqc-hash.a"],
+        None,
+    );
+    let o = fetch(&["--from", a.to_str().unwrap()], &d.path().join("sdk06"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no include/cupqc/pk.hpp"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn the_default_is_the_newest_release_the_found_nvcc_supports() {
+    let d = tempfile::tempdir().unwrap();
+    let nvcc = d.path().join("nvcc");
+    std::fs::write(
+        &nvcc,
+        "#!/bin/sh\necho 'Cuda compilation tools, release 12.5, V12.5.40'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = Command::new(script())
+        .arg("--dest")
+        .arg(d.path().join("sdk"))
+        .env("PQCPROF_CUPQC_BASE_URL", "http://127.0.0.1:9/")
+        .env("NVCC", &nvcc)
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    // 0.6.0 and 0.4.1 need 12.8; 0.3.0 is the newest for 12.5.
+    assert!(e.contains("choosing cuPQC 0.3.0"), "{e}");
+    assert!(e.contains("nvcc 12.5"), "{e}");
+    assert!(e.contains("cupqc-sdk-0.3.0-"), "{e}");
+    assert_eq!(o.status.code(), Some(1), "offline here: {e}");
 }

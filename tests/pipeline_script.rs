@@ -24,8 +24,18 @@ esac
 exit 0
 "#;
 
-/// cargo stand-in: logs the build.
-const CARGO: &str = "#!/usr/bin/env bash\necho \"cargo $*\" >> \"$STANDIN_LOG\"\n";
+/// cargo stand-in: logs the build and the nvcc it was given. With
+/// STANDIN_BROKEN_SDK=1 it fails as a build breaking on the cuPQC SDK in
+/// third_party/cupqc would, unless PQCPROF_NO_CUPQC=1 leaves cuPQC out.
+const CARGO: &str = r#"#!/usr/bin/env bash
+echo "cargo $*" >> "$STANDIN_LOG"
+echo "env NVCC=${NVCC:-} PQCPROF_NO_CUPQC=${PQCPROF_NO_CUPQC:-}" >> "$STANDIN_LOG"
+if [ "${STANDIN_BROKEN_SDK:-0}" = 1 ] && [ -d third_party/cupqc ] && [ "${PQCPROF_NO_CUPQC:-}" != 1 ]; then
+  echo "warning: cuPQC backend left out: cuPQC SDK at third_party/cupqc failed to build: stand-in error" >&2
+  echo "error: linking with cc failed (stand-in)" >&2
+  exit 101
+fi
+"#;
 
 /// fetch-cupqc stand-in: fails as an offline machine does, unless
 /// STANDIN_ONLINE=1, where it makes third_party/cupqc.
@@ -65,6 +75,11 @@ fn setup() -> (tempfile::TempDir, PathBuf) {
         &root.join("scripts/find-nvrtc"),
         &std::fs::read_to_string(find_nvrtc).unwrap(),
     );
+    let find_nvcc = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/find-nvcc");
+    write_exec(
+        &root.join("scripts/find-nvcc"),
+        &std::fs::read_to_string(find_nvcc).unwrap(),
+    );
     write_exec(&d.path().join("bin/cargo"), CARGO);
     (d, root)
 }
@@ -86,7 +101,12 @@ fn run(
         .args(args)
         .env("PATH", path)
         .env("STANDIN_LOG", &log)
-        .env_remove("CUPQC_HOME");
+        .env_remove("CUPQC_HOME")
+        .env_remove("NVCC")
+        .env_remove("CUDA_HOME")
+        .env_remove("PQCPROF_VENV")
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("PQCPROF_EXPECT_CUPQC");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -175,4 +195,72 @@ fn no_fetch_without_a_gpu_with_an_sdk_or_when_asked() {
     std::fs::create_dir_all(root.join("third_party/cupqc")).unwrap();
     let (o, log) = run(&d, &root, &["latency"], &[("STANDIN_GPU", "1")]);
     assert!(o.status.success() && !log.contains("fetch-cupqc"), "{log}");
+}
+
+/// A broken cuPQC SDK in third_party/cupqc, nvcc only in the checkout's
+/// .venv (pip's nvidia-cuda-nvcc): the build is retried without cuPQC, the
+/// pipeline measures the rest and exits 0, and a rerun finds the same nvcc.
+#[test]
+fn a_broken_sdk_never_stops_the_pipeline_and_reruns_find_nvcc_alike() {
+    let (d, root) = setup();
+    std::fs::create_dir_all(root.join("third_party/cupqc/include/cupqc")).unwrap();
+    let nvcc = root.join(".venv/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc");
+    write_exec(&nvcc, "#!/bin/sh\necho 'release 13.5, V13.5.0'\n");
+    let host_nvcc = Command::new("bash")
+        .arg(root.join("scripts/find-nvcc"))
+        .env_remove("NVCC")
+        .env_remove("CUDA_HOME")
+        .env_remove("PQCPROF_VENV")
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap();
+    let found = String::from_utf8_lossy(&host_nvcc.stdout)
+        .trim()
+        .to_string();
+    let mut seen = Vec::new();
+    for args in [&[][..], &["--no-fetch"][..]] {
+        let (o, log) = run(
+            &d,
+            &root,
+            args,
+            &[("STANDIN_BROKEN_SDK", "1"), ("STANDIN_GPU", "1")],
+        );
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{out}\n{log}");
+        assert!(
+            out.contains("failed to build: stand-in error"),
+            "the build's warning is shown: {out}"
+        );
+        assert!(
+            out.contains("building without cuPQC"),
+            "the pipeline says what it does: {out}"
+        );
+        assert!(
+            log.contains("env NVCC=") && log.contains("PQCPROF_NO_CUPQC=1"),
+            "{log}"
+        );
+        assert!(log.contains("pqcprof bench"), "the rest is measured: {log}");
+        assert!(
+            !log.contains("fetch-cupqc"),
+            "an SDK is present: no fetch: {log}"
+        );
+        let nvcc_seen: Vec<&str> = log
+            .lines()
+            .filter_map(|l| l.strip_prefix("env NVCC="))
+            .map(|l| l.split(' ').next().unwrap())
+            .collect();
+        assert!(
+            nvcc_seen
+                .iter()
+                .all(|n| !n.is_empty() && *n == nvcc_seen[0]),
+            "{log}"
+        );
+        seen.push(nvcc_seen[0].to_string());
+    }
+    assert_eq!(seen[0], seen[1], "the rerun finds nvcc the same way");
+    // Where this machine has no nvcc of its own, it is the venv's.
+    assert_eq!(seen[0], found);
+    if !found.contains("/usr/") && !found.contains("/opt/") {
+        assert_eq!(Path::new(&seen[0]), nvcc);
+    }
 }

@@ -2,11 +2,14 @@
 // with nvcc (-std=c++17, LTO for each architecture in PQCPROF_CUDA_ARCHS)
 // only when the SDK and nvcc are found. See shim.h for the C interface.
 //
-// Written from the public description of the API (descriptor composition,
-// the Op constants, the execute forms, make_workspace/destroy_workspace).
-// Sizes are always read from the composed types, never retyped here.
+// Written against the signatures of NVIDIA's headers (descriptor
+// composition, the Op constants, the execute forms with const inputs,
+// Op::BlockDim as a dim3, make_workspace/destroy_workspace). Sizes are
+// always read from the composed types, never retyped here. No C++
+// exception leaves an extern "C" function (guard.hpp).
 
 #include "shim.h"
+#include "guard.hpp"
 
 #include <cuda_runtime.h>
 
@@ -106,7 +109,8 @@ __global__ void keygen(uint8_t *pk, uint8_t *sk, uint8_t *entropy, uint8_t *ws) 
 }
 
 template <class Op>
-__global__ void kem_encaps(uint8_t *ct, uint8_t *ss, uint8_t *pk, uint8_t *entropy, uint8_t *ws) {
+__global__ void kem_encaps(uint8_t *ct, uint8_t *ss, const uint8_t *pk, uint8_t *entropy,
+                           uint8_t *ws) {
     PQ_SMEM(Op);
     const size_t i = blockIdx.x;
     using L = Layout<Op>;
@@ -114,7 +118,8 @@ __global__ void kem_encaps(uint8_t *ct, uint8_t *ss, uint8_t *pk, uint8_t *entro
                  ws + i * L::workspace, smem);
 }
 
-template <class Op> __global__ void kem_decaps(uint8_t *ss, uint8_t *ct, uint8_t *sk, uint8_t *ws) {
+template <class Op>
+__global__ void kem_decaps(uint8_t *ss, const uint8_t *ct, const uint8_t *sk, uint8_t *ws) {
     PQ_SMEM(Op);
     const size_t i = blockIdx.x;
     using L = Layout<Op>;
@@ -122,8 +127,8 @@ template <class Op> __global__ void kem_decaps(uint8_t *ss, uint8_t *ct, uint8_t
 }
 
 template <class Op>
-__global__ void dsa_sign(uint8_t *sig, uint8_t *msg, size_t msg_len, size_t msg_stride, uint8_t *sk,
-                         uint8_t *entropy, uint8_t *ws) {
+__global__ void dsa_sign(uint8_t *sig, const uint8_t *msg, size_t msg_len, size_t msg_stride,
+                         const uint8_t *sk, uint8_t *entropy, uint8_t *ws) {
     PQ_SMEM(Op);
     const size_t i = blockIdx.x;
     using L = Layout<Op>;
@@ -132,8 +137,8 @@ __global__ void dsa_sign(uint8_t *sig, uint8_t *msg, size_t msg_len, size_t msg_
 }
 
 template <class Op>
-__global__ void dsa_verify(int32_t *ok, uint8_t *msg, size_t msg_len, size_t msg_stride,
-                           uint8_t *sig, uint8_t *pk, uint8_t *ws) {
+__global__ void dsa_verify(int32_t *ok, const uint8_t *msg, size_t msg_len, size_t msg_stride,
+                           const uint8_t *sig, const uint8_t *pk, uint8_t *ws) {
     PQ_SMEM(Op);
     const size_t i = blockIdx.x;
     using L = Layout<Op>;
@@ -142,7 +147,11 @@ __global__ void dsa_verify(int32_t *ok, uint8_t *msg, size_t msg_len, size_t msg
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) ok[i] = valid ? 1 : 0;
 }
 
-template <class Op> dim3 block_of() { return dim3(Op::BlockDim); }
+// Op::BlockDim is a dim3 in NVIDIA's headers (commondx BlockDim<X>::value).
+template <class Op> dim3 block_of() {
+    const dim3 d = Op::BlockDim;
+    return d;
+}
 
 template <class Op, int K> int launch(pqcprof_cupqc_batch &b) {
     uint8_t **p = b.buf;
@@ -223,9 +232,16 @@ template <class Op> void info(pqcprof_cupqc_op_info *o) {
     o->block_threads = d.x * d.y * d.z;
 }
 
+// cuPQC's make_workspace throws std::runtime_error when cudaMallocAsync
+// fails; prepare() runs this inside guarded(..., PQCPROF_CUPQC_E_WORKSPACE).
 template <class Op> uint8_t *workspace(uint32_t n, cudaStream_t s) {
     if (Layout<Op>::workspace == 0) return nullptr;
     return reinterpret_cast<uint8_t *>(sdk::make_workspace<Op>(n, s));
+}
+
+// The kernel whose image stands for all of them (all are built alike).
+void *probe_kernel() {
+    return reinterpret_cast<void *>(&keygen<PQ_OP(ML_KEM_512, Keygen)>);
 }
 
 // Everything the extern "C" functions need for one (algorithm, operation).
@@ -282,6 +298,8 @@ bool role_ok(const pqcprof_cupqc_batch *b, int role) {
 
 extern "C" {
 
+using pqcprof_shim::guarded;
+
 int pqcprof_cupqc_is_standin(void) {
 #ifdef PQCPROF_STANDIN
     return 1;
@@ -293,69 +311,85 @@ int pqcprof_cupqc_is_standin(void) {
 int pqcprof_cupqc_runtime_version(void) { return CUDART_VERSION; }
 
 int pqcprof_cupqc_get_op_info(int alg, int op, pqcprof_cupqc_op_info *out) {
-    Entry e;
-    if (!out) return PQCPROF_CUPQC_E_ARGUMENT;
-    if (!lookup(alg, op, &e)) return PQCPROF_CUPQC_E_UNSUPPORTED;
-    e.info(out);
-    return 0;
+    return guarded("get_op_info", PQCPROF_CUPQC_E_EXCEPTION, [&] {
+        Entry e;
+        if (!out) return PQCPROF_CUPQC_E_ARGUMENT;
+        if (!lookup(alg, op, &e)) return PQCPROF_CUPQC_E_UNSUPPORTED;
+        e.info(out);
+        return 0;
+    });
 }
 
 void pqcprof_cupqc_release(pqcprof_cupqc_batch *b) {
-    if (!b) return;
-    cudaSetDevice(b->device);
-    if (b->stream) cudaStreamSynchronize(b->stream);
-    if (b->workspace) {
-        sdk::destroy_workspace(b->workspace, b->stream);
+    (void)guarded("release", PQCPROF_CUPQC_E_EXCEPTION, [&] {
+        if (!b) return 0;
+        cudaSetDevice(b->device);
         if (b->stream) cudaStreamSynchronize(b->stream);
-    }
-    for (uint8_t *p : b->buf)
-        if (p) cudaFree(p);
-    if (b->start) cudaEventDestroy(b->start);
-    if (b->stop) cudaEventDestroy(b->stop);
-    if (b->stream) cudaStreamDestroy(b->stream);
-    delete b;
+        if (b->workspace) {
+            sdk::destroy_workspace(b->workspace, b->stream);
+            if (b->stream) cudaStreamSynchronize(b->stream);
+        }
+        for (uint8_t *p : b->buf)
+            if (p) cudaFree(p);
+        if (b->start) cudaEventDestroy(b->start);
+        if (b->stop) cudaEventDestroy(b->stop);
+        if (b->stream) cudaStreamDestroy(b->stream);
+        delete b;
+        return 0;
+    });
 }
 
 int pqcprof_cupqc_prepare(int device, int alg, int op, uint32_t n, uint32_t msg_len,
                           pqcprof_cupqc_batch **out) {
-    if (!out || n == 0 || n > 0x7fffffffu) return PQCPROF_CUPQC_E_ARGUMENT;
-    *out = nullptr;
-    Entry e;
-    if (!lookup(alg, op, &e)) return PQCPROF_CUPQC_E_UNSUPPORTED;
-    cudaError_t err = cudaSetDevice(device);
-    if (err != cudaSuccess) return static_cast<int>(err);
-    auto *b = new (std::nothrow) pqcprof_cupqc_batch();
-    if (!b) return static_cast<int>(cudaErrorMemoryAllocation);
-    b->device = device;
-    b->kind = e.kind;
-    b->n = n;
-    b->msg_len = msg_len;
-    b->launch = e.launch;
-    e.layout(*b);
-    auto fail = [&](int status) {
-        pqcprof_cupqc_release(b);
-        return status;
-    };
-    if ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) != cudaSuccess ||
-        (err = cudaEventCreate(&b->start)) != cudaSuccess ||
-        (err = cudaEventCreate(&b->stop)) != cudaSuccess)
-        return fail(static_cast<int>(err));
-    for (int r = 0; r < kRoles; ++r) {
-        if (b->len[r] == 0) continue;
-        if ((err = cudaMalloc(reinterpret_cast<void **>(&b->buf[r]), b->len[r])) != cudaSuccess ||
-            (err = cudaMemsetAsync(b->buf[r], 0, b->len[r], b->stream)) != cudaSuccess)
+    return guarded("prepare", PQCPROF_CUPQC_E_EXCEPTION, [&] {
+        if (!out || n == 0 || n > 0x7fffffffu) return PQCPROF_CUPQC_E_ARGUMENT;
+        *out = nullptr;
+        Entry e;
+        if (!lookup(alg, op, &e)) return PQCPROF_CUPQC_E_UNSUPPORTED;
+        cudaError_t err = cudaSetDevice(device);
+        if (err != cudaSuccess) return static_cast<int>(err);
+        auto *b = new (std::nothrow) pqcprof_cupqc_batch();
+        if (!b) return PQCPROF_CUPQC_E_HOST_MEMORY;
+        b->device = device;
+        b->kind = e.kind;
+        b->n = n;
+        b->msg_len = msg_len;
+        b->launch = e.launch;
+        e.layout(*b);
+        auto fail = [&](int status) {
+            pqcprof_cupqc_release(b);
+            return status;
+        };
+        if ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+            (err = cudaEventCreate(&b->start)) != cudaSuccess ||
+            (err = cudaEventCreate(&b->stop)) != cudaSuccess)
             return fail(static_cast<int>(err));
-    }
-    if (e.needs_workspace) {
-        b->workspace = e.workspace(n, b->stream);
-        if ((err = cudaStreamSynchronize(b->stream)) != cudaSuccess ||
-            (err = cudaGetLastError()) != cudaSuccess)
+        for (int r = 0; r < kRoles; ++r) {
+            if (b->len[r] == 0) continue;
+            if ((err = cudaMalloc(reinterpret_cast<void **>(&b->buf[r]), b->len[r])) !=
+                    cudaSuccess ||
+                (err = cudaMemsetAsync(b->buf[r], 0, b->len[r], b->stream)) != cudaSuccess)
+                return fail(static_cast<int>(err));
+        }
+        if (e.needs_workspace) {
+            const int made = guarded("make_workspace", PQCPROF_CUPQC_E_WORKSPACE, [&] {
+                b->workspace = e.workspace(n, b->stream);
+                return 0;
+            });
+            if (made != 0) return fail(made);
+            if ((err = cudaStreamSynchronize(b->stream)) != cudaSuccess ||
+                (err = cudaGetLastError()) != cudaSuccess)
+                return fail(static_cast<int>(err));
+            if (!b->workspace) {
+                pqcprof_shim::set_last_error("make_workspace", "returned no memory");
+                return fail(PQCPROF_CUPQC_E_WORKSPACE);
+            }
+        }
+        if ((err = cudaStreamSynchronize(b->stream)) != cudaSuccess)
             return fail(static_cast<int>(err));
-        if (!b->workspace) return fail(PQCPROF_CUPQC_E_WORKSPACE);
-    }
-    if ((err = cudaStreamSynchronize(b->stream)) != cudaSuccess) return fail(static_cast<int>(err));
-    *out = b;
-    return 0;
+        *out = b;
+        return 0;
+    });
 }
 
 int pqcprof_cupqc_buffer(const pqcprof_cupqc_batch *b, int role, size_t *len, size_t *stride) {
@@ -367,43 +401,64 @@ int pqcprof_cupqc_buffer(const pqcprof_cupqc_batch *b, int role, size_t *len, si
 }
 
 int pqcprof_cupqc_upload(pqcprof_cupqc_batch *b, int role, const uint8_t *src, size_t len) {
-    if (!role_ok(b, role)) return PQCPROF_CUPQC_E_ROLE;
-    if (!src || len != b->len[role]) return PQCPROF_CUPQC_E_ARGUMENT;
-    cudaError_t err = cudaSetDevice(b->device);
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(b->buf[role], src, len, cudaMemcpyHostToDevice, b->stream);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(b->stream);
-    return static_cast<int>(err);
+    return guarded("upload", PQCPROF_CUPQC_E_EXCEPTION, [&] {
+        if (!role_ok(b, role)) return PQCPROF_CUPQC_E_ROLE;
+        if (!src || len != b->len[role]) return PQCPROF_CUPQC_E_ARGUMENT;
+        cudaError_t err = cudaSetDevice(b->device);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync(b->buf[role], src, len, cudaMemcpyHostToDevice, b->stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(b->stream);
+        return static_cast<int>(err);
+    });
 }
 
 int pqcprof_cupqc_download(const pqcprof_cupqc_batch *b, int role, uint8_t *dst, size_t len) {
-    if (!role_ok(b, role)) return PQCPROF_CUPQC_E_ROLE;
-    if (!dst || len != b->len[role]) return PQCPROF_CUPQC_E_ARGUMENT;
-    cudaError_t err = cudaSetDevice(b->device);
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(dst, b->buf[role], len, cudaMemcpyDeviceToHost, b->stream);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(b->stream);
-    return static_cast<int>(err);
+    return guarded("download", PQCPROF_CUPQC_E_EXCEPTION, [&] {
+        if (!role_ok(b, role)) return PQCPROF_CUPQC_E_ROLE;
+        if (!dst || len != b->len[role]) return PQCPROF_CUPQC_E_ARGUMENT;
+        cudaError_t err = cudaSetDevice(b->device);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync(dst, b->buf[role], len, cudaMemcpyDeviceToHost, b->stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(b->stream);
+        return static_cast<int>(err);
+    });
 }
 
 int pqcprof_cupqc_launch(pqcprof_cupqc_batch *b, float *ms) {
-    if (!b || !b->launch) return PQCPROF_CUPQC_E_ARGUMENT;
-    cudaError_t err = cudaSetDevice(b->device);
-    if (err != cudaSuccess) return static_cast<int>(err);
-    // Clear any earlier non-sticky error so the status below is this launch's.
-    (void)cudaGetLastError();
-    if (ms && (err = cudaEventRecord(b->start, b->stream)) != cudaSuccess)
-        return static_cast<int>(err);
-    const int launched = b->launch(*b);
-    if (launched != 0) return launched;
-    if (ms) {
-        if ((err = cudaEventRecord(b->stop, b->stream)) != cudaSuccess ||
-            (err = cudaEventSynchronize(b->stop)) != cudaSuccess ||
-            (err = cudaEventElapsedTime(ms, b->start, b->stop)) != cudaSuccess)
+    return guarded("launch", PQCPROF_CUPQC_E_EXCEPTION, [&] {
+        if (!b || !b->launch) return PQCPROF_CUPQC_E_ARGUMENT;
+        cudaError_t err = cudaSetDevice(b->device);
+        if (err != cudaSuccess) return static_cast<int>(err);
+        // Clear any earlier non-sticky error so the status below is this launch's.
+        (void)cudaGetLastError();
+        if (ms && (err = cudaEventRecord(b->start, b->stream)) != cudaSuccess)
             return static_cast<int>(err);
-    }
-    return static_cast<int>(cudaStreamSynchronize(b->stream));
+        const int launched = b->launch(*b);
+        if (launched != 0) return launched;
+        if (ms) {
+            if ((err = cudaEventRecord(b->stop, b->stream)) != cudaSuccess ||
+                (err = cudaEventSynchronize(b->stop)) != cudaSuccess ||
+                (err = cudaEventElapsedTime(ms, b->start, b->stop)) != cudaSuccess)
+                return static_cast<int>(err);
+        }
+        return static_cast<int>(cudaStreamSynchronize(b->stream));
+    });
 }
+
+int pqcprof_cupqc_image(int device, int *binary_version, int *ptx_version) {
+    return guarded("image", PQCPROF_CUPQC_E_EXCEPTION, [&] {
+        if (!binary_version || !ptx_version) return PQCPROF_CUPQC_E_ARGUMENT;
+        cudaError_t err = cudaSetDevice(device);
+        cudaFuncAttributes a{};
+        if (err == cudaSuccess) err = cudaFuncGetAttributes(&a, probe_kernel());
+        if (err != cudaSuccess) return static_cast<int>(err);
+        *binary_version = a.binaryVersion;
+        *ptx_version = a.ptxVersion;
+        return 0;
+    });
+}
+
+const char *pqcprof_cupqc_last_error(void) { return pqcprof_shim::last_error; }
 
 const char *pqcprof_cupqc_status_string(int status) {
     switch (status) {
@@ -411,7 +466,9 @@ const char *pqcprof_cupqc_status_string(int status) {
     case PQCPROF_CUPQC_E_UNSUPPORTED: return "no such (algorithm, operation) in the shim";
     case PQCPROF_CUPQC_E_ARGUMENT: return "invalid argument (null pointer, zero batch or wrong length)";
     case PQCPROF_CUPQC_E_ROLE: return "this operation has no such buffer";
-    case PQCPROF_CUPQC_E_WORKSPACE: return "cuPQC's make_workspace returned no memory";
+    case PQCPROF_CUPQC_E_WORKSPACE: return "cuPQC's make_workspace failed";
+    case PQCPROF_CUPQC_E_EXCEPTION: return "the cuPQC SDK threw a C++ exception";
+    case PQCPROF_CUPQC_E_HOST_MEMORY: return "a host memory allocation failed";
     default:
         return status > 0 ? cudaGetErrorString(static_cast<cudaError_t>(status))
                           : "unknown shim status";

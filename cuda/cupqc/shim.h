@@ -53,7 +53,13 @@ extern "C" {
 #define PQCPROF_CUPQC_E_UNSUPPORTED (-1) /* no such (algorithm, operation) */
 #define PQCPROF_CUPQC_E_ARGUMENT (-2)    /* null pointer, zero batch, wrong length */
 #define PQCPROF_CUPQC_E_ROLE (-3)        /* the operation has no such buffer */
-#define PQCPROF_CUPQC_E_WORKSPACE (-4)   /* make_workspace returned nothing */
+#define PQCPROF_CUPQC_E_WORKSPACE (-4)   /* make_workspace threw or returned nothing */
+#define PQCPROF_CUPQC_E_EXCEPTION (-5)   /* the SDK threw a C++ exception */
+#define PQCPROF_CUPQC_E_HOST_MEMORY (-6) /* a host allocation failed (std::bad_alloc) */
+
+/* No C++ exception crosses these functions: each one thrown inside becomes
+ * one of the statuses above, and its message is kept (per thread) for
+ * pqcprof_cupqc_last_error(). */
 
 /* The constants of one composed cuPQC operation type, read from the
  * descriptor itself (0 where the type has no such constant). */
@@ -110,6 +116,17 @@ void pqcprof_cupqc_release(pqcprof_cupqc_batch *b);
 
 /* A static description of a status. */
 const char *pqcprof_cupqc_status_string(int status);
+
+/* The message of the last exception caught on this thread ("" if none),
+ * e.g. "make_workspace: out of memory". */
+const char *pqcprof_cupqc_last_error(void);
+
+/* The image of the shim's kernels the CUDA runtime picks on GPU `device`:
+ * *binary_version is the architecture of the machine code that runs (e.g.
+ * 90), *ptx_version the PTX it came from when the driver compiled PTX
+ * (else the PTX version the image was built from). The status is
+ * cudaErrorNoKernelImageForDevice when the build has no code for it. */
+int pqcprof_cupqc_image(int device, int *binary_version, int *ptx_version);
 
 #ifdef __cplusplus
 }

@@ -98,13 +98,16 @@ fn cupqc_verdict(gpu: &GpuProbe, gpu_reason: Option<&str>) -> Verdict {
         } else {
             gpu.cupqc_sdk.detail.clone()
         };
+        // A build that failed says how to see the failure; one that found
+        // nothing says how to get an SDK and nvcc.
+        let how = if b.note.contains("PQCPROF_EXPECT_CUPQC") {
+            String::new()
+        } else {
+            format!("; to enable it: {}", cupqc::HOW_TO_ENABLE)
+        };
         (
             false,
-            format!(
-                "not part of this build ({}; {sdk_now}); to enable it: {}",
-                b.note,
-                cupqc::HOW_TO_ENABLE
-            ),
+            format!("not part of this build ({}; {sdk_now}){how}", b.note),
         )
     } else if b.standin {
         (
@@ -141,27 +144,36 @@ fn cupqc_verdict(gpu: &GpuProbe, gpu_reason: Option<&str>) -> Verdict {
 /// The cupqc verdict once build, stand-in and driver are fine: whether a GPU
 /// here runs the architectures the shim was compiled for.
 fn cupqc_ready(gpu: &GpuProbe, b: &cupqc::BuildInfo, tools: &str) -> (bool, String) {
-    if !gpu
-        .gpus
+    let supported: Vec<_> = gpu.gpus.iter().filter(|g| g.supported()).collect();
+    match supported
         .iter()
-        .any(|g| g.supported() && b.runs_on(g.compute_capability))
+        .find_map(|g| b.image_for(g.compute_capability))
     {
-        (
-            false,
-            format!(
-                "built for sm_{} only, which no GPU here runs; rebuild with PQCPROF_CUDA_ARCHS set to the GPU's architecture; {tools}",
-                b.archs.join(", sm_")
-            ),
-        )
-    } else {
-        (
+        None => {
+            let why: Vec<String> = supported
+                .iter()
+                .filter_map(|g| b.no_image_reason(g.compute_capability))
+                .collect();
+            (false, format!("{}; {tools}", why.join("; ")))
+        }
+        Some(image) => (
             true,
             format!(
-                "NVIDIA cuPQC, built for sm_{}; {tools}",
-                b.archs.join(", sm_")
+                "NVIDIA {}, runs {image} here; built for {}; {tools}",
+                b.provider(),
+                built_for(b)
             ),
-        )
+        ),
     }
+}
+
+/// `sm_75, sm_80, ..., sm_90 + PTX compute_90`.
+fn built_for(b: &cupqc::BuildInfo) -> String {
+    let mut s = format!("sm_{}", b.archs.join(", sm_"));
+    if let Some(p) = b.ptx {
+        s += &format!(" + PTX compute_{p}");
+    }
+    s
 }
 
 /// Why the native GPU backend cannot run, if it cannot.
@@ -289,6 +301,9 @@ pub fn render_check(
         none(&b.sdk),
         none(&b.nvcc)
     );
+    if b.built {
+        s += &format!("  cuPQC code    {} for {}\n", b.provider(), built_for(&b));
+    }
     s += "Backends\n";
     for v in verdicts {
         s += &format!(

@@ -87,6 +87,10 @@ pub struct Cupqc {
     device: Device,
     /// PCI bus id, for NVML.
     pub pci_bus_id: String,
+    /// `cuPQC 0.4.1 (libcupqc-pk.a, libcupqc-hash.a)`, named in records.
+    provider: String,
+    /// The kernel image that runs on this GPU (`sm_90 machine code`).
+    image: String,
 }
 
 impl Cupqc {
@@ -102,11 +106,17 @@ impl Cupqc {
             .map_err(|e| anyhow!("compute capability: {e:?}"))?;
         let cc = (major as u32, minor as u32);
         let build = shim::build_info();
-        ensure!(
-            build.runs_on(cc),
-            "the cuPQC shim was compiled for sm_{} but GPU {ordinal} is {major}.{minor}; rebuild with PQCPROF_CUDA_ARCHS={major}{minor}",
-            build.archs.join(", sm_")
-        );
+        if let Some(why) = build.no_image_reason(cc) {
+            bail!("GPU {ordinal} is {major}.{minor}: {why}");
+        }
+        // The image the runtime really picked: machine code of the build,
+        // or the embedded PTX compiled by the driver.
+        let (bin, ptx) = shim::image(ordinal)?;
+        let image = if build.archs.iter().any(|a| *a == bin.to_string()) {
+            format!("sm_{bin} machine code")
+        } else {
+            format!("PTX compute_{ptx} compiled by the driver for sm_{bin}")
+        };
         let attr = |a| ctx.attribute(a).map(|v| v as usize).unwrap_or(0);
         let pci_bus_id = format!(
             "{:08x}:{:02x}:{:02x}.0",
@@ -124,6 +134,8 @@ impl Cupqc {
             ordinal,
             device,
             pci_bus_id,
+            provider: build.provider(),
+            image,
         })
     }
 
@@ -196,6 +208,8 @@ struct CupqcBatch {
     host: HostInputs,
     sample: Vec<usize>,
     msg_len: usize,
+    /// The image that runs (`sm_90 machine code`), named in the record.
+    image: String,
 }
 
 fn entropy(rng: &mut impl RngCore, b: &mut Batch) -> anyhow::Result<()> {
@@ -211,7 +225,7 @@ impl Backend for Cupqc {
     }
 
     fn provider(&self) -> &str {
-        "cupqc"
+        &self.provider
     }
 
     fn device(&self) -> Device {
@@ -311,6 +325,7 @@ impl Backend for Cupqc {
             host,
             sample,
             msg_len,
+            image: self.image.clone(),
         }))
     }
 }
@@ -408,6 +423,22 @@ impl Prepared for CupqcBatch {
 
     fn threads(&self) -> usize {
         1
+    }
+
+    fn kernel(&self) -> Option<crate::schema::device::KernelInfo> {
+        let info = shim::op_info(self.alg, self.op).ok()?;
+        Some(crate::schema::device::KernelInfo {
+            name: format!("cuPQC {} {}", self.alg, self.op),
+            image: self.image.clone(),
+            threads_per_block: info.block_threads,
+            blocks: self.batch.n as u32,
+            registers_per_thread: None,
+            local_bytes_per_thread: None,
+            resident_blocks_per_sm: None,
+            occupancy_pct: None,
+            multiprocessors: None,
+            waves: None,
+        })
     }
 
     fn timed_window(&self) -> &'static str {

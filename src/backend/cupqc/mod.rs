@@ -21,16 +21,24 @@ pub struct BuildInfo {
     pub standin: bool,
     /// The SDK build.rs found (version or layout, and where), if any.
     pub sdk: String,
+    /// The SDK's version (`0.4.1`, from its cmake version file), or
+    /// `stand-in (0.4 layout)`; empty when no SDK was found.
+    pub version: String,
+    /// The SDK's library files linked in (`libcupqc-pk.a libcupqc-hash.a`).
+    pub libraries: Vec<String>,
     /// The nvcc build.rs found, with its version, if any.
     pub nvcc: String,
-    /// Architectures the shim was compiled for (`80`, `90`).
+    /// Architectures the shim has machine code (SASS) for (`80`, `90`).
     pub archs: Vec<String>,
+    /// The architecture whose PTX is embedded too (the highest of `archs`),
+    /// which a driver compiles for a newer GPU.
+    pub ptx: Option<u32>,
     /// `built...` or `not built: <why>`.
     pub note: String,
 }
 
 /// How to get a build with the backend.
-pub const HOW_TO_ENABLE: &str = "run scripts/fetch-cupqc (or set CUPQC_HOME to an unpacked SDK), make nvcc 12.8 or newer reachable ($NVCC, $CUDA_HOME/bin/nvcc, PATH, or `pip install nvidia-cuda-nvcc`), then rebuild";
+pub const HOW_TO_ENABLE: &str = "run scripts/fetch-cupqc (or set CUPQC_HOME to an unpacked SDK), make nvcc 12.8 or newer reachable (scripts/find-nvcc looks at $NVCC, $CUDA_HOME/bin, PATH, /usr/local/cuda and pip's nvidia-cuda-nvcc in .venv or $PQCPROF_VENV), then rebuild";
 
 /// This build's cuPQC facts.
 pub fn build_info() -> BuildInfo {
@@ -38,25 +46,74 @@ pub fn build_info() -> BuildInfo {
         built: cfg!(pqcprof_cupqc),
         standin: cfg!(pqcprof_cupqc_standin),
         sdk: env!("PQCPROF_CUPQC_SDK").to_string(),
+        version: env!("PQCPROF_CUPQC_VERSION").to_string(),
+        libraries: env!("PQCPROF_CUPQC_LIBS")
+            .split_whitespace()
+            .map(String::from)
+            .collect(),
         nvcc: env!("PQCPROF_CUPQC_NVCC").to_string(),
         archs: env!("PQCPROF_CUPQC_ARCHS")
             .split(';')
             .filter(|a| !a.is_empty())
             .map(String::from)
             .collect(),
+        ptx: env!("PQCPROF_CUPQC_PTX").parse().ok(),
         note: env!("PQCPROF_CUPQC_BUILD").to_string(),
     }
 }
 
 impl BuildInfo {
     /// Whether the compiled code runs on a GPU of compute capability `cc`:
-    /// SASS for `XY` runs on `X.Y'` with `Y' >= Y` (no PTX is embedded).
+    /// SASS for `XY` runs on `X.Y'` with `Y' >= Y`; the embedded PTX of `XY`
+    /// is compiled by the driver for any `cc` at or above `X.Y`.
     pub fn runs_on(&self, cc: (u32, u32)) -> bool {
-        self.archs.iter().any(|a| {
-            a.parse::<u32>()
-                .map(|n| n / 10 == cc.0 && n % 10 <= cc.1)
-                .unwrap_or(false)
-        })
+        self.image_for(cc).is_some()
+    }
+
+    /// What runs on a GPU of compute capability `cc`: `sm_86` machine code,
+    /// `PTX compute_90 (compiled by the driver)`, or `None`.
+    pub fn image_for(&self, cc: (u32, u32)) -> Option<String> {
+        let want = cc.0 * 10 + cc.1;
+        let sass = self
+            .archs
+            .iter()
+            .filter_map(|a| a.parse::<u32>().ok())
+            .filter(|n| n / 10 == cc.0 && *n <= want)
+            .max();
+        match (sass, self.ptx) {
+            (Some(n), _) => Some(format!("sm_{n}")),
+            (None, Some(p)) if p <= want => {
+                Some(format!("PTX compute_{p} (compiled by the driver)"))
+            }
+            _ => None,
+        }
+    }
+
+    /// `cuPQC 0.4.1 has no code for sm_120 (built for sm_75, ..., PTX
+    /// compute_90)`, when nothing in the build runs on `cc`.
+    pub fn no_image_reason(&self, cc: (u32, u32)) -> Option<String> {
+        if self.runs_on(cc) {
+            return None;
+        }
+        let ptx = self
+            .ptx
+            .map(|p| format!(", PTX compute_{p}"))
+            .unwrap_or_default();
+        Some(format!(
+            "cuPQC {} has no code for sm_{}{} (built for sm_{}{ptx}); rebuild with PQCPROF_CUDA_ARCHS={}{}",
+            self.version,
+            cc.0,
+            cc.1,
+            self.archs.join(", sm_"),
+            cc.0,
+            cc.1
+        ))
+    }
+
+    /// `cuPQC 0.4.1 (libcupqc-pk.a, libcupqc-hash.a)`: the provider named
+    /// in every cupqc record.
+    pub fn provider(&self) -> String {
+        format!("cuPQC {} ({})", self.version, self.libraries.join(", "))
     }
 }
 
@@ -167,15 +224,66 @@ mod shim {
         unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
 
+    /// The shim's name for a negative status (`PQCPROF_CUPQC_E_WORKSPACE`);
+    /// `None` for success and CUDA runtime errors.
+    pub fn status_name(status: i32) -> Option<&'static str> {
+        Some(match status {
+            ffi::PQCPROF_CUPQC_E_UNSUPPORTED => "PQCPROF_CUPQC_E_UNSUPPORTED",
+            ffi::PQCPROF_CUPQC_E_ARGUMENT => "PQCPROF_CUPQC_E_ARGUMENT",
+            ffi::PQCPROF_CUPQC_E_ROLE => "PQCPROF_CUPQC_E_ROLE",
+            ffi::PQCPROF_CUPQC_E_WORKSPACE => "PQCPROF_CUPQC_E_WORKSPACE",
+            ffi::PQCPROF_CUPQC_E_EXCEPTION => "PQCPROF_CUPQC_E_EXCEPTION",
+            ffi::PQCPROF_CUPQC_E_HOST_MEMORY => "PQCPROF_CUPQC_E_HOST_MEMORY",
+            _ => return None,
+        })
+    }
+
+    /// The message of the last C++ exception the shim caught on this thread.
+    pub fn last_error() -> String {
+        // SAFETY: returns a pointer to a thread-local NUL-terminated buffer.
+        let p = unsafe { ffi::pqcprof_cupqc_last_error() };
+        if p.is_null() {
+            return String::new();
+        }
+        // SAFETY: non-null and NUL-terminated (guard.hpp); copied at once.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+
     fn check(status: i32, what: &str) -> anyhow::Result<()> {
         if status == 0 {
-            Ok(())
-        } else {
-            Err(anyhow!(
-                "cuPQC shim: {what} failed: {} (status {status})",
-                status_string(status)
-            ))
+            return Ok(());
         }
+        let caught = matches!(
+            status,
+            ffi::PQCPROF_CUPQC_E_WORKSPACE
+                | ffi::PQCPROF_CUPQC_E_EXCEPTION
+                | ffi::PQCPROF_CUPQC_E_HOST_MEMORY
+        );
+        let message = if caught { last_error() } else { String::new() };
+        Err(anyhow!(
+            "cuPQC shim: {what} failed: {}{} (status {status}{})",
+            status_string(status),
+            if message.is_empty() {
+                String::new()
+            } else {
+                format!(" ({message})")
+            },
+            status_name(status)
+                .map(|n| format!(", {n}"))
+                .unwrap_or_default()
+        ))
+    }
+
+    /// The image the CUDA runtime runs on GPU `device`: (architecture of
+    /// the machine code, PTX version), e.g. `(90, 90)`.
+    pub fn image(device: usize) -> anyhow::Result<(u32, u32)> {
+        let (mut bin, mut ptx) = (0i32, 0i32);
+        // SAFETY: both out pointers are valid for writes.
+        check(
+            unsafe { ffi::pqcprof_cupqc_image(device as i32, &mut bin, &mut ptx) },
+            &format!("the kernel image for GPU {device}"),
+        )?;
+        Ok((bin as u32, ptx as u32))
     }
 
     /// Whether the linked SDK is pqcprof's stand-in, as the shim reports it.
@@ -314,8 +422,31 @@ mod tests {
     fn architectures_and_driver_compatibility() {
         let mut b = build_info();
         b.archs = vec!["80".into(), "90".into()];
+        b.ptx = None;
+        b.version = "0.4.1".into();
         assert!(b.runs_on((8, 0)) && b.runs_on((8, 9)) && b.runs_on((9, 0)));
         assert!(!b.runs_on((7, 5)) && !b.runs_on((10, 0)) && !b.runs_on((12, 0)));
+        assert_eq!(b.image_for((8, 6)).as_deref(), Some("sm_80"));
+        let why = b.no_image_reason((12, 0)).unwrap();
+        assert!(
+            why.starts_with("cuPQC 0.4.1 has no code for sm_120 (built for sm_80, sm_90)"),
+            "{why}"
+        );
+        // With PTX of 9.0 embedded, newer GPUs run it through the driver,
+        // older ones still have nothing.
+        b.archs = vec!["75".into(), "80".into(), "86".into(), "90".into()];
+        b.ptx = Some(90);
+        assert_eq!(b.image_for((8, 9)).as_deref(), Some("sm_86"));
+        assert_eq!(b.image_for((9, 0)).as_deref(), Some("sm_90"));
+        assert_eq!(
+            b.image_for((12, 0)).as_deref(),
+            Some("PTX compute_90 (compiled by the driver)")
+        );
+        assert!(b.runs_on((10, 0)) && !b.runs_on((7, 0)));
+        assert!(b
+            .no_image_reason((7, 0))
+            .unwrap()
+            .contains("PTX compute_90"));
         assert!(driver_runs(13000, 13050) && driver_runs(13020, 13050));
         assert!(!driver_runs(12080, 13050));
         assert_eq!(b.built, linked_runtime().is_some());
