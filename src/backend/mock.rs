@@ -23,6 +23,8 @@ pub struct Mock {
     pub end_to_end: Option<Duration>,
     /// What `max_batch` answers (the memory a GPU would have).
     pub max_fit: Option<usize>,
+    /// Wall time each run really takes (a sleep), for time budgets.
+    pub wall: Option<Duration>,
 }
 
 impl Backend for Mock {
@@ -60,6 +62,7 @@ impl Backend for Mock {
             next: 0,
             gate_fails: self.failing_gate.contains(&(alg, op)),
             end_to_end: self.end_to_end,
+            wall: self.wall,
         }))
     }
 }
@@ -69,10 +72,14 @@ struct MockBatch {
     next: usize,
     gate_fails: bool,
     end_to_end: Option<Duration>,
+    wall: Option<Duration>,
 }
 
 impl Prepared for MockBatch {
     fn run(&mut self) -> anyhow::Result<Duration> {
+        if let Some(w) = self.wall {
+            std::thread::sleep(w);
+        }
         let d = self.durations[self.next % self.durations.len()];
         self.next += 1;
         Ok(d)

@@ -18,6 +18,7 @@
 //! [`compare`] compares.
 
 pub mod batch_curves;
+pub mod caveats;
 pub mod cluster_sections;
 pub mod compare;
 pub mod families;
