@@ -152,7 +152,7 @@ mod with_the_shim {
                 }
             }
         }
-        cupqc::check_sizes().unwrap();
+        device::check_sizes().unwrap();
         assert!(shim::runtime_version() >= 12000);
         assert!(shim::status_string(-3).contains("no such buffer"));
     }
@@ -161,7 +161,7 @@ mod with_the_shim {
     #[test]
     fn the_standin_is_marked_and_refused() {
         assert!(shim::is_standin(), "the shim must report the stand-in");
-        let e = cupqc::refuse_standin().unwrap_err().to_string();
+        let e = device::refuse_standin().unwrap_err().to_string();
         assert!(e.contains("STAND-IN") && e.contains("refuses"), "{e}");
         let e = Cupqc::new(0).err().expect("refused").to_string();
         assert!(e.contains("STAND-IN"), "{e}");
