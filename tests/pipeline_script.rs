@@ -176,3 +176,19 @@ fn no_fetch_without_a_gpu_with_an_sdk_or_when_asked() {
     let (o, log) = run(&d, &root, &["latency"], &[("STANDIN_GPU", "1")]);
     assert!(o.status.success() && !log.contains("fetch-cupqc"), "{log}");
 }
+
+#[test]
+fn no_stateful_leaves_xmss_and_lms_out_of_the_sweep() {
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["--no-stateful", "--no-fetch"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        log.contains("pqcprof sweep --quick --filter !family:XMSS,!family:LMS --out outputs"),
+        "{log}"
+    );
+    // Without it, the sweep is unfiltered.
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["--no-fetch"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(log.contains("pqcprof sweep --quick --out outputs"), "{log}");
+}
