@@ -45,8 +45,14 @@ fn main() {
         "cargo:rustc-env=PQCPROF_CC={} ({cc_version})",
         cc_path.display()
     );
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/index");
+    // Where git keeps them: `.git` is a file in a linked worktree, and a
+    // path that does not exist would rerun this script (and rebuild the
+    // crate) on every build. Outside a checkout there is nothing to watch.
+    for file in ["HEAD", "index"] {
+        if let Some(p) = output("git", &["rev-parse", "--git-path", file]) {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
 
     // The native sources, compiled for the host exactly as written for the GPU.
     let native = "cuda/native";

@@ -163,10 +163,50 @@ fn a_run_writes_a_run_file_and_cupqc_shaped_files() {
     assert_eq!(sign["message_bytes"], 100);
     assert_eq!(sign["sizes"]["signature_bytes"], 2420);
 
-    // cuPQC_benchmark's shape, field by field.
+    // cuPQC_benchmark's shape, field by field, and its figures those of
+    // the record of that backend, thread count, algorithm and operation.
+    let same_figures = |file: &serde_json::Value, threads: u64| {
+        let mut seen = 0;
+        for (alg, ops) in file.as_object().unwrap() {
+            if alg == "CPU" {
+                continue;
+            }
+            for (op, m) in ops.as_object().unwrap() {
+                let r = records
+                    .iter()
+                    .find(|r| {
+                        r["algorithm"] == alg.as_str()
+                            && r["operation"] == op.as_str()
+                            && r["threads"] == threads
+                    })
+                    .unwrap_or_else(|| panic!("no record for {alg} {op} {threads}t"));
+                for (key, field) in [
+                    ("throughput", "throughput_ops_per_sec"),
+                    ("peak_mem_mb", "peak_mem_mb"),
+                    ("peak_gpu_util", "peak_util_pct"),
+                ] {
+                    for stat in ["mean", "std"] {
+                        let (got, want) = (
+                            m[key][stat].as_f64().unwrap(),
+                            r[field][stat].as_f64().unwrap(),
+                        );
+                        // Printed with 2 decimals.
+                        assert!(
+                            (got - want).abs() <= 0.005 + 1e-9 * want.abs(),
+                            "{alg} {op} {threads}t {key}.{stat}: file {got}, record {want}"
+                        );
+                    }
+                }
+                seen += 1;
+            }
+        }
+        seen
+    };
     for threads in ["1t", "2t"] {
         let dir = d.path().join(format!("liboqs-cpu-{threads}"));
+        let n: u64 = threads[..1].parse().unwrap();
         let kem = read_json(&dir.join("mlkem_results.json"));
+        assert_eq!(same_figures(&kem, n), 3);
         let obj = kem.as_object().unwrap();
         assert_eq!(obj.keys().collect::<Vec<_>>(), vec!["CPU", "ML-KEM-512"]);
         assert!(kem["CPU"]["name"].is_string());
@@ -189,6 +229,7 @@ fn a_run_writes_a_run_file_and_cupqc_shaped_files() {
             }
         }
         let dsa = read_json(&dir.join("mldsa_results.json"));
+        assert_eq!(same_figures(&dsa, n), 3);
         assert_eq!(
             dsa["ML-DSA-44"]
                 .as_object()
@@ -357,7 +398,7 @@ fn ctrl_c_keeps_finished_records_as_valid_json() {
 #[test]
 fn gpu_without_a_driver_says_what_is_missing_and_measures_nothing() {
     if std::path::Path::new("/dev/nvidia0").exists() {
-        common::skipped(
+        common::hardware_skip(
             "gpu_without_a_driver_says_what_is_missing_and_measures_nothing",
             "a GPU device node exists: this test is for machines without one",
         );

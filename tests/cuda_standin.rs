@@ -62,6 +62,35 @@ fn assert_all_ok_and_emulated(out: &Path, expect: usize, what: &str) {
     assert_no_cupqc_files(out);
 }
 
+/// `check --json` reports what the driver lists: its version and each
+/// device's name, capability and memory, in order.
+#[test]
+fn check_reports_what_the_driver_lists() {
+    let knobs = [("DEVICES", "2"), ("CC", "86"), ("MEMORY_MIB", "2048")];
+    let (code, stdout, stderr) = outcome(standin::pqcprof(&knobs).args(["check", "--json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let g = &v["gpu"];
+    assert_eq!(g["driver"]["present"], true, "{g}");
+    assert_eq!(g["driver"]["detail"], "CUDA driver API 13.0", "{g}");
+    assert_eq!(g["driver_api_version"], 13000, "{g}");
+    let gpus = g["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 2, "{g}");
+    for (i, d) in gpus.iter().enumerate() {
+        assert_eq!(d["ordinal"], i, "{d}");
+        assert_eq!(d["compute_capability"], serde_json::json!([8, 6]), "{d}");
+        assert_eq!(d["memory_total_mb"], 2048, "{d}");
+        assert!(
+            d["name"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("pqcprof CPU stand-in {i} (emulated sm_86")),
+            "{d}"
+        );
+    }
+    assert!(g["emulation"].is_string(), "{g}");
+}
+
 /// No emulated record may look like a GPU measurement.
 fn assert_no_cupqc_files(out: &Path) {
     for f in [

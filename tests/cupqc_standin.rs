@@ -64,6 +64,10 @@ fn bench_with_cupqc_is_skipped_with_the_reason() {
         .output()
         .unwrap();
     if cfg!(pqcprof_cupqc) && !cfg!(pqcprof_cupqc_standin) {
+        common::skipped(
+            "bench_with_cupqc_is_skipped_with_the_reason",
+            "built against a real cuPQC SDK: what this machine lacks decides the outcome",
+        );
         return;
     }
     // 4: nothing could be measured (3 is for a failed gate).
@@ -266,7 +270,7 @@ mod with_the_shim {
     #[test]
     fn preparing_without_a_gpu_is_a_clean_error() {
         if gpu_present() {
-            crate::common::skipped(
+            crate::common::hardware_skip(
                 "preparing_without_a_gpu_is_a_clean_error",
                 "a GPU is present: see the launch test instead",
             );
@@ -292,7 +296,7 @@ mod with_the_shim {
     fn standin_kernels_run_through_the_shim_on_a_gpu() {
         use pqcprof::core::catalog::Operation;
         if !gpu_present() {
-            crate::common::skipped(
+            crate::common::hardware_skip(
                 "standin_kernels_run_through_the_shim_on_a_gpu",
                 "no GPU: the launch path is not exercised here",
             );

@@ -2,6 +2,8 @@
 //! bindgen really loads, NVRTC found in a virtual environment, no pip
 //! outside one (PEP 668), and every script executable as checked in.
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -79,7 +81,30 @@ fn nvrtc_is_found_in_a_virtual_environment() {
 }
 
 /// The shell scripts that set a machine up.
-const SETUP_SCRIPTS: [&str; 2] = ["pipeline", ".ci/run"];
+const SETUP_SCRIPTS: [&str; 2] = ["pipeline", "scripts/test"];
+
+#[test]
+fn ci_runs_exactly_the_full_test_command() {
+    let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
+    let code: Vec<&str> = ci
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .collect();
+    assert_eq!(code.last(), Some(&"exec scripts/test"), "{ci}");
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let first = readme
+        .split("```sh\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let commands: Vec<&str> = first
+        .lines()
+        .map(|l| l.split('#').next().unwrap().trim())
+        .collect();
+    assert_eq!(commands, ["./pipeline", "scripts/test"], "{first}");
+}
 
 #[test]
 fn setup_scripts_use_the_real_checks_and_no_system_pip() {
@@ -138,6 +163,10 @@ fn every_script_is_executable() {
     }
     // What a clone gets is git's mode, not this checkout's.
     let Some(files) = tracked() else {
+        common::skipped(
+            "every_script_is_executable",
+            "not a git checkout (or no git): the modes a clone gets are not checked",
+        );
         return;
     };
     for (mode, path) in files {

@@ -141,8 +141,8 @@ fn without_a_gpu_it_stops_after_check() {
         .status
         .success();
     if gpu_ready {
-        common::skipped(
-            "the no-GPU path of scripts/gpu-check",
+        common::hardware_skip(
+            "without_a_gpu_it_stops_after_check",
             "a GPU backend is ready here (and the full check is not started from a test)",
         );
         return;

@@ -134,8 +134,47 @@ fn a_quick_filtered_sweep_writes_csvs_in_the_pqc_sig_bench_c_layout() {
             ]
         );
         assert!(text.contains("# algorithm,operation,ms_per_op,ops_per_sec,iterations\n"));
+        let kind = stem.rsplit('_').next().unwrap();
+        let provider = match kind {
+            "liboqs" | "composite" => kind,
+            _ => "openssl",
+        };
         for row in &parsed.rows {
             assert!(["keygen", "encaps", "decaps", "sign", "verify"].contains(&row[1].as_str()));
+            // The row is its run-file record, and the record's figures are
+            // its own window's: iterations over the time they took.
+            let r = recs
+                .iter()
+                .find(|r| {
+                    r["provider"] == provider
+                        && r["algorithm"] == row[0].as_str()
+                        && r["operation"].as_str().unwrap().to_lowercase() == row[1]
+                })
+                .unwrap_or_else(|| panic!("{}: no record for {row:?}", p.display()));
+            let (ms, ops) = (
+                r["ms_per_op"].as_f64().unwrap(),
+                r["ops_per_sec"].as_f64().unwrap(),
+            );
+            let iterations = r["iterations"].as_u64().unwrap();
+            assert_eq!(
+                row[2..],
+                [
+                    format!("{ms:.6}"),
+                    format!("{ops:.3}"),
+                    iterations.to_string()
+                ],
+                "{r}"
+            );
+            assert_eq!(r["threads"], 1);
+            let window: f64 = r["run_seconds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_f64().unwrap())
+                .sum();
+            let rate = iterations as f64 / window;
+            assert!((ops - rate).abs() <= 1e-9 * rate, "{ops} != {rate}: {r}");
+            assert!((ms * ops - 1000.0).abs() <= 1e-9 * 1000.0, "{r}");
         }
         rows += parsed.rows.len();
     }

@@ -5,6 +5,8 @@ use crate::backend::{Backend, BatchConfig, Prepared};
 
 use crate::core::catalog::{Algorithm, Operation};
 use crate::schema::device::{Device, DeviceKind, GateReport};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Name in records: says plainly that a mock produced them.
@@ -23,6 +25,10 @@ pub struct Mock {
     pub end_to_end: Option<Duration>,
     /// What `max_batch` answers (the memory a GPU would have).
     pub max_fit: Option<usize>,
+    /// Runs made so far (warm-up, timed and end-to-end) by every batch this
+    /// mock prepared, shared with its clones: what a test reads to see that
+    /// nothing ran when nothing should have.
+    pub runs_made: Arc<AtomicUsize>,
 }
 
 impl Backend for Mock {
@@ -60,6 +66,7 @@ impl Backend for Mock {
             next: 0,
             gate_fails: self.failing_gate.contains(&(alg, op)),
             end_to_end: self.end_to_end,
+            runs_made: self.runs_made.clone(),
         }))
     }
 }
@@ -69,12 +76,14 @@ struct MockBatch {
     next: usize,
     gate_fails: bool,
     end_to_end: Option<Duration>,
+    runs_made: Arc<AtomicUsize>,
 }
 
 impl Prepared for MockBatch {
     fn run(&mut self) -> anyhow::Result<Duration> {
         let d = self.durations[self.next % self.durations.len()];
         self.next += 1;
+        self.runs_made.fetch_add(1, Ordering::SeqCst);
         Ok(d)
     }
     fn check(&mut self) -> anyhow::Result<GateReport> {
@@ -93,6 +102,9 @@ impl Prepared for MockBatch {
         "scripted durations (mock, test only)"
     }
     fn run_end_to_end(&mut self) -> Option<anyhow::Result<std::time::Duration>> {
+        if self.end_to_end.is_some() {
+            self.runs_made.fetch_add(1, Ordering::SeqCst);
+        }
         self.end_to_end.map(Ok)
     }
     fn end_to_end_window(&self) -> &'static str {

@@ -151,6 +151,25 @@ mod tests {
         assert_eq!(n.load(Ordering::SeqCst), 100);
     }
 
+    struct Sleeping(Duration);
+    impl Chunk for Sleeping {
+        fn run(&mut self) -> anyhow::Result<()> {
+            std::thread::sleep(self.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_window_covers_the_slowest_thread() {
+        // Whichever thread is the slow one, the batch is not done before it.
+        let (fast, slow) = (Duration::from_millis(10), Duration::from_millis(50));
+        for order in [[fast, slow], [slow, fast]] {
+            let mut chunks = order.map(Sleeping);
+            let window = run_chunks(&mut chunks).unwrap();
+            assert!(window >= slow, "{order:?}: window {window:?}");
+        }
+    }
+
     struct Failing;
     impl Chunk for Failing {
         fn run(&mut self) -> anyhow::Result<()> {

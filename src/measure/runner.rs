@@ -502,8 +502,10 @@ mod tests {
 
     #[test]
     fn cancel_stops_before_the_next_run() {
+        // Cancelled before the start: not even the warm-up runs.
+        let mut mock = Mock::default();
         let r = measure_with(
-            &mut Mock::default(),
+            &mut mock,
             Algorithm::MlKem512,
             Operation::KeyGen,
             &cfg(5),
@@ -511,6 +513,29 @@ mod tests {
             &mut |_, _| {},
         );
         assert!(r.is_err());
+        assert_eq!(mock.runs_made.load(Ordering::SeqCst), 0);
+        // Cancelled as the second of five timed runs ends: the warm-up and
+        // those two ran, nothing after them (no third run, no end-to-end).
+        let mut mock = Mock {
+            end_to_end: Some(Duration::from_millis(1)),
+            ..Mock::default()
+        };
+        let cancel = AtomicBool::new(false);
+        let r = measure_record(
+            &mut mock,
+            Algorithm::MlKem512,
+            Operation::KeyGen,
+            &cfg(5),
+            &mut FixedSampler,
+            &cancel,
+            &mut |done, _| {
+                if done == 2 {
+                    cancel.store(true, Ordering::SeqCst);
+                }
+            },
+        );
+        assert!(r.is_err());
+        assert_eq!(mock.runs_made.load(Ordering::SeqCst), 1 + 2);
     }
 
     /// A sampler with an energy counter that reads `readings_mj` in turn,
@@ -616,17 +641,35 @@ mod tests {
 
     #[test]
     fn latency_mode_reports_microseconds() {
+        // A warm-up, then 20 timed runs in no order: 10, 20, ... 190 µs and
+        // one of 5000 µs, which the IQR filter drops (Q1 50, Q3 160).
+        let timed = [
+            70, 10, 190, 5000, 40, 130, 100, 20, 160, 60, 180, 90, 30, 150, 110, 50, 170, 80, 140,
+            120,
+        ];
+        let mut durations = vec![Duration::from_micros(999)];
+        durations.extend(timed.iter().map(|&us| Duration::from_micros(us)));
         let mut mock = Mock {
-            durations: vec![Duration::from_micros(40)],
+            durations,
             ..Mock::default()
         };
         let mut c = cfg(20);
         c.batch.batch = 1;
         c.mode = Mode::Latency;
         let rec = measured(&mut mock, Algorithm::MlKem512, Operation::Encaps, &c);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
         let l = rec.latency_us.unwrap();
-        assert!((l.mean - 40.0).abs() < 1e-9);
-        assert!((rec.latency_p99_us.unwrap() - 40.0).abs() < 1e-9);
+        assert_eq!(l.raw.len(), 20);
+        assert_eq!(l.kept.len(), 19, "the 5000 µs run is filtered");
+        // The mean and median are of the kept runs: 10 ... 190 µs.
+        assert!(close(l.mean, 100.0), "{}", l.mean);
+        assert!(close(l.median, 100.0), "{}", l.median);
+        // The percentiles are of every run (sorted, linear between ranks):
+        // p50 between the 10th and 11th (100, 110), p99 at rank 18.81,
+        // between 190 and 5000.
+        let (p50, p99) = (rec.latency_p50_us.unwrap(), rec.latency_p99_us.unwrap());
+        assert!(close(p50, 105.0), "p50 {p50}");
+        assert!(close(p99, 190.0 + 0.81 * 4810.0), "p99 {p99}");
         assert_eq!(rec.latency_method.unwrap(), rec.timed_window);
     }
 }

@@ -297,6 +297,27 @@ mod tests {
         if !p.driver.present {
             assert!(p.gpus.is_empty());
             assert!(!p.driver.detail.is_empty());
+        } else {
+            // A driver: its version as the detail says it, and each GPU
+            // it lists, in order, with a name, a capability and memory
+            // (tests/cuda_standin.rs checks the figures themselves).
+            match p.driver_api_version {
+                Some(v) => assert_eq!(
+                    p.driver.detail,
+                    format!("CUDA driver API {}", driver_version_string(v))
+                ),
+                None => assert!(
+                    (p.driver.detail.contains("finds no device") && p.gpus.is_empty())
+                        || p.driver.detail == "present (version unknown)",
+                    "{p:?}"
+                ),
+            }
+            for (i, g) in p.gpus.iter().enumerate() {
+                assert_eq!(g.ordinal, i, "{p:?}");
+                assert!(!g.name.is_empty() && g.name != "unknown", "{p:?}");
+                assert!(g.compute_capability.0 >= 1, "{p:?}");
+                assert!(g.memory_total_mb > 0, "{p:?}");
+            }
         }
         assert!(!p.nvml.detail.is_empty());
         assert!(!p.nvrtc.detail.is_empty());

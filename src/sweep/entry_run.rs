@@ -456,6 +456,24 @@ mod tests {
         assert!(recs
             .iter()
             .all(|r| r.status == Status::Ok && r.threads == 2));
+        // Two threads' measurements of one operation with known figures:
+        // 100 operations in 1 s and 300 in 2 s. The record's iterations and
+        // rate are both threads' (100 + 150 per second), never one's.
+        let m = |iterations: u64, seconds: f64| Measurement {
+            iterations,
+            seconds,
+            batches: vec![(iterations, seconds)],
+            warmup_ops: 0,
+            once: false,
+            budget_ran_out: false,
+        };
+        let (a, b) = (m(100, 1.0), m(300, 2.0));
+        let mut rec = recs[0].clone();
+        fill(&mut rec, &[&a, &b]);
+        assert_eq!(rec.iterations, Some(400));
+        assert!((rec.ops_per_sec.unwrap() - 250.0).abs() < 1e-9);
+        assert!((rec.ms_per_op.unwrap() - 4.0).abs() < 1e-12);
+        assert!((rec.throughput_ops_per_sec.unwrap().median - 250.0).abs() < 1e-9);
     }
 
     #[test]

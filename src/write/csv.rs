@@ -153,6 +153,8 @@ pub fn file_name(timestamp: &str, arch: &str, hostname: &str, kind: &str) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::catalog::{Kind, Operation};
+    use crate::schema::device::{Device, DeviceKind};
 
     #[test]
     fn header_comes_from_the_columns() {
@@ -176,6 +178,45 @@ mod tests {
         assert_eq!(
             file_name("20260101T000000", "x86_64", "my host", "liboqs"),
             "20260101T000000_x86_64_my-host_liboqs.csv"
+        );
+    }
+
+    /// A sweep-like record: `iterations` operations in `seconds`.
+    fn measured(alg: &str, op: Operation, iterations: u64, seconds: f64) -> Record {
+        let mut r = Record::unmeasured(
+            "liboqs-cpu".into(),
+            Device {
+                kind: DeviceKind::Cpu,
+                name: "test CPU".into(),
+                memory_total_mb: 1,
+            },
+            "liboqs".into(),
+            alg.into(),
+            "test".into(),
+            Kind::Signature,
+            op,
+        );
+        r.status = Status::Ok;
+        r.iterations = Some(iterations);
+        r.ops_per_sec = Some(iterations as f64 / seconds);
+        r.ms_per_op = Some(seconds * 1000.0 / iterations as f64);
+        r
+    }
+
+    #[test]
+    fn rows_are_the_ok_records_and_failed_ones_are_left_out() {
+        let sign = measured("ML-DSA-44", Operation::Sign, 3000, 0.25);
+        let verify = measured("ML-DSA-44", Operation::Verify, 7, 0.5);
+        let mut failed = measured("Falcon-512", Operation::Sign, 5, 1.0);
+        failed.status = Status::Failed;
+        let text = render(&[], &[&sign, &failed, &verify]);
+        let p = parse(&text).unwrap();
+        assert_eq!(
+            p.rows,
+            [
+                ["ML-DSA-44", "sign", "0.083333", "12000.000", "3000"],
+                ["ML-DSA-44", "verify", "71.428571", "14.000", "7"],
+            ]
         );
     }
 }

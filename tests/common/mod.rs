@@ -88,13 +88,26 @@ pub fn interrupt(child: &std::process::Child) {
 
 pub mod standin;
 
-/// Says, where a reader of `cargo test` sees it, that `test` did not run
-/// and why: libtest hides a passing test's `eprintln!`, so a skip would
-/// otherwise read as a pass. Written straight to the process's stderr,
-/// which libtest does not capture.
+/// Every skip goes through here: says, where a reader of `cargo test` sees
+/// it, that `test` (or the part of it named) did not run and why. libtest
+/// captures a passing test's `eprintln!`, so a skip printed that way reads
+/// as a pass; this line goes to file descriptor 2 itself, in one write.
+/// `scripts/test` counts these lines and fails when there is any.
 pub fn skipped(test: &str, why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+    let line = format!("SKIPPED {test}: {why}\n");
+    // SAFETY: writes `line`'s bytes, which outlive the call, to stderr.
+    unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+}
+
+/// What [`hardware_skip`] puts before its reason: `scripts/test` lists
+/// these skips but does not fail on them, since no set-up can give a
+/// machine the hardware (or the absence of it) a test is written for.
+pub const HARDWARE: &str = "this machine's hardware: ";
+
+/// A skip because of the machine itself: a test for GPUs on a machine
+/// without one, or a test for machines without a GPU on one that has it.
+pub fn hardware_skip(test: &str, why: &str) {
+    skipped(test, &format!("{HARDWARE}{why}"));
 }
 
 /// Sends `signal` (SIGTERM, SIGHUP...) to `child`.
@@ -168,4 +181,91 @@ pub fn mixed_sweep(out: &Path) -> PathBuf {
         "SPHINCS+-SHA2-128f-simple,FN-DSA-512,SM2,ML-DSA-44,Ed25519,MAYO-1",
         &["--symmetric"],
     )
+}
+
+/// What an aggregate of a run file should hold, worked out from its
+/// member records alone (`records` is the file's, `agg` names its members
+/// by index): each ok member's median throughput (batch / run time) over
+/// its runs whose window overlaps a run of every other ok member, and the
+/// total of those, `None` when some member has no such run. Without
+/// windows, each member's median over all its runs.
+pub fn aggregate_from_records(
+    records: &[serde_json::Value],
+    agg: &serde_json::Value,
+) -> (Vec<f64>, Option<f64>) {
+    let members: Vec<&serde_json::Value> = agg["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &records[i.as_u64().unwrap() as usize])
+        .filter(|r| r["status"] == "ok" && !r["run_seconds"].as_array().unwrap().is_empty())
+        .collect();
+    let numbers = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let windows: Option<Vec<Vec<(f64, f64)>>> = members
+        .iter()
+        .map(|r| {
+            let w: Vec<(f64, f64)> = r["run_windows_unix_s"]
+                .as_array()?
+                .iter()
+                .map(|w| (w[0].as_f64().unwrap(), w[1].as_f64().unwrap()))
+                .collect();
+            (w.len() == r["run_seconds"].as_array().unwrap().len()).then_some(w)
+        })
+        .collect();
+    let medians: Vec<Option<f64>> = members
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let batch = r["batch"].as_f64().unwrap();
+            let kept: Vec<f64> = numbers(&r["run_seconds"])
+                .into_iter()
+                .enumerate()
+                .filter(|(k, _)| match &windows {
+                    Some(w) if members.len() > 1 => {
+                        let (a0, a1) = w[i][*k];
+                        (0..members.len())
+                            .filter(|&j| j != i)
+                            .all(|j| w[j].iter().any(|&(b0, b1)| a0 < b1 && b0 < a1))
+                    }
+                    _ => true,
+                })
+                .map(|(_, s)| batch / s)
+                .collect();
+            let s = pqcprof::core::stats::Sample::new(kept).ok()?;
+            Some(pqcprof::core::stats::summarize(&s).median)
+        })
+        .collect();
+    let total = if members.is_empty() {
+        None
+    } else {
+        medians.iter().copied().sum::<Option<f64>>()
+    };
+    (medians.iter().map(|m| m.unwrap_or(0.0)).collect(), total)
+}
+
+/// Asserts that `agg` holds what [`aggregate_from_records`] works out.
+pub fn assert_aggregate_adds_up(records: &[serde_json::Value], agg: &serde_json::Value) {
+    let (members, total) = aggregate_from_records(records, agg);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    let got: Vec<f64> = agg["member_ops_per_sec"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(got.len(), members.len(), "{agg}");
+    for (g, m) in got.iter().zip(&members) {
+        assert!(close(*g, *m), "member {g}, from its records {m}: {agg}");
+    }
+    match (agg["total_ops_per_sec"].as_f64(), total) {
+        (Some(g), Some(t)) => assert!(close(g, t), "total {g}, from the records {t}: {agg}"),
+        (None, None) => {}
+        (g, t) => panic!("total {g:?}, from the records {t:?}: {agg}"),
+    }
 }
