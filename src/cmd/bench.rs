@@ -309,15 +309,22 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         check_host_memory(&opts, largest_cpu_batch(&opts.batch), host.memory_total_mb)?;
     }
 
-    let gpu = gpu::probe();
-    let meta = system::collect(Some(&gpu));
-    let ordinals =
-        if want_backend(&opts, native_gpu::NAME) || want_backend(&opts, cupqc::BACKEND_NAME) {
-            let listed: Vec<usize> = gpu.gpus.iter().map(|g| g.ordinal).collect();
-            opts.devices.resolve(&listed)?
-        } else {
-            vec![]
-        };
+    // A CPU-only run never loads a GPU library: a broken or hung driver on
+    // the loader path cannot stop it.
+    let wants_gpu =
+        want_backend(&opts, native_gpu::NAME) || want_backend(&opts, cupqc::BACKEND_NAME);
+    let gpu = if wants_gpu {
+        gpu::probe()
+    } else {
+        gpu::not_probed()
+    };
+    let meta = system::collect(wants_gpu.then_some(&gpu));
+    let ordinals = if wants_gpu {
+        let listed: Vec<usize> = gpu.gpus.iter().map(|g| g.ordinal).collect();
+        opts.devices.resolve(&listed)?
+    } else {
+        vec![]
+    };
     if let [one] = ordinals.as_slice() {
         opts.device = *one;
     }

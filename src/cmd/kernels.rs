@@ -26,6 +26,9 @@ struct KernelRow {
 /// `pqcprof kernels`: the static cost of every native kernel.
 pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
     use crate::backend::native_gpu::resources;
+    if let Err(why) = crate::probe::gpu::nvrtc_library() {
+        anyhow::bail!("NVRTC is needed to compile the kernels and cannot be used: {why}");
+    }
     let Some(nvrtc) = crate::backend::native_gpu::kernels::nvrtc_label() else {
         anyhow::bail!(
             "NVRTC is needed to compile the kernels and was not found (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH)"

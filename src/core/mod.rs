@@ -4,6 +4,7 @@
 
 pub mod batching;
 pub mod catalog;
+pub mod dynlib;
 pub mod exit;
 pub mod stats;
 pub mod units;

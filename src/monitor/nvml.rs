@@ -39,12 +39,51 @@ pub struct NvmlSampler {
     instant_ok: Arc<AtomicBool>,
 }
 
+/// Every NVML function pqcprof calls through nvml-wrapper (which panics on
+/// a missing one, `nvmlShutdown` included, when it is dropped).
+pub const NVML_SYMBOLS: [&str; 12] = [
+    "nvmlInit_v2",
+    "nvmlShutdown",
+    "nvmlSystemGetDriverVersion",
+    "nvmlDeviceGetHandleByIndex_v2",
+    "nvmlDeviceGetHandleByPciBusId_v2",
+    "nvmlDeviceGetIndex",
+    "nvmlDeviceGetMemoryInfo_v2",
+    "nvmlDeviceGetUtilizationRates",
+    "nvmlDeviceGetClockInfo",
+    "nvmlDeviceGetPowerUsage",
+    "nvmlDeviceGetFieldValues",
+    "nvmlDeviceGetTotalEnergyConsumption",
+];
+
+/// NVML (`libnvidia-ml.so.1`, the name nvml-wrapper loads) checked once,
+/// before its first call: `Err` when it is missing or lacks a function of
+/// [`NVML_SYMBOLS`].
+pub fn library() -> Result<(), String> {
+    static CHECKED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            match crate::core::dynlib::first_complete(
+                &["libnvidia-ml.so.1".to_string()],
+                &NVML_SYMBOLS,
+            ) {
+                Ok(Some(_)) => Ok(()),
+                Ok(None) => Err(
+                    "NVML could not be loaded: libnvidia-ml.so.1 is not on the loader path".into(),
+                ),
+                Err(why) => Err(format!("NVML cannot be used: {why}")),
+            }
+        })
+        .clone()
+}
+
 impl NvmlSampler {
     /// Opens NVML and finds the device with this PCI bus id
     /// (`00000000:01:00.0`), so CUDA and NVML name the same GPU. If NVML
     /// cannot resolve the id, it falls back to the CUDA ordinal (the same
     /// GPU unless CUDA_VISIBLE_DEVICES reorders them) and says so.
     pub fn new(pci_bus_id: &str, cuda_ordinal: usize, period: Duration) -> anyhow::Result<Self> {
+        library().map_err(anyhow::Error::msg)?;
         let nvml = Nvml::init().map_err(|e| anyhow::anyhow!("NVML could not be loaded: {e}"))?;
         let (index, matched) = match nvml
             .device_by_pci_bus_id(pci_bus_id)

@@ -1,8 +1,11 @@
 //! What this machine offers for GPU work: the CUDA driver and its GPUs (as
 //! the driver reports them, never guessed from names), NVML, NVRTC and the
 //! cuPQC SDK. Every library is loaded dynamically and probed before use:
-//! cudarc panics when a library it needs is missing, so nothing here calls
-//! into one that `is_culib_present` has not found.
+//! cudarc panics when a library or a function it needs is missing, so each
+//! library's whole list of functions is resolved first
+//! ([`crate::core::dynlib`]), and nothing here calls into one that failed.
+//! The first driver call (`cuInit`) runs under a time limit: a hung driver
+//! is named, not waited for.
 
 use crate::schema::metadata::GpuInfo;
 use serde::{Deserialize, Serialize};
@@ -62,6 +65,134 @@ pub struct GpuProbe {
 /// bindings have from CUDA 12.8 on (and panics on a driver without it).
 pub const NEWER_DRIVER_SYMBOLS: [(&str, u32); 1] = [("cuEventElapsedTime_v2", 12080)];
 
+/// Every CUDA driver function pqcprof's cudarc calls (device queries,
+/// contexts, memory, copies, modules, launches, events, error strings),
+/// resolved before the first call. The newer ones of
+/// [`NEWER_DRIVER_SYMBOLS`] are checked apart, to name the driver to install.
+pub const DRIVER_SYMBOLS: [&str; 47] = [
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuGetErrorString",
+    "cuGetErrorName",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetName",
+    "cuDeviceGetAttribute",
+    "cuDeviceTotalMem_v2",
+    "cuDeviceGetUuid_v2",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuCtxSetCurrent",
+    "cuCtxGetCurrent",
+    "cuCtxGetDevice",
+    "cuCtxSynchronize",
+    "cuStreamCreate",
+    "cuStreamCreateWithPriority",
+    "cuStreamDestroy_v2",
+    "cuStreamSynchronize",
+    "cuStreamQuery",
+    "cuStreamWaitEvent",
+    "cuEventCreate",
+    "cuEventDestroy_v2",
+    "cuEventRecord",
+    "cuEventSynchronize",
+    "cuEventQuery",
+    "cuMemAlloc_v2",
+    "cuMemAllocAsync",
+    "cuMemFree_v2",
+    "cuMemFreeAsync",
+    "cuMemHostAlloc",
+    "cuMemFreeHost",
+    "cuMemGetInfo_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyDtoDAsync_v2",
+    "cuMemsetD8_v2",
+    "cuMemsetD8Async",
+    "cuModuleLoadData",
+    "cuModuleUnload",
+    "cuModuleGetFunction",
+    "cuFuncGetAttribute",
+    "cuLaunchKernel",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+];
+
+/// Every NVRTC function pqcprof calls, resolved before the first call.
+pub const NVRTC_SYMBOLS: [&str; 11] = [
+    "nvrtcVersion",
+    "nvrtcGetErrorString",
+    "nvrtcCreateProgram",
+    "nvrtcCompileProgram",
+    "nvrtcDestroyProgram",
+    "nvrtcGetProgramLogSize",
+    "nvrtcGetProgramLog",
+    "nvrtcGetPTXSize",
+    "nvrtcGetPTX",
+    "nvrtcGetCUBINSize",
+    "nvrtcGetCUBIN",
+];
+
+/// How long the first driver call (`cuInit`) may take before the driver is
+/// taken as hung: `PQCPROF_DRIVER_TIMEOUT_S` seconds, else 30.
+pub fn driver_timeout() -> std::time::Duration {
+    let secs = std::env::var("PQCPROF_DRIVER_TIMEOUT_S")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0)
+        .unwrap_or(30.0);
+    std::time::Duration::from_secs_f64(secs)
+}
+
+/// The libraries cudarc would try for `name` (`cuda`, `nvrtc`), in its order.
+fn candidates(names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .flat_map(|n| cudarc::get_lib_name_candidates(n))
+        .collect()
+}
+
+/// The CUDA driver library checked once: `Ok(true)` when it loads with
+/// every function of [`DRIVER_SYMBOLS`], `Ok(false)` when there is none,
+/// `Err` naming what is wrong.
+fn driver_library() -> Result<bool, String> {
+    static CHECKED: std::sync::OnceLock<Result<bool, String>> = std::sync::OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            crate::core::dynlib::first_complete(&candidates(&["cuda", "nvcuda"]), &DRIVER_SYMBOLS)
+                .map(|found| found.is_some())
+        })
+        .clone()
+}
+
+/// NVRTC checked once: `Ok(true)` when it loads with every function of
+/// [`NVRTC_SYMBOLS`], `Ok(false)` when there is none, `Err` naming what is
+/// wrong.
+pub fn nvrtc_library() -> Result<bool, String> {
+    static CHECKED: std::sync::OnceLock<Result<bool, String>> = std::sync::OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            crate::core::dynlib::first_complete(&candidates(&["nvrtc"]), &NVRTC_SYMBOLS)
+                .map(|found| found.is_some())
+        })
+        .clone()
+}
+
+/// `cuInit(0)` on a thread of its own, waited for at most `limit`: `None`
+/// when it did not return in time (the thread is left blocked; nothing
+/// else calls into the driver afterwards).
+fn init_within(limit: std::time::Duration) -> Option<Result<(), cudarc::driver::DriverError>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("pqcprof-cuinit".into())
+        .spawn(move || {
+            let _ = tx.send(cudarc::driver::result::init());
+        })
+        .ok()?;
+    rx.recv_timeout(limit).ok()
+}
+
 /// The oldest CUDA driver API version with every symbol we call.
 pub fn min_driver_api() -> u32 {
     NEWER_DRIVER_SYMBOLS
@@ -98,8 +229,7 @@ pub fn driver_too_old(api: Option<u32>, missing: &[String]) -> Option<String> {
 
 /// The symbols of `NEWER_DRIVER_SYMBOLS` libcuda does not export.
 fn missing_symbols() -> Vec<String> {
-    // SAFETY: only tries to dlopen the library.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+    if driver_library() != Ok(true) {
         return vec![];
     }
     // SAFETY: the library is present (checked above), so culib() loads it
@@ -121,16 +251,42 @@ fn driver_version_string(v: u32) -> String {
 }
 
 fn probe_driver() -> (Component, Option<u32>, Vec<GpuInfo>) {
+    static PROBED: std::sync::OnceLock<(Component, Option<u32>, Vec<GpuInfo>)> =
+        std::sync::OnceLock::new();
+    PROBED.get_or_init(probe_driver_once).clone()
+}
+
+fn probe_driver_once() -> (Component, Option<u32>, Vec<GpuInfo>) {
     use cudarc::driver::{result, sys};
-    // SAFETY: only tries to dlopen the library.
-    if !unsafe { sys::is_culib_present() } {
+    match driver_library() {
+        Ok(true) => {}
+        Ok(false) => {
+            return (
+                Component::no("libcuda.so not found: no NVIDIA driver is installed or it is not on the loader path"),
+                None,
+                vec![],
+            )
+        }
+        Err(why) => {
+            return (
+                Component::no(format!("the CUDA driver cannot be used: {why}")),
+                None,
+                vec![],
+            )
+        }
+    }
+    let limit = driver_timeout();
+    let Some(init) = init_within(limit) else {
         return (
-            Component::no("libcuda.so not found: no NVIDIA driver is installed or it is not on the loader path"),
+            Component::no(format!(
+                "the CUDA driver is hung: cuInit did not return within {:.0} s (check `nvidia-smi` and the kernel log; PQCPROF_DRIVER_TIMEOUT_S sets the limit); no GPU is used",
+                limit.as_secs_f64()
+            )),
             None,
             vec![],
         );
-    }
-    match result::init() {
+    };
+    match init {
         Ok(()) => {}
         // A driver with no device says so through cuInit: the driver is
         // there, the GPU list is empty (a normal state, not an error).
@@ -178,6 +334,9 @@ fn probe_driver() -> (Component, Option<u32>, Vec<GpuInfo>) {
 }
 
 fn probe_nvml() -> Component {
+    if let Err(why) = crate::monitor::nvml::library() {
+        return Component::no(why);
+    }
     match nvml_wrapper::Nvml::init() {
         Ok(nvml) => match nvml.sys_driver_version() {
             Ok(v) => Component::yes(format!("driver {v}")),
@@ -190,8 +349,7 @@ fn probe_nvml() -> Component {
 /// NVRTC's (major, minor) version, when the library loads.
 pub fn nvrtc_version() -> Option<(i32, i32)> {
     use cudarc::nvrtc::sys;
-    // SAFETY: only tries to dlopen the library.
-    if !unsafe { sys::is_culib_present() } {
+    if nvrtc_library() != Ok(true) {
         return None;
     }
     let (mut major, mut minor) = (0, 0);
@@ -203,6 +361,9 @@ pub fn nvrtc_version() -> Option<(i32, i32)> {
 }
 
 fn probe_nvrtc() -> Component {
+    if let Err(why) = nvrtc_library() {
+        return Component::no(format!("NVRTC cannot be used: {why}"));
+    }
     match nvrtc_version() {
         Some((a, b)) => Component::yes(format!("NVRTC {a}.{b}")),
         None => Component::no(
@@ -232,6 +393,22 @@ fn probe_cupqc() -> Component {
             "no cuPQC SDK at {} (set CUPQC_HOME or unpack the SDK there)",
             dir.display()
         )),
+    }
+}
+
+/// What a command that runs no GPU backend records: nothing probed, no
+/// GPU library loaded.
+pub fn not_probed() -> GpuProbe {
+    let skipped = || Component::no("not probed: this command runs no GPU backend");
+    GpuProbe {
+        driver: skipped(),
+        driver_api_version: None,
+        gpus: vec![],
+        nvml: skipped(),
+        nvrtc: skipped(),
+        cupqc_sdk: skipped(),
+        missing_driver_symbols: vec![],
+        emulation: None,
     }
 }
 
@@ -267,8 +444,7 @@ pub fn standin_driver() -> Option<String> {
     FOUND
         .get_or_init(|| {
             use cudarc::driver::sys;
-            // SAFETY: only tries to dlopen the library.
-            if !unsafe { sys::is_culib_present() } {
+            if driver_library() != Ok(true) {
                 return None;
             }
             // SAFETY: present (checked above), so `culib` loads rather than
