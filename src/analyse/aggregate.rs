@@ -55,9 +55,80 @@ pub fn key(rec: &Record) -> Option<Key> {
     })
 }
 
-/// Whether two `[start, end]` windows share a moment.
-fn overlaps(a: [f64; 2], b: [f64; 2]) -> bool {
-    a[0] < b[1] && b[0] < a[1]
+/// For each member's windows, whether the window shares a moment with a
+/// window of every other member (`[a, b]` and `[c, d]` do when `a < d`
+/// and `c < b`). One sweep over the
+/// windows sorted by start, with a tree holding, for each member, the
+/// latest end among its windows started so far: O(n log n) in the number
+/// of windows, where comparing every pair of members would be quadratic.
+fn overlapping_runs(w: &[&Vec<[f64; 2]>]) -> Vec<Vec<bool>> {
+    let m = w.len();
+    let size = m.next_power_of_two();
+    // Leaves: a member's latest end so far; inner nodes: the minimum.
+    let mut tree = vec![f64::INFINITY; 2 * size];
+    for leaf in &mut tree[size..size + m] {
+        *leaf = f64::NEG_INFINITY;
+    }
+    for p in (1..size).rev() {
+        tree[p] = tree[2 * p].min(tree[2 * p + 1]);
+    }
+    // The least latest end over members in [lo, hi).
+    let min_in = |tree: &[f64], lo: usize, hi: usize| {
+        let (mut lo, mut hi, mut best) = (lo + size, hi + size, f64::INFINITY);
+        while lo < hi {
+            if lo & 1 == 1 {
+                best = best.min(tree[lo]);
+                lo += 1;
+            }
+            if hi & 1 == 1 {
+                hi -= 1;
+                best = best.min(tree[hi]);
+            }
+            lo /= 2;
+            hi /= 2;
+        }
+        best
+    };
+    let finite = |o: &[f64; 2]| !o[0].is_nan() && !o[1].is_nan();
+    let mut starts: Vec<(f64, usize, f64)> = w
+        .iter()
+        .enumerate()
+        .flat_map(|(j, ws)| {
+            ws.iter()
+                .filter(|o| finite(o))
+                .map(move |o| (o[0], j, o[1]))
+        })
+        .collect();
+    starts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut queries: Vec<(f64, usize, usize)> = w
+        .iter()
+        .enumerate()
+        .flat_map(|(i, ws)| {
+            ws.iter()
+                .enumerate()
+                .filter(|(_, o)| finite(o))
+                .map(move |(k, o)| (o[1], i, k))
+        })
+        .collect();
+    queries.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out: Vec<Vec<bool>> = w.iter().map(|ws| vec![false; ws.len()]).collect();
+    let mut next = 0;
+    for (end, i, k) in queries {
+        // Every window that starts before this one ends.
+        while next < starts.len() && starts[next].0 < end {
+            let (_, j, o_end) = starts[next];
+            let mut p = size + j;
+            tree[p] = tree[p].max(o_end);
+            while p > 1 {
+                p /= 2;
+                tree[p] = tree[2 * p].min(tree[2 * p + 1]);
+            }
+            next += 1;
+        }
+        let others = min_in(&tree, 0, i).min(min_in(&tree, i + 1, m));
+        out[i][k] = others > w[i][k][0];
+    }
+    out
 }
 
 /// Throughput of each timed run, operations per second.
@@ -105,25 +176,23 @@ pub fn aggregate(scope: &str, members: &[Member]) -> Option<Aggregate> {
         .collect();
     // Per passing member: the throughputs of its runs that count.
     let (counted, mut overlap): (Vec<Vec<f64>>, String) = match &windows {
-        Some(w) if ok.len() > 1 => (
-            ok.iter()
-                .enumerate()
-                .map(|(i, m)| {
-                    per_run(m.rec)
-                        .into_iter()
-                        .zip(w[i].iter())
-                        .filter(|(_, win)| {
-                            w.iter()
-                                .enumerate()
-                                .filter(|(j, _)| *j != i)
-                                .all(|(_, other)| other.iter().any(|o| overlaps(**win, *o)))
-                        })
-                        .map(|(t, _)| t)
-                        .collect()
-                })
-                .collect(),
-            "runs that overlapped in time (host clock) with a run of every other member".into(),
-        ),
+        Some(w) if ok.len() > 1 => {
+            let counts = overlapping_runs(w);
+            (
+                ok.iter()
+                    .zip(&counts)
+                    .map(|(m, keep)| {
+                        per_run(m.rec)
+                            .into_iter()
+                            .zip(keep)
+                            .filter(|(_, k)| **k)
+                            .map(|(t, _)| t)
+                            .collect()
+                    })
+                    .collect(),
+                "runs that overlapped in time (host clock) with a run of every other member".into(),
+            )
+        }
         _ => (
             ok.iter().map(|m| per_run(m.rec)).collect(),
             if ok.len() > 1 {
@@ -246,6 +315,7 @@ pub fn aggregate_all<'a>(
     node_of: &dyn Fn(&Record) -> (&'a str, Option<&'a str>),
 ) -> Vec<Aggregate> {
     let mut groups: Vec<(Key, Vec<Member<'a>>)> = vec![];
+    let mut group_of: std::collections::HashMap<Key, usize> = std::collections::HashMap::new();
     for (index, rec) in records {
         let Some(k) = key(rec) else { continue };
         let (node, rank) = node_of(rec);
@@ -255,9 +325,12 @@ pub fn aggregate_all<'a>(
             node,
             rank,
         };
-        match groups.iter_mut().find(|(g, _)| *g == k) {
-            Some((_, v)) => v.push(m),
-            None => groups.push((k, vec![m])),
+        match group_of.get(&k) {
+            Some(&g) => groups[g].1.push(m),
+            None => {
+                group_of.insert(k.clone(), groups.len());
+                groups.push((k, vec![m]));
+            }
         }
     }
     groups
@@ -313,6 +386,52 @@ mod tests {
             })
             .collect();
         aggregate("test", &members).unwrap()
+    }
+
+    /// Whether two `[start, end]` windows share a moment.
+    fn overlaps(a: [f64; 2], b: [f64; 2]) -> bool {
+        a[0] < b[1] && b[0] < a[1]
+    }
+
+    #[test]
+    fn the_sweep_agrees_with_comparing_every_pair() {
+        // Small integer windows, so ties and touching ends are common.
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % 12
+        };
+        for _ in 0..300 {
+            let members = 2 + next() as usize % 4;
+            let w: Vec<Vec<[f64; 2]>> = (0..members)
+                .map(|_| {
+                    (0..next() % 4)
+                        .map(|_| {
+                            let a = next() as f64;
+                            [a, a + next() as f64 % 4.0]
+                        })
+                        .collect()
+                })
+                .collect();
+            let refs: Vec<&Vec<[f64; 2]>> = w.iter().collect();
+            let pairwise: Vec<Vec<bool>> = w
+                .iter()
+                .enumerate()
+                .map(|(i, ws)| {
+                    ws.iter()
+                        .map(|win| {
+                            w.iter()
+                                .enumerate()
+                                .filter(|(j, _)| *j != i)
+                                .all(|(_, other)| other.iter().any(|o| overlaps(*win, *o)))
+                        })
+                        .collect()
+                })
+                .collect();
+            assert_eq!(overlapping_runs(&refs), pairwise, "{w:?}");
+        }
     }
 
     #[test]

@@ -36,41 +36,164 @@ pub struct MergeArgs {
     pub output: PathBuf,
 }
 
-/// Every `run-*.json` under `dir`, sorted, and the expected ranks its
+/// The most ranks one role may have (an `expected-ranks` count, a rank's
+/// recorded task count): far above any Slurm job pqcprof runs in, low
+/// enough that naming each missing rank stays small.
+pub const MAX_RANKS: usize = 100_000;
+
+/// A file's identity: (device, inode).
+type FileId = (u64, u64);
+
+fn file_id(m: &std::fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+/// What the folders given to `merge` hold: the run files (each file once,
+/// however many links or folders lead to it) and the ranks the
 /// `expected-ranks` files declare.
-fn find_run_files(
-    dir: &Path,
-    files: &mut Vec<PathBuf>,
-    expected: &mut BTreeMap<String, usize>,
-) -> anyhow::Result<()> {
+#[derive(Default)]
+struct Found {
+    files: Vec<PathBuf>,
+    ids: BTreeMap<FileId, PathBuf>,
+    expected: BTreeMap<String, usize>,
+    expected_files: BTreeMap<FileId, PathBuf>,
+}
+
+impl Found {
+    /// Adds a run file unless the same file (by identity) is already in.
+    fn add_file(&mut self, path: &Path, meta: &std::fs::Metadata) {
+        match self.ids.get(&file_id(meta)) {
+            Some(first) => eprintln!(
+                "pqcprof: {}: left out: the same file as {} (a link or a folder given twice); merged once",
+                printable(&path.display().to_string()),
+                printable(&first.display().to_string())
+            ),
+            None => {
+                self.ids.insert(file_id(meta), path.to_path_buf());
+                self.files.push(path.to_path_buf());
+            }
+        }
+    }
+}
+
+/// Why `path` (not a folder) cannot be read as an input, when it is not a
+/// regular file.
+fn not_regular(path: &Path, meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    let kind = if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_file() {
+        return None;
+    } else {
+        "not a regular file"
+    };
+    Some(format!(
+        "merge input {} is {kind}: only regular run files and folders are read",
+        path.display()
+    ))
+}
+
+/// Every `run-*.json` under `dir`, sorted, and the expected ranks its
+/// `expected-ranks` files declare. `above` holds the folders (by identity)
+/// from the input down to `dir`: a link back to one of them is a loop.
+fn find_run_files(dir: &Path, above: &mut Vec<FileId>, found: &mut Found) -> anyhow::Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read the folder {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     entries.sort();
     for p in entries {
-        let name = p.file_name().unwrap_or_default().to_string_lossy();
-        if p.is_dir() {
-            find_run_files(&p, files, expected)?;
-        } else if name == EXPECTED_RANKS_FILE {
-            let text = std::fs::read_to_string(&p)
-                .with_context(|| format!("cannot read {}", p.display()))?;
-            for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-                let bad = || {
-                    anyhow::anyhow!(
-                        "{}: bad line '{line}': expected `ROLE COUNT`, e.g. `gpu 4`",
-                        p.display()
-                    )
-                };
-                let (role, n) = line.split_once(char::is_whitespace).ok_or_else(bad)?;
-                let n: usize = n.trim().parse().map_err(|_| bad())?;
-                *expected.entry(role.to_string()).or_default() += n;
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let is_run = name.starts_with("run-") && name.ends_with(".json");
+        let wanted = is_run || name == EXPECTED_RANKS_FILE;
+        let meta = match std::fs::metadata(&p) {
+            Ok(m) => m,
+            // A dangling link or one in a loop of links: only an error
+            // where it names a file merge needs.
+            Err(e) if wanted => bail!("cannot read {}: {e}", p.display()),
+            Err(_) => continue,
+        };
+        if meta.is_dir() {
+            let id = file_id(&meta);
+            if above.contains(&id) {
+                bail!(
+                    "{} leads back to a folder above it ({}): a loop of links; remove the link or give merge the folders themselves",
+                    p.display(),
+                    std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone()).display()
+                );
             }
-        } else if name.starts_with("run-") && name.ends_with(".json") {
-            files.push(p);
+            above.push(id);
+            let r = find_run_files(&p, above, found);
+            above.pop();
+            r?;
+        } else if wanted {
+            if let Some(why) = not_regular(&p, &meta) {
+                bail!(why);
+            }
+            if is_run {
+                found.add_file(&p, &meta);
+            } else if found
+                .expected_files
+                .insert(file_id(&meta), p.clone())
+                .is_none()
+            {
+                read_expected(&p, &mut found.expected)?;
+            }
         }
     }
     Ok(())
+}
+
+/// Adds the ranks one `expected-ranks` file declares, each count checked.
+fn read_expected(p: &Path, expected: &mut BTreeMap<String, usize>) -> anyhow::Result<()> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(p)
+        .and_then(|f| f.take(1 << 20).read_to_string(&mut text))
+        .with_context(|| format!("cannot read {}", p.display()))?;
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let shown = printable(line);
+        let bad = || {
+            anyhow::anyhow!(
+                "{}: bad line '{shown}': expected `ROLE COUNT`, e.g. `gpu 4`, with COUNT from 0 to {MAX_RANKS}",
+                p.display()
+            )
+        };
+        let (role, n) = line.split_once(char::is_whitespace).ok_or_else(bad)?;
+        let n: usize = n.trim().parse().map_err(|_| bad())?;
+        if n > MAX_RANKS {
+            return Err(bad());
+        }
+        let total = expected.entry(role.to_string()).or_default();
+        *total = total
+            .checked_add(n)
+            .filter(|t| *t <= MAX_RANKS)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: line '{shown}' brings the {} ranks of role {} to more than {MAX_RANKS}",
+                    p.display(),
+                    printable(role),
+                    printable(role)
+                )
+            })?;
+    }
+    Ok(())
+}
+
+/// `s` with every control character written out (`\u{1b}`), so a string
+/// from a run file cannot move the cursor, set a title or clear a line.
+fn printable(s: &str) -> String {
+    crate::core::units::printable(s)
 }
 
 /// The role of a rank: the batch script's, else the subcommand it ran.
@@ -169,25 +292,37 @@ fn missing_and_duplicates(
     expected_file: &BTreeMap<String, usize>,
 ) -> (Vec<String>, Vec<String>) {
     let mut expected = expected_file.clone();
+    let mut dups = vec![];
     if expected.is_empty() {
         for r in ranks {
             if let Some(n) = r.metadata.slurm.as_ref().and_then(|s| s.ntasks) {
+                if n > MAX_RANKS {
+                    dups.push(format!(
+                        "{} ({}) records a task count of {n}, more than the {MAX_RANKS} merge accepts: not used to find missing ranks",
+                        r.label(),
+                        r.file
+                    ));
+                    continue;
+                }
                 let e = expected.entry(r.role.clone()).or_default();
                 *e = (*e).max(n);
             }
         }
     }
+    let present: std::collections::HashSet<(&str, usize)> = ranks
+        .iter()
+        .filter_map(|r| r.procid.map(|p| (r.role.as_str(), p)))
+        .collect();
     let mut missing = vec![];
     for (role, n) in &expected {
         for p in 0..*n {
-            if !ranks.iter().any(|r| &r.role == role && r.procid == Some(p)) {
+            if !present.contains(&(role.as_str(), p)) {
                 missing.push(format!(
                     "{role} rank {p} (of {n}) left no run file: it failed or was killed before its first write"
                 ));
             }
         }
     }
-    let mut dups = vec![];
     let mut seen: BTreeMap<(String, usize), &RankFile> = BTreeMap::new();
     for r in ranks {
         let Some(p) = r.procid else { continue };
@@ -309,23 +444,34 @@ pub fn merge(runs: Vec<LoadedRun>, expected: &BTreeMap<String, usize>) -> anyhow
 
 /// `pqcprof merge`.
 pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
-    let mut files = vec![];
-    let mut expected = BTreeMap::new();
+    let mut found = Found::default();
     for input in &args.inputs {
-        if input.is_dir() {
-            find_run_files(input, &mut files, &mut expected)?;
-        } else if input.is_file() {
-            files.push(input.clone());
-        } else {
-            bail!(
+        let meta = std::fs::metadata(input).with_context(|| {
+            format!(
                 "merge input {} is neither a folder nor a run file",
                 input.display()
-            );
+            )
+        })?;
+        if meta.is_dir() {
+            let mut above = vec![file_id(&meta)];
+            find_run_files(input, &mut above, &mut found)?;
+        } else if let Some(why) = not_regular(input, &meta) {
+            bail!(why);
+        } else {
+            found.add_file(input, &meta);
         }
     }
-    let out_abs = std::fs::canonicalize(&args.output).ok();
-    files.retain(|f| std::fs::canonicalize(f).ok() != out_abs || out_abs.is_none());
-    let mut runs = vec![];
+    let Found {
+        files, expected, ..
+    } = found;
+    // Never onto an input, a rank's run file or an unrelated run file; a
+    // merged file from an earlier merge (not an input) may be replaced.
+    let mut inputs = files.clone();
+    inputs.extend(args.inputs.iter().cloned());
+    crate::write::output::check_merged_output(&args.output, &inputs)?;
+    let mut runs: Vec<LoadedRun> = vec![];
+    let mut by_start: std::collections::HashMap<(String, String), Vec<usize>> =
+        std::collections::HashMap::new();
     for (i, f) in files.iter().enumerate() {
         match read_run(f, &format!("F{}", i + 1)) {
             Ok((run, warnings)) => {
@@ -333,14 +479,30 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
                     eprintln!(
                         "pqcprof: {}: warning: field `{}`: {}",
                         f.display(),
-                        w.field,
-                        w.message
+                        printable(&w.field),
+                        printable(&w.message)
                     );
                 }
                 if run.cluster.is_some() {
                     eprintln!("pqcprof: {}: left out: already a merged file", f.display());
                     continue;
                 }
+                // A copy of a rank's file in another folder would count its
+                // work twice: the same host, start time and records.
+                let key = (run.metadata.hostname.clone(), run.metadata.date.clone());
+                let same = by_start.entry(key).or_default();
+                if let Some(&first) = same.iter().find(|&&k| {
+                    let o: &LoadedRun = &runs[k];
+                    o.metadata == run.metadata && o.records == run.records
+                }) {
+                    eprintln!(
+                        "pqcprof: {}: left out: the same run as {} (same host, start time and records); merged once",
+                        printable(&f.display().to_string()),
+                        printable(&runs[first].path.display().to_string())
+                    );
+                    continue;
+                }
+                same.push(runs.len());
                 runs.push(run);
             }
             Err(e) => eprintln!(
@@ -349,9 +511,9 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
                 if e.field.is_empty() {
                     String::new()
                 } else {
-                    format!("field `{}`: ", e.field)
+                    format!("field `{}`: ", printable(&e.field))
                 },
-                e.message
+                printable(&e.message)
             ),
         }
     }
@@ -387,16 +549,16 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
         args.output.display()
     );
     for d in &c.differences {
-        eprintln!("pqcprof: difference: {d}");
+        eprintln!("pqcprof: difference: {}", printable(d));
     }
     for m in &c.missing {
-        eprintln!("pqcprof: missing: {m}");
+        eprintln!("pqcprof: missing: {}", printable(m));
     }
     for r in c.ranks.iter().filter(|r| !r.complete) {
         eprintln!(
             "pqcprof: incomplete: {} ({}) did not finish its run",
-            r.label(),
-            r.file
+            printable(&r.label()),
+            printable(&r.file)
         );
     }
     if !c.complete {

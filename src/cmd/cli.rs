@@ -314,8 +314,11 @@ impl BenchArgs {
         }
         use crate::core::batching::{parse_batch_list, parse_sweep_top, BatchRequest};
         if self.latency {
-            if let Some(given) = self.batch.as_ref().or(self.batch_sweep.as_ref()) {
+            if let Some(given) = &self.batch {
                 bail!("invalid --batch {given} with --latency: latency mode times single operations (batch 1); leave --batch out");
+            }
+            if let Some(given) = &self.batch_sweep {
+                bail!("invalid --batch-sweep {given} with --latency: latency mode times single operations (batch 1); leave --batch-sweep out");
             }
         }
         let batch = match (&self.batch, &self.batch_sweep) {

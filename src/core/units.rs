@@ -130,3 +130,39 @@ mod tests {
         assert_eq!(bytes(1184), "1,184 B");
     }
 }
+
+/// `s` safe to print on a terminal: every control character (C0, DEL, C1,
+/// and the bidirectional overrides that reorder what is shown) written out
+/// as `\u{1b}`, so a string from a run file cannot set a title, move the
+/// cursor or clear a line. Newlines and tabs stay.
+pub fn printable(s: &str) -> String {
+    if !s.chars().any(needs_escape) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if needs_escape(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn needs_escape(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod printable_tests {
+    use super::printable;
+
+    #[test]
+    fn control_characters_are_written_out() {
+        assert_eq!(printable("a\u{1b}]0;x\u{7}b"), "a\\u{1b}]0;x\\u{7}b");
+        assert_eq!(printable("\u{9b}2K\u{202e}"), "\\u{9b}2K\\u{202e}");
+        assert_eq!(printable("ML-KEM-768\tok\n"), "ML-KEM-768\tok\n");
+    }
+}

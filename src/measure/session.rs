@@ -233,7 +233,12 @@ pub fn run(
         Mode::Throughput => ".json",
         Mode::Latency => "-latency.json",
     };
-    let (run_file, _) = crate::write::output::reserve(out, "run-", suffix)?;
+    let (run_file, _) = crate::write::output::reserve(
+        out,
+        "run-",
+        suffix,
+        &crate::write::output::json_bytes(&run)?,
+    )?;
     // The cuPQC-shaped files have fixed names: only one run at a time
     // writes them in a folder; another keeps everything in its run file.
     let lock = crate::write::output::try_lock(out);
@@ -244,11 +249,13 @@ pub fn run(
         );
     }
     let save = |out: &Path, run_file: &Path, run: &RunFile| {
-        if lock.is_some() {
-            write_all(out, run_file, run)
-        } else {
-            write_json(run_file, run)
-        }
+        crate::measure::signals::saving(run_file, || {
+            if lock.is_some() {
+                write_all(out, run_file, run)
+            } else {
+                write_json(run_file, run)
+            }
+        })
     };
     save(out, &run_file, &run)?;
     let mut interrupted = false;

@@ -35,6 +35,7 @@ pub mod summary;
 pub mod table;
 
 use crate::core::exit;
+use crate::core::units::printable;
 use crate::schema::load::LoadSet;
 use clap::{Args, ValueEnum};
 use model::Dataset;
@@ -84,7 +85,7 @@ pub struct CompareArgs {
 fn load_and_warn(files: &[PathBuf]) -> LoadSet {
     let set = crate::schema::load::load_all(files);
     for p in &set.problems {
-        eprintln!("pqcprof: {p}");
+        eprintln!("pqcprof: {}", printable(&p.to_string()));
     }
     set
 }
@@ -155,8 +156,8 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
                     eprintln!(
                         "pqcprof: {}: warning: field `{}`: {}",
                         path.display(),
-                        w.field,
-                        w.message
+                        printable(&w.field),
+                        printable(&w.message)
                     );
                 }
                 runs.push(run);
@@ -165,12 +166,12 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
                 let field = if e.field.is_empty() {
                     String::new()
                 } else {
-                    format!("field `{}`: ", e.field)
+                    format!("field `{}`: ", printable(&e.field))
                 };
                 eprintln!(
                     "pqcprof: {}: left out: {field}{}",
                     path.display(),
-                    e.message
+                    printable(&e.message)
                 );
             }
         }
@@ -181,7 +182,11 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
     }
     let (old, new) = (&runs[0], &runs[1]);
     let lines = compare::compare(old, new);
-    print!("{}", compare::render(old, new, &lines, args.fail_above));
+    // Every string in the table comes from the files: printed escaped.
+    print!(
+        "{}",
+        printable(&compare::render(old, new, &lines, args.fail_above))
+    );
     let emulated = [old, new]
         .iter()
         .map(|r| r.records.iter().filter(|(_, r)| r.emulated).count())
@@ -216,6 +221,23 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
             args.fail_above.unwrap_or(0.0)
         );
         return Ok(exit::SOME_FAILED);
+    }
+    if matched == 0 {
+        // A gate that compared nothing has not passed.
+        eprintln!(
+            "pqcprof: error: no measured record of {} matches one of {} (same backend, threads, algorithm, operation, mode and batch), so nothing was compared{}",
+            args.old.display(),
+            args.new.display(),
+            match args.fail_above {
+                Some(p) => format!("; --fail-above {p} cannot pass on zero records"),
+                None => String::new(),
+            }
+        );
+        return Ok(if args.fail_above.is_some() {
+            exit::SOME_FAILED
+        } else {
+            exit::ERROR
+        });
     }
     Ok(exit::OK)
 }

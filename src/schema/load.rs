@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 /// Run files larger than this are refused rather than read into memory.
 pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
 
+pub use crate::schema::shape::{MAX_RECORDS, MAX_SAMPLES};
+
 /// One usable run file.
 #[derive(Debug, Clone)]
 pub struct LoadedRun {
@@ -145,10 +147,28 @@ fn cap_strings(v: &mut Value) -> usize {
 
 /// Reads and checks one run file from disk.
 pub fn read_run(path: &Path, label: &str) -> Result<(LoadedRun, Vec<Warning>), FileError> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let meta = std::fs::metadata(path)
         .map_err(|e| file_error("", format!("cannot read the file: {e}")))?;
     if meta.is_dir() {
         return Err(file_error("", "is a folder, not a run file"));
+    }
+    if !meta.is_file() {
+        let t = meta.file_type();
+        let kind = if t.is_fifo() {
+            "a named pipe (FIFO)"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(file_error(
+            "",
+            format!("is {kind}, not a run file: only regular files are read"),
+        ));
     }
     if meta.len() > MAX_FILE_BYTES {
         return Err(file_error(
@@ -160,8 +180,25 @@ pub fn read_run(path: &Path, label: &str) -> Result<(LoadedRun, Vec<Warning>), F
             ),
         ));
     }
-    let bytes =
-        std::fs::read(path).map_err(|e| file_error("", format!("cannot read the file: {e}")))?;
+    // Opened without blocking (a file swapped for a FIFO after the check
+    // above cannot hang the read) and read at most one byte past the limit
+    // (a file that grows meanwhile cannot exhaust memory).
+    let mut bytes = vec![];
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| file_error("", format!("cannot read the file: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(file_error(
+            "",
+            format!(
+                "larger than the {} MiB a run file may have",
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
+        ));
+    }
     parse_run(&bytes, path, label)
 }
 
@@ -171,6 +208,7 @@ pub fn parse_run(
     path: &Path,
     label: &str,
 ) -> Result<(LoadedRun, Vec<Warning>), FileError> {
+    crate::schema::shape::check(bytes).map_err(|(field, message)| file_error(&field, message))?;
     let mut value: Value = serde_json::from_slice(bytes).map_err(|e| json_error(bytes, &e))?;
     let cut = cap_strings(&mut value);
     let Value::Object(top) = value else {
@@ -284,7 +322,19 @@ pub fn parse_run(
     };
     let complete = flag("complete", &mut warnings, false);
     let interrupted = flag("interrupted", &mut warnings, false);
-    let records = typed_array::<Record>(&top, "records", true, &mut warnings);
+    let mut records = typed_array::<Record>(&top, "records", true, &mut warnings);
+    records.retain(|(i, r)| match bad_rate(r) {
+        None => true,
+        Some((field, v)) => {
+            warnings.push(Warning {
+                field: format!("records[{i}].{field}"),
+                message: format!(
+                    "{v} is not a rate: operations per second must be a finite number above 0; this record is left out"
+                ),
+            });
+            false
+        }
+    });
     let symmetric = typed_array::<SymmetricRecord>(&top, "symmetric", false, &mut warnings);
     let aggregates = typed_array::<crate::schema::aggregate::Aggregate>(
         &top,
@@ -338,6 +388,25 @@ pub fn parse_run(
         },
         warnings,
     ))
+}
+
+/// The first rate of a record that is not a finite positive number, with
+/// its field: such a figure would vanish from tables or scale a chart to
+/// nothing, so the record is named and left out instead.
+fn bad_rate(r: &Record) -> Option<(&'static str, f64)> {
+    let bad = |v: f64| !(v.is_finite() && v > 0.0);
+    if let Some(v) = r.ops_per_sec.filter(|v| bad(*v)) {
+        return Some(("ops_per_sec", v));
+    }
+    if let Some(v) = r
+        .throughput_ops_per_sec
+        .as_ref()
+        .map(|s| s.median)
+        .filter(|v| bad(*v))
+    {
+        return Some(("throughput_ops_per_sec.median", v));
+    }
+    None
 }
 
 /// Reads every element of an array field one by one, so one bad element
@@ -584,9 +653,13 @@ fn last_top_level_key(bytes: &[u8]) -> Option<String> {
 }
 
 /// Reads every file; files that cannot be used are named in `problems`
-/// and left out, the rest are checked against each other.
+/// and left out, the rest are checked against each other. Linear in the
+/// number of files: each file is compared only with the earlier files that
+/// share its host and start time, and with the first value of each
+/// machine field seen for its host.
 pub fn load_all(paths: &[PathBuf]) -> LoadSet {
     let mut set = LoadSet::default();
+    let mut index = Index::default();
     for path in paths {
         let label = format!("F{}", set.runs.len() + 1);
         let shown = path.display().to_string();
@@ -600,7 +673,13 @@ pub fn load_all(paths: &[PathBuf]) -> LoadSet {
                         fatal: false,
                     });
                 }
-                if let Some(dup) = set.runs.iter().find(|r| same_run(r, &run)) {
+                let key = (run.metadata.hostname.clone(), run.metadata.date.clone());
+                let same_start = index.by_start.get(&key).cloned().unwrap_or_default();
+                if let Some(dup) = same_start
+                    .iter()
+                    .map(|&i| &set.runs[i])
+                    .find(|r| same_run(r, &run))
+                {
                     set.problems.push(Problem {
                         file: shown.clone(),
                         field: String::new(),
@@ -613,7 +692,9 @@ pub fn load_all(paths: &[PathBuf]) -> LoadSet {
                     });
                     continue;
                 }
-                set.problems.extend(conflicts(&set.runs, &run));
+                set.problems
+                    .extend(conflicts(&set.runs, &mut index, &same_start, &run));
+                index.by_start.entry(key).or_default().push(set.runs.len());
                 set.runs.push(run);
             }
             Err(e) => set.problems.push(Problem {
@@ -627,6 +708,16 @@ pub fn load_all(paths: &[PathBuf]) -> LoadSet {
     set
 }
 
+/// What `load_all` remembers of the files read so far.
+#[derive(Default)]
+struct Index {
+    /// Files by (host, start time).
+    by_start: std::collections::HashMap<(String, String), Vec<usize>>,
+    /// For each (host, machine field): every value seen, with the first
+    /// file that had it.
+    values: std::collections::HashMap<(String, &'static str), Vec<(String, usize)>>,
+}
+
 fn same_run(a: &LoadedRun, b: &LoadedRun) -> bool {
     a.metadata == b.metadata
         && a.records.len() == b.records.len()
@@ -635,52 +726,47 @@ fn same_run(a: &LoadedRun, b: &LoadedRun) -> bool {
 
 /// Metadata that must agree between two files from the same host; a
 /// difference means a hand edit, a copied file or a changed machine, and
-/// the reader should know before comparing across the two.
-fn conflicts(earlier: &[LoadedRun], run: &LoadedRun) -> Vec<Problem> {
+/// the reader should know before comparing across the two. Each new value
+/// is named once, against the first file of that host with another value.
+fn conflicts(
+    earlier: &[LoadedRun],
+    index: &mut Index,
+    same_start: &[usize],
+    run: &LoadedRun,
+) -> Vec<Problem> {
     let m = &run.metadata;
     let mut out = vec![];
-    for other in earlier.iter().filter(|o| o.metadata.hostname == m.hostname) {
-        let o = &other.metadata;
-        let fields: [(&str, String, String); 6] = [
-            ("metadata.cpu", o.cpu.clone(), m.cpu.clone()),
-            (
-                "metadata.cores_logical",
-                o.cores_logical.to_string(),
-                m.cores_logical.to_string(),
-            ),
-            (
-                "metadata.memory_total_mb",
-                o.memory_total_mb.to_string(),
-                m.memory_total_mb.to_string(),
-            ),
-            ("metadata.arch", o.arch.clone(), m.arch.clone()),
-            (
-                "metadata.liboqs_version",
-                o.liboqs_version.clone(),
-                m.liboqs_version.clone(),
-            ),
-            (
-                "metadata.openssl_version",
-                o.openssl_version.clone(),
-                m.openssl_version.clone(),
-            ),
-        ];
-        for (field, a, b) in fields {
-            if a != b {
-                out.push(Problem {
-                    file: run.path.display().to_string(),
-                    field: field.to_string(),
-                    message: format!(
-                        "\"{b}\" conflicts with \"{a}\" in {} ({}) for the same host \"{}\"; both files are reported, each under its own label",
-                        other.path.display(),
-                        other.label,
-                        m.hostname
-                    ),
-                    fatal: false,
-                });
-            }
+    let fields: [(&'static str, String); 6] = [
+        ("metadata.cpu", m.cpu.clone()),
+        ("metadata.cores_logical", m.cores_logical.to_string()),
+        ("metadata.memory_total_mb", m.memory_total_mb.to_string()),
+        ("metadata.arch", m.arch.clone()),
+        ("metadata.liboqs_version", m.liboqs_version.clone()),
+        ("metadata.openssl_version", m.openssl_version.clone()),
+    ];
+    for (field, b) in fields {
+        let seen = index.values.entry((m.hostname.clone(), field)).or_default();
+        if seen.iter().any(|(v, _)| *v == b) {
+            continue;
         }
-        if o.date == m.date && other.records != run.records {
+        if let Some((a, i)) = seen.first() {
+            let other = &earlier[*i];
+            out.push(Problem {
+                file: run.path.display().to_string(),
+                field: field.to_string(),
+                message: format!(
+                    "\"{b}\" conflicts with \"{a}\" in {} ({}) for the same host \"{}\"; both files are reported, each under its own label",
+                    other.path.display(),
+                    other.label,
+                    m.hostname
+                ),
+                fatal: false,
+            });
+        }
+        seen.push((b, earlier.len()));
+    }
+    for other in same_start.iter().map(|&i| &earlier[i]) {
+        if other.records != run.records {
             out.push(Problem {
                 file: run.path.display().to_string(),
                 field: "metadata.date".into(),
@@ -692,6 +778,7 @@ fn conflicts(earlier: &[LoadedRun], run: &LoadedRun) -> Vec<Problem> {
                 ),
                 fatal: false,
             });
+            break;
         }
     }
     out

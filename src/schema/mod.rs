@@ -10,3 +10,4 @@ pub mod load;
 pub mod metadata;
 pub mod record;
 pub mod run_file;
+pub mod shape;

@@ -50,18 +50,6 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         name: meta.cpu.clone(),
         memory_total_mb: meta.memory_total_mb,
     };
-    // The CSVs share the run file's stamp, unique once the run file is
-    // created exclusively.
-    let (run_path, stamp) = crate::write::output::reserve(&out, "run-", "-sweep.json")?;
-    let writer = Writer {
-        run_path,
-        out: out.clone(),
-        stamp,
-        csv_type_of: entries
-            .iter()
-            .map(|e| (e.name.clone(), e.provider.name().to_string(), e.csv_type()))
-            .collect(),
-    };
     let config = RunConfig {
         command_line: std::env::args().collect(),
         runs: 0,
@@ -83,6 +71,23 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         per_backend: vec![],
     };
     let mut run = RunFile::new(meta, config);
+    // The CSVs share the run file's stamp, unique once the run file is
+    // created exclusively; it starts as this run with no records yet.
+    let (run_path, stamp) = crate::write::output::reserve(
+        &out,
+        "run-",
+        "-sweep.json",
+        &crate::write::output::json_bytes(&run)?,
+    )?;
+    let writer = Writer {
+        run_path,
+        out: out.clone(),
+        stamp,
+        csv_type_of: entries
+            .iter()
+            .map(|e| (e.name.clone(), e.provider.name().to_string(), e.csv_type()))
+            .collect(),
+    };
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
     eprintln!(
@@ -116,7 +121,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
             }
         }
         record_sweep_info(&mut run, &opts, started);
-        writer.write(&run, &opts)?;
+        crate::measure::signals::saving(&writer.run_path, || writer.write(&run, &opts))?;
     }
     if opts.symmetric && !interrupted {
         let secs = opts.window.window.min(1.0);
@@ -133,7 +138,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     run.complete = !interrupted;
     run.interrupted = interrupted;
     record_sweep_info(&mut run, &opts, started);
-    let csvs = writer.write(&run, &opts)?;
+    let csvs = crate::measure::signals::saving(&writer.run_path, || writer.write(&run, &opts))?;
     println!("Run file: {}", writer.run_path.display());
     for c in &csvs {
         println!("CSV: {}", c.display());
@@ -155,7 +160,9 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
 /// `pqcprof sizes`.
 pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
     let entries = select(&args.filter, args.slow)?;
-    if let Some(p) = &args.out {
+    // `--out -` is standard output, as for `report -o -`.
+    let out = args.out.as_ref().filter(|p| p.as_os_str() != "-");
+    if let Some(p) = out {
         crate::write::output::check_output_file(p, &[])?;
     }
     let message = vec![0xAB; 50];
@@ -183,7 +190,7 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
         }
     }
     let text = sizes::render(&rows);
-    match &args.out {
+    match out {
         Some(p) => {
             crate::write::output::write_atomic(Path::new(p), text.as_bytes())?;
             eprintln!("pqcprof sizes: wrote {}", p.display());

@@ -62,7 +62,7 @@ pub struct SizesArgs {
     /// Include RSA-8192 and RSA-16384 and the taller XMSS/LMS trees.
     #[arg(long)]
     pub slow: bool,
-    /// Write the CSV here instead of standard output.
+    /// Write the CSV here instead of standard output (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }

@@ -608,12 +608,20 @@ impl Filter {
     /// Parses comma-separated terms from every `--filter` given.
     pub fn parse(args: &[String]) -> Result<Filter> {
         let mut terms = vec![];
-        for t in args
-            .iter()
-            .flat_map(|a| a.split(','))
-            .filter(|t| !t.trim().is_empty())
-        {
-            terms.push(Term::parse(t)?);
+        for a in args {
+            for t in a.split(',') {
+                let empty = t.trim().is_empty()
+                    || t.split_once(':')
+                        .is_some_and(|(k, v)| k.trim().is_empty() || v.trim().is_empty());
+                if empty {
+                    bail!(
+                        "invalid --filter {:?}: it holds an empty term ({:?}), which would select every algorithm; give a name pattern, family:NAME, provider:NAME, level:N or kind:kem|sig, comma-separated, or leave --filter out",
+                        a,
+                        t
+                    );
+                }
+                terms.push(Term::parse(t)?);
+            }
         }
         Ok(Filter(terms))
     }

@@ -144,34 +144,55 @@ fn stamp_now() -> String {
     chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ").to_string()
 }
 
-/// Reserves a new file `PREFIX STAMP SUFFIX` in `dir` by creating it
-/// exclusively (empty), so no other run, in this process or another, gets
-/// the same name; when the name is taken, `-2`, `-3`... follow the stamp.
-/// Returns the path and the stamp used, for names derived from it (a
-/// sweep's CSVs), which are then unique too.
-pub fn reserve(dir: &Path, prefix: &str, suffix: &str) -> anyhow::Result<(PathBuf, String)> {
+/// Reserves a new file `PREFIX STAMP SUFFIX` in `dir`, created exclusively
+/// so no other run, in this process or another, gets the same name; when
+/// the name is taken, `-2`, `-3`... follow the stamp. The file appears
+/// already holding `initial` (written to a temporary file, then linked to
+/// the name), so a process killed at any moment never leaves an empty run
+/// file behind. Returns the path and the stamp used, for names derived
+/// from it (a sweep's CSVs), which are then unique too.
+pub fn reserve(
+    dir: &Path,
+    prefix: &str,
+    suffix: &str,
+    initial: &[u8],
+) -> anyhow::Result<(PathBuf, String)> {
     let base = stamp_now();
-    for n in 1..1000 {
-        let stamp = if n == 1 {
-            base.clone()
-        } else {
-            format!("{base}-{n}")
-        };
-        let path = dir.join(format!("{prefix}{stamp}{suffix}"));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(_) => return Ok((path, stamp)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+    let tmp = dir.join(format!(
+        ".{prefix}{base}{suffix}{TMP_MARK}{}",
+        std::process::id()
+    ));
+    (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(initial)?;
+        f.sync_all()
+    })()
+    .with_context(|| format!("cannot create {}", tmp.display()))?;
+    let result = (|| {
+        for n in 1..1000 {
+            let stamp = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
+            let path = dir.join(format!("{prefix}{stamp}{suffix}"));
+            // A hard link fails when the name exists: exclusive, like
+            // O_EXCL, and the file is whole from its first moment.
+            match std::fs::hard_link(&tmp, &path) {
+                Ok(()) => return Ok((path, stamp)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", path.display()))
+                }
+            }
         }
-    }
-    anyhow::bail!(
-        "cannot find a free name {prefix}{base}-N{suffix} in {}",
-        dir.display()
-    )
+        anyhow::bail!(
+            "cannot find a free name {prefix}{base}-N{suffix} in {}",
+            dir.display()
+        )
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    result
 }
 
 /// An exclusive lock on a folder's fixed-name files (the cuPQC-shaped
@@ -196,11 +217,16 @@ pub fn try_lock(dir: &Path) -> Option<DirLock> {
     (r == 0).then_some(DirLock { _file: file })
 }
 
-/// Serialises `value` as pretty JSON and writes it atomically.
-pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+/// `value` as pretty JSON, ending in a newline: what [`write_json`] writes.
+pub fn json_bytes<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(value)?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    Ok(bytes)
+}
+
+/// Serialises `value` as pretty JSON and writes it atomically.
+pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    write_atomic(path, &json_bytes(value)?)
 }
 
 /// What marks a writability probe: `.pqcprof-write-test-PID`.
@@ -258,6 +284,41 @@ pub const RUN_FORMAT: &str = "pqcprof-run";
 /// destroying anything: not a folder, none of `inputs`, not a run file,
 /// and its folder writable. A device or FIFO passes (it is written through).
 pub fn check_output_file(path: &Path, inputs: &[PathBuf]) -> anyhow::Result<()> {
+    check_output(path, inputs, &|_| false)
+}
+
+/// Like [`check_output_file`] for `merge`: an earlier merged run file
+/// (one with a `cluster` block) that is none of `inputs` may be replaced;
+/// any other run file, a rank's included, may not.
+pub fn check_merged_output(path: &Path, inputs: &[PathBuf]) -> anyhow::Result<()> {
+    check_output(path, inputs, &is_merged_run_file)
+}
+
+/// Whether `path` is a run file written by `merge` (a regular file of at
+/// most the size a run file may have, with a `cluster` block).
+fn is_merged_run_file(path: &Path) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Merged {
+        cluster: Option<serde::de::IgnoredAny>,
+    }
+    let Ok(m) = std::fs::metadata(path) else {
+        return false;
+    };
+    if !m.is_file() || m.len() > 512 * 1024 * 1024 {
+        return false;
+    }
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    serde_json::from_reader::<_, Merged>(std::io::BufReader::new(f))
+        .is_ok_and(|m| m.cluster.is_some())
+}
+
+fn check_output(
+    path: &Path,
+    inputs: &[PathBuf],
+    may_replace: &dyn Fn(&Path) -> bool,
+) -> anyhow::Result<()> {
     let target = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => link_target(path)?,
         _ => path.to_path_buf(),
@@ -276,7 +337,7 @@ pub fn check_output_file(path: &Path, inputs: &[PathBuf]) -> anyhow::Result<()> 
                 input.display()
             );
         }
-        if is_run_file(&target) {
+        if is_run_file(&target) && !may_replace(&target) {
             anyhow::bail!(
                 "refusing to write over {}: it is a run file; choose another output path",
                 path.display()
@@ -334,7 +395,7 @@ mod tests {
     fn reserved_names_never_repeat() {
         let d = tempfile::tempdir().unwrap();
         let names: std::collections::BTreeSet<PathBuf> = (0..50)
-            .map(|_| reserve(d.path(), "run-", ".json").unwrap().0)
+            .map(|_| reserve(d.path(), "run-", ".json", b"{}").unwrap().0)
             .collect();
         assert_eq!(names.len(), 50);
     }

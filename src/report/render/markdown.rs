@@ -7,12 +7,24 @@ use crate::report::table::{Cell, Table};
 use crate::schema::load::LoadSet;
 use std::fmt::Write;
 
-/// Escapes what would break a table cell or start markup.
+/// Escapes what would break a table cell or start markup: `|`, backslashes,
+/// `<` (raw HTML, autolinks), `[` and `]` (so a run file's string can make
+/// no link nor image, `[x](javascript:...)`, `![i](http://...)`), and every
+/// control character, written out (`u{1b}` after a backslash).
 fn md(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('\n', " ")
+    let mut out = String::with_capacity(s.len());
+    for c in crate::core::units::printable(s).chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '|' => out.push_str("\\|"),
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
+            '<' => out.push_str("&lt;"),
+            '\n' | '\t' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn cell(c: &Cell) -> String {
@@ -59,7 +71,7 @@ pub fn table_md(t: &Table) -> String {
 
 /// A table under its `###` heading.
 fn headed_md(h: &Headed) -> String {
-    format!("### {}\n\n{}\n", h.heading, table_md(&h.table))
+    format!("### {}\n\n{}\n", md(h.heading), table_md(&h.table))
 }
 
 /// A section's table, or only the `absent` sentence when it has none.

@@ -1,0 +1,556 @@
+//! Hostile inputs: run files, folders and arguments made to mislead, hang
+//! or exhaust `merge`, `report`, `compare`, `sweep` and `sizes`, and the
+//! signals and kills a measuring command must survive. Each case is refused
+//! with a message naming the value, or handled, and never hangs.
+
+mod common;
+
+use assert_cmd::Command;
+use common::{files, outcome, pqcprof, read_json};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A command that must end within `secs` seconds (a hang fails the test).
+fn bounded(secs: u64) -> Command {
+    let mut c = pqcprof();
+    c.timeout(Duration::from_secs(secs));
+    c
+}
+
+/// A tiny real CPU run into `out`; its run file.
+fn tiny_run(out: &Path) -> PathBuf {
+    let (code, _, err) = outcome(
+        pqcprof()
+            .args([
+                "cpu",
+                "--alg",
+                "ML-KEM-512",
+                "--op",
+                "keygen",
+                "--batch",
+                "2",
+                "--runs",
+                "6",
+                "--threads",
+                "1",
+                "--out",
+            ])
+            .arg(out),
+    );
+    assert_eq!(code, 0, "{err}");
+    files(out, "run-", ".json").pop().expect("a run file")
+}
+
+/// A run file of a rank: the tiny run with a Slurm block.
+fn rank_file(template: &Value, path: &Path, procid: usize, ntasks: usize) {
+    let mut v = template.clone();
+    v["metadata"]["slurm"] = serde_json::json!({
+        "job_id": "77", "procid": procid, "ntasks": ntasks, "node": "n1", "role": "cpu"
+    });
+    v["metadata"]["date"] = format!("2026-01-01T00:00:00Z#{procid}").into();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_vec(&v).unwrap()).unwrap();
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+#[test]
+fn merge_counts_each_file_once_and_refuses_loops_and_fifos() {
+    let d = tempfile::tempdir().unwrap();
+    let t = read_json(&tiny_run(&d.path().join("t")));
+
+    // One rank, reached through a hard link, a folder link and a copy.
+    let job = d.path().join("job");
+    rank_file(&t, &job.join("a/run-0.json"), 0, 1);
+    std::fs::create_dir_all(job.join("b")).unwrap();
+    std::fs::hard_link(job.join("a/run-0.json"), job.join("b/run-0.json")).unwrap();
+    std::os::unix::fs::symlink("a", job.join("c")).unwrap();
+    std::fs::create_dir_all(job.join("d")).unwrap();
+    std::fs::copy(job.join("a/run-0.json"), job.join("d/run-0.json")).unwrap();
+    let out = d.path().join("merged.json");
+    let o = bounded(60)
+        .arg("merge")
+        .arg(&job)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let merged = read_json(&out);
+    assert_eq!(merged["records"].as_array().unwrap().len(), 1, "{err}");
+    assert_eq!(merged["cluster"]["ranks"].as_array().unwrap().len(), 1);
+    assert!(err.contains("the same file as"), "{err}");
+    assert!(err.contains("the same run as"), "{err}");
+
+    // A link back up: `self -> .` and `up -> ..` are a loop, refused.
+    std::os::unix::fs::symlink(".", job.join("a/self")).unwrap();
+    std::os::unix::fs::symlink("..", job.join("a/up")).unwrap();
+    let o = bounded(60)
+        .arg("merge")
+        .arg(&job)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("a loop of links"), "{err}");
+    std::fs::remove_file(job.join("a/self")).unwrap();
+    std::fs::remove_file(job.join("a/up")).unwrap();
+
+    // A FIFO named like a run file: refused, not read (a read would block).
+    mkfifo(&job.join("d/run-1.json"));
+    let o = bounded(60)
+        .arg("merge")
+        .arg(&job)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("named pipe (FIFO)"), "{err}");
+}
+
+#[test]
+fn merge_never_writes_over_an_input_or_a_run_file() {
+    let d = tempfile::tempdir().unwrap();
+    let run = tiny_run(&d.path().join("t"));
+    let t = read_json(&run);
+    let job = d.path().join("job");
+    let rank = job.join("run-0.json");
+    rank_file(&t, &rank, 0, 1);
+    let before = std::fs::read(&rank).unwrap();
+    for target in [&rank, &run] {
+        let (code, _, err) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(target));
+        assert_ne!(code, 0, "{err}");
+        assert!(err.contains("refusing to write over"), "{err}");
+    }
+    assert_eq!(std::fs::read(&rank).unwrap(), before);
+    // An earlier merge's own output may be replaced: merging again works.
+    let out = job.join("cluster-run.json");
+    for _ in 0..2 {
+        let (code, _, err) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&out));
+        assert_eq!(code, 0, "{err}");
+    }
+}
+
+#[test]
+fn merge_bounds_and_checks_rank_counts() {
+    let d = tempfile::tempdir().unwrap();
+    let t = read_json(&tiny_run(&d.path().join("t")));
+    let job = d.path().join("job");
+    rank_file(&t, &job.join("run-0.json"), 0, 1);
+    let out = d.path().join("m.json");
+    for (text, named) in [
+        (
+            "cpu 18446744073709551615\ncpu 2\n",
+            "cpu 18446744073709551615",
+        ),
+        ("cpu 100000000\n", "cpu 100000000"),
+        ("cpu 60000\ncpu 60000\n", "more than 100000"),
+    ] {
+        std::fs::write(job.join("expected-ranks"), text).unwrap();
+        let (code, _, err) = outcome(bounded(60).arg("merge").arg(&job).arg("-o").arg(&out));
+        assert_ne!(code, 0, "{text}: {err}");
+        assert!(err.contains(named), "{text}: {err}");
+    }
+    std::fs::remove_file(job.join("expected-ranks")).unwrap();
+    // A rank claiming 100,000,000 tasks: named, not expanded into memory.
+    rank_file(&t, &job.join("run-0.json"), 0, 100_000_000);
+    let o = bounded(60)
+        .arg("merge")
+        .arg(&job)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("task count of 100000000"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}
+
+#[test]
+fn ten_thousand_files_report_and_merge_in_linear_time() {
+    let d = tempfile::tempdir().unwrap();
+    let t = read_json(&tiny_run(&d.path().join("t")));
+    // Every rank's record ran in the same windows: every pair overlaps,
+    // the worst case for a pairwise overlap test.
+    let job = d.path().join("job");
+    std::fs::create_dir_all(&job).unwrap();
+    let text = serde_json::to_string(&t).unwrap();
+    let date = t["metadata"]["date"].as_str().unwrap().to_string();
+    let n = 10_000;
+    let mut paths = vec![];
+    for i in 0..n {
+        let p = job.join(format!("run-{i:05}.json"));
+        std::fs::write(&p, text.replacen(&date, &format!("{date}#{i}"), 1)).unwrap();
+        paths.push(p);
+    }
+    let start = Instant::now();
+    let o = bounded(120)
+        .arg("merge")
+        .arg(&job)
+        .arg("-o")
+        .arg(d.path().join("m.json"))
+        .output()
+        .unwrap();
+    let merge_s = start.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(merge_s < 30.0, "merge of {n} files took {merge_s:.1} s");
+    let start = Instant::now();
+    let o = bounded(120)
+        .arg("report")
+        .args(&paths)
+        .arg("-o")
+        .arg(d.path().join("r.html"))
+        .output()
+        .unwrap();
+    let report_s = start.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report_s < 30.0, "report of {n} files took {report_s:.1} s");
+}
+
+#[test]
+fn oversized_inputs_devices_and_fifos_are_refused_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let t = read_json(&tiny_run(&d.path().join("t")));
+    let html = d.path().join("r.html");
+    // 500,001 empty records: refused from the count, never built.
+    let mut v = t.clone();
+    v["records"] = Value::Array(vec![]);
+    let text = serde_json::to_string(&v).unwrap().replacen(
+        "\"records\":[]",
+        &format!("\"records\":[{}{{}}]", "{},".repeat(500_000)),
+        1,
+    );
+    let many = d.path().join("many.json");
+    std::fs::write(&many, text).unwrap();
+    // One record with 100,001 run times.
+    let mut v = t.clone();
+    v["records"][0]["run_seconds"] = Value::Array(vec![Value::from(0.001); 100_001]);
+    let samples = d.path().join("samples.json");
+    std::fs::write(&samples, serde_json::to_vec(&v).unwrap()).unwrap();
+    let fifo = d.path().join("run-fifo.json");
+    mkfifo(&fifo);
+    for (input, named) in [
+        (many.as_path(), "more than 500000 entries"),
+        (samples.as_path(), "records[0].run_seconds"),
+        (Path::new("/dev/zero"), "is a device"),
+        (fifo.as_path(), "named pipe (FIFO)"),
+    ] {
+        for cmd in ["report", "merge"] {
+            let mut c = bounded(60);
+            c.arg(cmd).arg(input).arg("-o").arg(&html);
+            let (code, _, err) = outcome(&mut c);
+            assert_ne!(code, 0, "{cmd} {}: {err}", input.display());
+            assert!(err.contains(named), "{cmd} {}: {err}", input.display());
+        }
+    }
+}
+
+#[test]
+fn repeated_keys_and_rates_that_are_not_rates_are_named() {
+    let d = tempfile::tempdir().unwrap();
+    let run = tiny_run(&d.path().join("t"));
+    let text = std::fs::read_to_string(&run).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let rate = v["records"][0]["ops_per_sec"].to_string();
+    // The last of two `ops_per_sec` would win in a forgiving reader.
+    let dup = d.path().join("dup.json");
+    std::fs::write(
+        &dup,
+        text.replacen(
+            &format!("\"ops_per_sec\": {rate}"),
+            &format!("\"ops_per_sec\": {rate}, \"ops_per_sec\": 1e12"),
+            1,
+        ),
+    )
+    .unwrap();
+    let md = d.path().join("r.md");
+    let (code, _, err) = outcome(
+        pqcprof()
+            .arg("report")
+            .arg(&dup)
+            .args(["--format", "markdown", "-o"])
+            .arg(&md),
+    );
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("records[0].ops_per_sec") && err.contains("appears twice"),
+        "{err}"
+    );
+    for bad in ["0.0", "-5.0"] {
+        let mut w = v.clone();
+        w["records"][0]["ops_per_sec"] = bad.parse::<f64>().unwrap().into();
+        let f = d.path().join("rate.json");
+        std::fs::write(&f, serde_json::to_vec(&w).unwrap()).unwrap();
+        let (code, _, err) = outcome(
+            pqcprof()
+                .arg("report")
+                .arg(&f)
+                .args(["--format", "markdown", "-o"])
+                .arg(&md),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("records[0].ops_per_sec"), "{bad}: {err}");
+        assert!(err.contains("is not a rate"), "{bad}: {err}");
+        let page = std::fs::read_to_string(&md).unwrap();
+        assert!(page.contains("is not a rate"), "the page lists the problem");
+    }
+}
+
+#[test]
+fn a_compare_with_nothing_compared_does_not_pass() {
+    let d = tempfile::tempdir().unwrap();
+    let run = tiny_run(&d.path().join("t"));
+    let mut v = read_json(&run);
+    v["records"] = Value::Array(vec![]);
+    let empty = d.path().join("empty.json");
+    std::fs::write(&empty, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (code, out, err) = outcome(
+        pqcprof()
+            .arg("compare")
+            .arg(&empty)
+            .arg(&empty)
+            .args(["--fail-above", "10"]),
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        err.contains("nothing was compared") && err.contains("--fail-above 10"),
+        "{err}"
+    );
+    let (code, _, err) = outcome(pqcprof().arg("compare").arg(&empty).arg(&empty));
+    assert_eq!(code, 1, "{err}");
+    // A real comparison still passes.
+    let (code, _, err) = outcome(
+        pqcprof()
+            .arg("compare")
+            .arg(&run)
+            .arg(&run)
+            .args(["--fail-above", "10"]),
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn empty_filter_terms_are_refused() {
+    for f in ["", "family:", ",", " ", "ML-KEM-512,", "level: "] {
+        for cmd in ["sizes", "sweep"] {
+            let mut c = pqcprof();
+            c.arg(cmd).args(["--filter", f]);
+            if cmd == "sweep" {
+                c.arg("--list");
+            }
+            let (code, out, err) = outcome(&mut c);
+            assert_ne!(code, 0, "{cmd} --filter {f:?}: {out}");
+            assert!(
+                err.contains(&format!("invalid --filter {f:?}")),
+                "{cmd} {f:?}: {err}"
+            );
+            assert!(err.contains("empty term"), "{err}");
+        }
+    }
+    let (code, out, _) = outcome(pqcprof().args(["sweep", "--filter", "ML-KEM-512", "--list"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("ML-KEM-512"));
+}
+
+/// A string that would retitle the terminal, clear a line and, in
+/// Markdown, make a link and an image.
+const HOSTILE: &str =
+    "ML-KEM-512\u{1b}]0;owned\u{7}\u{1b}[2K\u{9b}31m[x](javascript:alert(1))![i](http://e.example/x.png)";
+
+fn assert_clean(what: &str, text: &str) {
+    for c in ['\u{1b}', '\u{7}', '\u{9b}'] {
+        assert!(
+            !text.contains(c),
+            "{what}: control character {c:?} printed raw"
+        );
+    }
+}
+
+#[test]
+fn run_file_strings_cannot_drive_the_terminal_or_make_markdown_links() {
+    let d = tempfile::tempdir().unwrap();
+    let run = tiny_run(&d.path().join("t"));
+    let mut v = read_json(&run);
+    v["records"][0]["algorithm"] = HOSTILE.into();
+    v["metadata"]["hostname"] = HOSTILE.into();
+    v["metadata"]["pqcprof_version"] = HOSTILE.into();
+    let f = d.path().join("hostile.json");
+    std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+
+    let (_, out, err) = outcome(pqcprof().arg("compare").arg(&f).arg(&f));
+    assert!(
+        out.contains("\\u{1b}]0;owned"),
+        "escaped, still visible: {out}"
+    );
+    assert_clean("compare", &(out + &err));
+
+    let job = d.path().join("job");
+    std::fs::create_dir_all(&job).unwrap();
+    std::fs::copy(&run, job.join("run-a.json")).unwrap();
+    std::fs::copy(&f, job.join("run-b.json")).unwrap();
+    let (code, out, err) = outcome(
+        pqcprof()
+            .arg("merge")
+            .arg(&job)
+            .arg("-o")
+            .arg(d.path().join("m.json")),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("pqcprof version differs"), "{err}");
+    assert_clean("merge", &(out + &err));
+
+    let md = d.path().join("r.md");
+    let (code, _, err) = outcome(
+        pqcprof()
+            .arg("report")
+            .arg(&f)
+            .args(["--format", "markdown", "-o"])
+            .arg(&md),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_clean("report stderr", &err);
+    let page = std::fs::read_to_string(&md).unwrap();
+    assert_clean("markdown", &page);
+    assert!(page.contains("owned"), "the string is still shown");
+    assert!(!page.contains("[x](javascript:"), "a link survived");
+    assert!(!page.contains("![i](http"), "an image survived");
+}
+
+#[test]
+fn sizes_out_dash_is_standard_output() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, out, err) = outcome(pqcprof().current_dir(d.path()).args([
+        "sizes",
+        "--filter",
+        "ML-KEM-512",
+        "--out",
+        "-",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ML-KEM-512"), "{out}");
+    assert!(!d.path().join("-").exists(), "a file named - was written");
+}
+
+#[test]
+fn latency_with_a_batch_sweep_names_the_batch_sweep() {
+    let (code, _, err) = outcome(pqcprof().args([
+        "cpu",
+        "--latency",
+        "--batch-sweep",
+        "16",
+        "--alg",
+        "ML-KEM-512",
+    ]));
+    assert_ne!(code, 0);
+    assert!(err.contains("--batch-sweep 16"), "{err}");
+    assert!(!err.contains("--batch 16"), "{err}");
+}
+
+fn spawn(args: &[&str], out: &Path) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("pqcprof"))
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The first `run-*.json` in `dir`, waited for (at most 60 s).
+fn wait_for_run_file(dir: &Path) -> PathBuf {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(p) = files(dir, "run-", ".json").into_iter().next() {
+            return p;
+        }
+        assert!(Instant::now() < until, "no run file appeared");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn a_second_signal_keeps_the_run_marked_interrupted() {
+    // Runs of about a second: both signals arrive inside one run.
+    let long = [
+        "cpu",
+        "--alg",
+        "ML-DSA-87",
+        "--op",
+        "sign",
+        "--batch",
+        "4000",
+        "--runs",
+        "50",
+        "--threads",
+        "1",
+    ];
+    for (first, second) in [(libc::SIGINT, libc::SIGINT), (libc::SIGTERM, libc::SIGHUP)] {
+        let d = tempfile::tempdir().unwrap();
+        let child = spawn(&long, d.path());
+        let run = wait_for_run_file(d.path());
+        std::thread::sleep(Duration::from_millis(300));
+        common::signal(&child, first);
+        std::thread::sleep(Duration::from_millis(20));
+        common::signal(&child, second);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(130),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v = read_json(&run);
+        assert_eq!(v["interrupted"], true, "signals {first} then {second}");
+        assert_eq!(v["complete"], false);
+    }
+}
+
+#[test]
+fn a_run_killed_at_once_leaves_no_empty_run_file() {
+    for args in [
+        &[
+            "sweep",
+            "--filter",
+            "ML-KEM-512",
+            "--warmup",
+            "0",
+            "--seconds",
+            "0.2",
+            "--no-symmetric",
+        ][..],
+        &[
+            "cpu",
+            "--alg",
+            "ML-KEM-512",
+            "--op",
+            "keygen",
+            "--batch",
+            "2",
+            "--runs",
+            "50",
+            "--threads",
+            "1",
+        ][..],
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let child = spawn(args, d.path());
+        let run = wait_for_run_file(d.path());
+        common::signal(&child, libc::SIGKILL);
+        let _ = child.wait_with_output().unwrap();
+        let bytes = std::fs::read(&run).unwrap();
+        assert!(!bytes.is_empty(), "{args:?}: {} is empty", run.display());
+        let v: Value = serde_json::from_slice(&bytes).expect("a whole run file");
+        assert_eq!(v["format"], "pqcprof-run");
+    }
+}
