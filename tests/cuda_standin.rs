@@ -533,7 +533,8 @@ fn the_report_keeps_emulated_records_out_of_every_speed_claim() {
         assert!(!line.starts_with('|'), "the stand-in in a table: {line}");
     }
     assert!(!md[..at].contains("native-gpu on"), "{}", &md[..at]);
-    // `compare` times nothing of them either.
+    // `compare` times nothing of them either, and a gate that compared
+    // nothing does not pass.
     let gpu_run = run_file(&gpu_dir);
     let (code, text, stderr) = outcome(
         common::pqcprof()
@@ -541,7 +542,8 @@ fn the_report_keeps_emulated_records_out_of_every_speed_claim() {
             .args([&gpu_run, &gpu_run])
             .args(["--fail-above", "0"]),
     );
-    assert_eq!(code, 0, "{text}\n{stderr}");
+    assert_eq!(code, 3, "{text}\n{stderr}");
+    assert!(stderr.contains("nothing was compared"), "{stderr}");
     assert!(
         text.contains("12 record(s) made on pqcprof's CPU stand-in driver"),
         "{text}"
