@@ -236,15 +236,15 @@ pub fn aggregate(scope: &str, members: &[Member]) -> Option<Aggregate> {
         .zip(&medians)
         .filter_map(|(m, v)| v.map(|v| (m.label(), v)))
         .collect();
-    let energy: Option<Vec<f64>> = ok
+    // Energy from each member's energy window (at least
+    // `energy::MIN_WINDOW_S` of back-to-back batches), never from the timed
+    // runs' own readings: those are shorter than NVML's averaging.
+    let energy: Option<(f64, f64)> = ok
         .iter()
-        .map(|m| {
-            let e: Option<Vec<f64>> = m.rec.usage.iter().map(|u| u.energy_j).collect();
-            e.filter(|e| !e.is_empty())
-                .map(|e| e.iter().sum::<f64>() / e.len() as f64)
-        })
-        .collect();
-    let ops_one_run: f64 = ok.iter().map(|m| m.rec.batch as f64).sum();
+        .map(|m| m.rec.energy.as_ref().map(|e| (e.joules, e.ops as f64)))
+        .collect::<Option<Vec<_>>>()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.iter().fold((0.0, 0.0), |a, e| (a.0 + e.0, a.1 + e.1)));
     let peak_power: Option<Vec<f64>> = ok
         .iter()
         .map(|m| {
@@ -297,8 +297,8 @@ pub fn aggregate(scope: &str, members: &[Member]) -> Option<Aggregate> {
         overlap,
         spread: spread(&labelled),
         energy_per_op_uj: energy
-            .filter(|e| !e.is_empty() && ops_one_run > 0.0)
-            .map(|e| e.iter().sum::<f64>() * 1e6 / ops_one_run),
+            .filter(|(_, ops)| *ops > 0.0)
+            .map(|(joules, ops)| joules * 1e6 / ops),
         peak_power_w: peak_power.filter(|p| !p.is_empty()).map(|p| p.iter().sum()),
         emulated: members.iter().any(|m| m.rec.emulated),
         by_node: group_totals(&|m| m.node.to_string()),
@@ -500,20 +500,29 @@ mod tests {
     }
 
     #[test]
-    fn energy_and_peak_power_are_summed() {
+    fn energy_comes_from_the_energy_windows_and_peak_power_is_summed() {
         let usage = |e: f64, w: f64| RunUsage {
             energy_j: Some(e),
             mean_power_w: Some(w),
             ..RunUsage::default()
         };
+        let window = |joules: f64, ops: usize| {
+            crate::monitor::energy::figure(joules, ops, 1, 1.2, "test only")
+        };
         let mut a = rec(0, &[0.1, 0.1], None);
-        a.usage = vec![usage(1.0, 100.0), usage(3.0, 300.0)];
+        a.usage = vec![usage(100.0, 100.0), usage(100.0, 300.0)];
+        a.energy = window(30.0, 1000);
         let mut b = rec(1, &[0.1, 0.1], None);
         b.usage = vec![usage(2.0, 200.0), usage(2.0, 250.0)];
-        let g = agg(&[a, b]);
-        // (mean 2 J + mean 2 J) over 200 operations = 20000 uJ per operation.
-        assert!(close(g.energy_per_op_uj.unwrap(), 20_000.0));
+        b.energy = window(10.0, 1000);
+        // 40 J over the windows' 2000 operations: 20000 uJ per operation
+        // (the short runs' own readings would give 510000).
+        let g = agg(&[a.clone(), b.clone()]);
+        assert!(close(g.energy_per_op_uj.unwrap(), 20_000.0), "{g:?}");
         assert!(close(g.peak_power_w.unwrap(), 550.0));
+        // A member without an energy window: no energy total.
+        b.energy = None;
+        assert_eq!(agg(&[a, b]).energy_per_op_uj, None);
     }
 
     #[test]

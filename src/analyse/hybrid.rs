@@ -1,7 +1,8 @@
 //! What a hybrid costs over its pure PQC component: for each hybrid record
 //! (pqcprof's composites, OpenSSL's hybrid KEM groups) and operation, the
 //! extra microseconds per operation and the extra bytes, against the
-//! component measured in the same run by the same provider stack.
+//! component measured in the same run by the same provider stack, both on
+//! one thread.
 
 use crate::core::catalog::Sizes;
 use crate::core::catalog::OPENSSL_HYBRIDS;
@@ -23,8 +24,11 @@ pub fn component(rec: &Record) -> Option<(String, &'static str)> {
     None
 }
 
+/// Microseconds per operation of an ok one-thread throughput record. At
+/// several threads `ms_per_op` is wall time over all threads' operations
+/// (amortised), not what one operation costs, so those records are left out.
 fn usable(r: &Record) -> Option<f64> {
-    (r.status == Status::Ok && r.mode == Mode::Throughput)
+    (r.status == Status::Ok && r.mode == Mode::Throughput && r.threads == 1)
         .then_some(r.ms_per_op)
         .flatten()
         .filter(|m| m.is_finite() && *m > 0.0)
@@ -129,5 +133,31 @@ mod tests {
         assert_eq!(o[0].extra_secret_key_bytes, 32);
         assert_eq!(o[1].component_provider, "openssl");
         assert!((o[1].extra_us - 50.0).abs() < 1e-9, "{o:?}");
+    }
+
+    #[test]
+    fn only_one_thread_records_give_an_overhead() {
+        // At 2 threads ms_per_op is amortised over both threads: half of
+        // what one operation costs. No overhead is made from it.
+        let two = |mut r: Record| {
+            r.threads = 2;
+            r
+        };
+        let recs = vec![
+            two(rec("liboqs", "ML-KEM-768", 0.010, 1184, 1088, 2400)),
+            two(rec(
+                "composite",
+                "ML-KEM-768+X25519",
+                0.035,
+                1216,
+                1120,
+                2432,
+            )),
+            rec("liboqs", "ML-KEM-768", 0.020, 1184, 1088, 2400),
+            rec("composite", "ML-KEM-768+X25519", 0.070, 1216, 1120, 2432),
+        ];
+        let o = overhead(&recs);
+        assert_eq!(o.len(), 1, "{o:?}");
+        assert!((o[0].extra_us - 50.0).abs() < 1e-9, "{o:?}");
     }
 }

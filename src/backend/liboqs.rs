@@ -255,7 +255,10 @@ impl Backend for LiboqsCpu {
                     .map(|&n| KemChunk::new(alg, op, n))
                     .collect::<anyhow::Result<Vec<_>>>()
                     .with_context(|| format!("preparing {alg} {op}"))?;
-                Box::new(CpuBatch { chunks })
+                Box::new(CpuBatch {
+                    chunks,
+                    pinning: None,
+                })
             }
             Kind::Signature => {
                 let msg = cfg.message();
@@ -264,7 +267,10 @@ impl Backend for LiboqsCpu {
                     .map(|&n| SigChunk::new(alg, op, n, msg.clone()))
                     .collect::<anyhow::Result<Vec<_>>>()
                     .with_context(|| format!("preparing {alg} {op}"))?;
-                Box::new(CpuBatch { chunks })
+                Box::new(CpuBatch {
+                    chunks,
+                    pinning: None,
+                })
             }
         };
         Ok(prepared)
@@ -278,11 +284,15 @@ trait CheckedChunk: Chunk {
 
 struct CpuBatch<C> {
     chunks: Vec<C>,
+    /// Where the last run's threads ran.
+    pinning: Option<String>,
 }
 
 impl<C: CheckedChunk> Prepared for CpuBatch<C> {
     fn run(&mut self) -> anyhow::Result<Duration> {
-        run_chunks(&mut self.chunks)
+        let r = run_chunks(&mut self.chunks)?;
+        self.pinning = r.pinning;
+        Ok(r.window)
     }
     fn check(&mut self) -> anyhow::Result<GateReport> {
         let mut total = GateReport {
@@ -300,6 +310,9 @@ impl<C: CheckedChunk> Prepared for CpuBatch<C> {
     }
     fn threads(&self) -> usize {
         self.chunks.len()
+    }
+    fn pinning(&self) -> Option<String> {
+        self.pinning.clone()
     }
     fn timed_window(&self) -> &'static str {
         "wall clock from releasing all threads to the last thread's end; liboqs calls on preallocated buffers (a ring of 32 slots per thread), randomness drawn inside the call"

@@ -48,6 +48,11 @@ pub trait Prepared {
     fn threads(&self) -> usize;
     /// What the timed window covers, said in the record.
     fn timed_window(&self) -> &'static str;
+    /// Where the last run's worker threads ran (CPU backends with several
+    /// threads), said in the record; `None` where nothing is pinned.
+    fn pinning(&self) -> Option<String> {
+        None
+    }
     /// The GPU kernel timed, its launch and resources; `None` on a CPU or
     /// where the kernel is not ours to inspect.
     fn kernel(&self) -> Option<crate::schema::device::KernelInfo> {

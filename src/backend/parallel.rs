@@ -7,7 +7,6 @@
 //! thread the chunk runs on the calling thread, exactly as liboqs's own
 //! speed tools call it.
 
-use crate::probe::system::available_cores;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -28,31 +27,76 @@ pub fn chunk_sizes(batch: usize, threads: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Runs every chunk once, one thread each, and returns the timed window.
-pub fn run_chunks<C: Chunk>(chunks: &mut [C]) -> anyhow::Result<Duration> {
+/// One batch run over its chunks: the timed window and where the worker
+/// threads ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkRun {
+    /// From releasing all threads to the last one's end.
+    pub window: Duration,
+    /// The pinning, said for the record (`Record::pinning`); `None` with
+    /// one thread (it runs on the calling thread, unpinned).
+    pub pinning: Option<String>,
+}
+
+/// The CPUs this process may run on, in increasing order
+/// (`sched_getaffinity` of the calling thread: a Slurm cpuset or `taskset`
+/// limits it); `None` where it cannot be read.
+pub fn allowed_cpus() -> Option<Vec<usize>> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: cpu_set_t is plain data; sched_getaffinity(0, ...) writes
+        // within it the calling thread's mask, and CPU_ISSET reads within it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                return None;
+            }
+            let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect();
+            (!cpus.is_empty()).then_some(cpus)
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// The CPU each of `threads` workers is pinned to: the first `threads`
+/// CPUs of the allowed set, one each, so two workers never queue on one
+/// core while another idles; `None` when there are more workers than
+/// allowed CPUs (the scheduler then spreads them).
+pub fn pin_plan(threads: usize, allowed: &[usize]) -> Option<Vec<usize>> {
+    (threads <= allowed.len()).then(|| allowed[..threads].to_vec())
+}
+
+/// Runs every chunk once, one thread each, and returns the timed window
+/// and how the threads were pinned.
+pub fn run_chunks<C: Chunk>(chunks: &mut [C]) -> anyhow::Result<ChunkRun> {
     if chunks.len() == 1 {
         let t0 = Instant::now();
         chunks[0].run()?;
-        return Ok(t0.elapsed());
+        return Ok(ChunkRun {
+            window: t0.elapsed(),
+            pinning: None,
+        });
     }
     let barrier = Barrier::new(chunks.len());
-    // With no more threads than cores, each worker gets a core of its own,
-    // so two workers never queue on one core while another idles.
-    let pin = chunks.len() <= available_cores();
-    let results: Vec<anyhow::Result<(Instant, Instant)>> = std::thread::scope(|s| {
+    let allowed = allowed_cpus();
+    let plan = allowed.as_deref().and_then(|a| pin_plan(chunks.len(), a));
+    type Outcome = anyhow::Result<(Instant, Instant, Option<String>)>;
+    let results: Vec<Outcome> = std::thread::scope(|s| {
         let handles: Vec<_> = chunks
             .iter_mut()
             .enumerate()
             .map(|(i, chunk)| {
                 let barrier = &barrier;
+                let cpu = plan.as_ref().map(|p| p[i]);
                 s.spawn(move || {
-                    if pin {
-                        pin_to_core(i);
-                    }
+                    let refused = cpu.and_then(|c| pin_to_cpu(c).err());
                     barrier.wait();
                     let t0 = Instant::now();
                     chunk.run()?;
-                    Ok((t0, Instant::now()))
+                    Ok((t0, Instant::now(), refused))
                 })
             })
             .collect();
@@ -66,32 +110,81 @@ pub fn run_chunks<C: Chunk>(chunks: &mut [C]) -> anyhow::Result<Duration> {
     });
     let mut start: Option<Instant> = None;
     let mut end: Option<Instant> = None;
-    for r in results {
-        let (t0, t1) = r?;
+    let mut refusals = vec![];
+    for (i, r) in results.into_iter().enumerate() {
+        let (t0, t1, refused) = r?;
         start = Some(start.map_or(t0, |s| s.min(t0)));
         end = Some(end.map_or(t1, |e| e.max(t1)));
+        if let Some(why) = refused {
+            refusals.push(format!("thread {i}: {why}"));
+        }
     }
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let pinning = match (&allowed, &plan) {
+        (None, _) => "not pinned: the process's allowed CPU set could not be read".to_string(),
+        (Some(a), None) => format!(
+            "not pinned: {} threads, {} CPU(s) allowed to this process ({})",
+            chunks.len(),
+            a.len(),
+            list(a)
+        ),
+        (Some(a), Some(p)) if refusals.is_empty() => format!(
+            "one thread per CPU on CPUs {} of the {} allowed to this process ({})",
+            list(p),
+            a.len(),
+            list(a)
+        ),
+        (Some(a), Some(p)) => format!(
+            "pinning to CPUs {} of those allowed ({}) was refused, those threads ran unpinned: {}",
+            list(p),
+            list(a),
+            refusals.join("; ")
+        ),
+    };
     match (start, end) {
-        (Some(s), Some(e)) => Ok(e - s),
+        (Some(s), Some(e)) => Ok(ChunkRun {
+            window: e - s,
+            pinning: Some(pinning),
+        }),
         _ => anyhow::bail!("no chunk ran"),
     }
 }
 
-/// Pins the calling thread to one core (Linux); elsewhere, or if the
-/// kernel refuses, the thread stays where the scheduler puts it.
-fn pin_to_core(core: usize) {
+/// Pins the calling thread to one CPU (Linux) and checks that it took:
+/// the kernel's answer, and the thread's mask read back. Elsewhere the
+/// thread stays where the scheduler puts it.
+fn pin_to_cpu(cpu: usize) -> Result<(), String> {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: cpu_set_t is plain data; CPU_SET writes within it, and
-        // sched_setaffinity(0, ...) applies to the calling thread only.
-        unsafe {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(format!("CPU {cpu} is beyond the affinity mask"));
+        }
+        // SAFETY: cpu_set_t is plain data; CPU_SET writes within it (cpu
+        // is below CPU_SETSIZE), and sched_setaffinity(0, ...) applies to
+        // the calling thread only.
+        let rc = unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(core, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        };
+        if rc != 0 {
+            return Err(format!(
+                "sched_setaffinity to CPU {cpu}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        match allowed_cpus() {
+            Some(now) if now == [cpu] => Ok(()),
+            now => Err(format!("asked for CPU {cpu}, the thread's mask is {now:?}")),
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = core;
+    Err(format!("CPU {cpu}: pinning is implemented on Linux only"))
 }
 
 /// Parses `1,all,4` into thread counts.
@@ -174,6 +267,87 @@ mod tests {
     impl Chunk for Failing {
         fn run(&mut self) -> anyhow::Result<()> {
             anyhow::bail!("boom")
+        }
+    }
+
+    #[test]
+    fn workers_are_pinned_within_the_allowed_set() {
+        // Under a cpuset or taskset of CPUs 2 and 5, two workers go to 2
+        // and 5, never to 0 and 1; three workers are not pinned.
+        assert_eq!(pin_plan(2, &[2, 5]), Some(vec![2, 5]));
+        assert_eq!(pin_plan(1, &[7]), Some(vec![7]));
+        assert_eq!(pin_plan(3, &[2, 5]), None);
+    }
+
+    /// Records the calling thread's CPU mask when it runs.
+    struct Where(std::sync::Arc<std::sync::Mutex<Vec<Vec<usize>>>>);
+    impl Chunk for Where {
+        fn run(&mut self) -> anyhow::Result<()> {
+            self.0
+                .lock()
+                .unwrap()
+                .push(allowed_cpus().unwrap_or_default());
+            Ok(())
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn live_workers_stay_inside_the_callers_cpu_set_and_say_where_they_ran() {
+        let all = allowed_cpus().expect("readable on Linux");
+        // This thread limited to its last allowed CPU, as a cpuset would.
+        let last = *all.last().unwrap();
+        std::thread::spawn(move || {
+            pin_to_cpu(last).unwrap();
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(vec![]));
+            let mut one = [Where(seen.clone())];
+            assert_eq!(run_chunks(&mut one).unwrap().pinning, None);
+            let mut two = [Where(seen.clone()), Where(seen.clone())];
+            let r = run_chunks(&mut two).unwrap();
+            let said = r.pinning.unwrap();
+            assert!(
+                said.starts_with("not pinned: 2 threads, 1 CPU(s) allowed"),
+                "{said}"
+            );
+            for mask in seen.lock().unwrap().iter() {
+                assert_eq!(mask, &[last], "a worker left the allowed set");
+            }
+        })
+        .join()
+        .unwrap();
+        if all.len() >= 3 {
+            // Limited to two CPUs that are not the first ones: the workers
+            // go to those two, not to CPUs 0 and 1.
+            let set = [all[1], all[2]];
+            std::thread::spawn(move || {
+                // SAFETY: as in pin_to_cpu, both CPUs below CPU_SETSIZE.
+                unsafe {
+                    let mut m: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(set[0], &mut m);
+                    libc::CPU_SET(set[1], &mut m);
+                    assert_eq!(
+                        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &m),
+                        0
+                    );
+                }
+                let seen = std::sync::Arc::new(std::sync::Mutex::new(vec![]));
+                let mut two = [Where(seen.clone()), Where(seen.clone())];
+                run_chunks(&mut two).unwrap();
+                let mut masks = seen.lock().unwrap().clone();
+                masks.sort();
+                assert_eq!(masks, vec![vec![set[0]], vec![set[1]]]);
+            })
+            .join()
+            .unwrap();
+        }
+        if all.len() >= 2 {
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(vec![]));
+            let mut two = [Where(seen.clone()), Where(seen.clone())];
+            let said = run_chunks(&mut two).unwrap().pinning.unwrap();
+            assert!(said.starts_with("one thread per CPU on CPUs"), "{said}");
+            let mut masks = seen.lock().unwrap().clone();
+            masks.sort();
+            assert_eq!(masks, vec![vec![all[0]], vec![all[1]]]);
         }
     }
 

@@ -477,7 +477,13 @@ fn run_config(
     RunConfig {
         command_line: std::env::args().collect(),
         runs: opts.runs,
-        warmup_runs: opts.warmup,
+        // One warm-up always runs before the gate (a fresh child runs none:
+        // its parent warmed up and passed the gate).
+        warmup_runs: if args.fresh_child {
+            0
+        } else {
+            opts.warmup.max(1)
+        },
         batch: cpu_batch,
         threads: opts.threads.clone(),
         message_bytes: opts.message_size,
@@ -488,6 +494,7 @@ fn run_config(
         algorithms: opts.algorithms.clone(),
         operations: opts.operations.clone(),
         per_backend,
+        batch_sweep: matches!(opts.batch, BatchRequest::Sweep(_)),
     }
 }
 

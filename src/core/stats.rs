@@ -142,6 +142,41 @@ pub struct Summary {
     /// at least 95%; absent below 6 kept values, where none is.
     #[serde(default)]
     pub median_ci95: Option<Interval>,
+    /// Which values `ci95` and `median_ci95` are computed over: `kept`
+    /// (after the IQR filter, as `mean` and `median` are), so they are
+    /// narrower than the raw values' spread would give; `robust_cv` is
+    /// the noise figure over all of them.
+    #[serde(default = "kept_values")]
+    pub ci_values: String,
+    /// Noise of all (raw) values: 1.4826 x their median absolute deviation
+    /// over their median (the robust coefficient of variation, about the
+    /// standard deviation over the mean for normal noise, but not moved by
+    /// a few outliers); absent when the median is zero. See [`NOISY_RCV`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust_cv: Option<f64>,
+}
+
+fn kept_values() -> String {
+    KEPT.into()
+}
+
+/// `Summary::ci_values` of every summary: the IQR-kept values.
+pub const KEPT: &str = "kept";
+
+/// A `robust_cv` above this marks a figure as noisy: its runs differ by
+/// more than a tenth around their median (busy machine, frequency changes).
+pub const NOISY_RCV: f64 = 0.10;
+
+/// The robust coefficient of variation of sorted values (see
+/// `Summary::robust_cv`).
+pub fn robust_cv(sorted: &[f64]) -> Option<f64> {
+    let med = median_sorted(sorted);
+    if med == 0.0 {
+        return None;
+    }
+    let mut dev: Vec<f64> = sorted.iter().map(|x| (x - med).abs()).collect();
+    dev.sort_by(f64::total_cmp);
+    Some(1.4826 * median_sorted(&dev) / med.abs())
 }
 
 /// cuPQC_benchmark's quartile: the value at 1-based position `pos`, clamped
@@ -282,6 +317,8 @@ pub fn summarize(sample: &Sample) -> Summary {
         max: kept_sorted[kept_sorted.len() - 1],
         ci95: ci95_of_mean(&kept, m),
         median_ci95: median_ci95(&kept_sorted),
+        ci_values: KEPT.into(),
+        robust_cv: robust_cv(&sorted),
         kept,
     }
 }
@@ -300,6 +337,21 @@ pub fn percentile(sample: &Sample, p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn robust_cv_is_the_noise_of_the_raw_values() {
+        // Median 100, absolute deviations 2, 0, 0, 1, 50: their median 1.
+        let s = summarize(&Sample::new(vec![98.0, 100.0, 100.0, 101.0, 150.0]).unwrap());
+        assert!((s.robust_cv.unwrap() - 0.014826).abs() < 1e-9, "{s:?}");
+        assert_eq!(s.ci_values, KEPT);
+        // Runs that swing by a third are noisy.
+        let n = summarize(&Sample::new(vec![60.0, 100.0, 140.0, 100.0, 70.0, 130.0]).unwrap());
+        assert!(n.robust_cv.unwrap() > NOISY_RCV, "{n:?}");
+        assert_eq!(
+            summarize(&Sample::new(vec![0.0, 0.0]).unwrap()).robust_cv,
+            None
+        );
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * b.abs().max(1.0)

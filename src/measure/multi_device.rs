@@ -222,6 +222,9 @@ impl Prepared for WatchedBatch {
     fn timed_window(&self) -> &'static str {
         self.inner.timed_window()
     }
+    fn pinning(&self) -> Option<String> {
+        self.inner.pinning()
+    }
     fn kernel(&self) -> Option<crate::schema::device::KernelInfo> {
         self.inner.kernel()
     }

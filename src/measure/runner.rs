@@ -205,7 +205,10 @@ fn timed_runs(
     // unless the operation is proven to work (for a cold child, its parent
     // proved it).
     if start != Start::Cold {
-        for _ in 0..cfg.warmup_runs.max(1) {
+        // At least one warm-up: the gate checks its outputs. The record
+        // says how many ran, not how many were asked for.
+        rec.warmup_runs = cfg.warmup_runs.max(1);
+        for _ in 0..rec.warmup_runs {
             if cancel.load(Ordering::SeqCst) {
                 return Err(RunError::Interrupted);
             }
@@ -218,6 +221,8 @@ fn timed_runs(
         if start == Start::GateOnly {
             return Ok(());
         }
+    } else {
+        rec.warmup_runs = 0;
     }
 
     for i in 0..cfg.runs {
@@ -236,10 +241,10 @@ fn timed_runs(
         rec.usage.push(usage);
         progress(i + 1, cfg.runs);
     }
-    // The sampler says what it measured in these runs (its energy source
-    // is known only once it has stopped), so each record names its own.
-    rec.sampler = sampler.describe();
-    rec.batch_ms = median_ms(&rec.run_seconds);
+    // The sampler says what it measured in these runs, with where each
+    // run's energy came from (known only once it has stopped).
+    rec.sampler = sampler.describe() + &per_run_energy_sources(&rec.usage);
+    rec.pinning = prepared.pinning();
     end_to_end_runs(prepared, cfg, cancel, rec)?;
     energy_window(prepared, cfg, sampler, cancel, rec)?;
     // The outputs of the last timed run must be right too.
@@ -267,6 +272,9 @@ pub fn fill_statistics(rec: &mut Record, cfg: &MeasureConfig) -> Result<(), Stri
     let summary = summarize(&throughput);
     rec.ops_per_sec = Some(summary.median);
     rec.ms_per_op = Some(1000.0 / summary.median);
+    // The batch time at that same median throughput, so `batch_ms` and
+    // `ops_per_sec` describe one sample (the kept runs), not two.
+    rec.batch_ms = Some(n / summary.median * 1000.0);
     rec.throughput_ops_per_sec = Some(summary);
     if cfg.mode == Mode::Latency {
         let us: Vec<f64> = rec.run_seconds.iter().map(|s| s * 1e6 / n).collect();
@@ -287,6 +295,32 @@ pub fn fill_statistics(rec: &mut Record, cfg: &MeasureConfig) -> Result<(), Stri
 fn median_ms(seconds: &[f64]) -> Option<f64> {
     let s = Sample::new(seconds.to_vec()).ok()?;
     Some(percentile(&s, 50.0) * 1000.0)
+}
+
+/// Where the timed runs' own energy readings came from, counted over all
+/// runs (a run's reading may come from the counter and the next from
+/// integrated samples); empty when no run had a source. These per-run
+/// figures are over runs too short for NVML's averaging: the record's
+/// `energy` (the energy window) is the figure to quote.
+fn per_run_energy_sources(usage: &[RunUsage]) -> String {
+    let mut counts: Vec<(&str, usize)> = vec![];
+    for src in usage.iter().filter_map(|u| u.energy_source.as_deref()) {
+        match counts.iter_mut().find(|(s, _)| *s == src) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((src, 1)),
+        }
+    }
+    if counts.is_empty() {
+        return String::new();
+    }
+    let said: Vec<String> = counts
+        .iter()
+        .map(|(s, n)| format!("{s} in {n} of {} runs", usage.len()))
+        .collect();
+    format!(
+        "; per-run energy (runs shorter than NVML's averaging, not quoted: see `energy`) from {}",
+        said.join(", ")
+    )
 }
 
 /// `runs` end-to-end batches (copies in, work, copies out) where the
@@ -325,8 +359,8 @@ fn end_to_end_runs(
     if let Ok(s) = Sample::new(e2e.run_seconds.iter().map(|t| n / t).collect()) {
         let summary = summarize(&s);
         e2e.ops_per_sec = Some(summary.median);
+        e2e.batch_ms = Some(n / summary.median * 1000.0);
         e2e.throughput_ops_per_sec = Some(summary);
-        e2e.batch_ms = median_ms(&e2e.run_seconds);
     }
     rec.end_to_end = Some(e2e);
     Ok(())
@@ -345,7 +379,7 @@ fn energy_window(
     let Some(start_mj) = sampler.energy_counter_mj() else {
         return Ok(());
     };
-    let Some(run_ms) = rec.batch_ms else {
+    let Some(run_ms) = median_ms(&rec.run_seconds) else {
         return Ok(());
     };
     if cancel.load(Ordering::SeqCst) {
@@ -460,6 +494,35 @@ mod tests {
         assert!((rec.ms_per_op.unwrap() - 0.01).abs() < 1e-12);
         assert_eq!(rec.peak_mem_mb.as_ref().unwrap().mean, 10.0);
         assert!(rec.gate.is_some());
+    }
+
+    #[test]
+    fn the_warm_up_that_ran_is_recorded_and_batch_time_matches_throughput() {
+        // Asked for no warm-up: one runs anyway (the gate checks it).
+        // Timed: 10, 10, 10, 10 and one of 100 ms that the filter drops; the
+        // raw median run is 10 ms but the kept runs' median throughput must
+        // give the batch time, whatever the raw values do.
+        let d = [15, 10, 12, 10, 12, 100]
+            .map(Duration::from_millis)
+            .to_vec();
+        let mut mock = Mock {
+            durations: d,
+            ..Mock::default()
+        };
+        let mut c = cfg(5);
+        c.warmup_runs = 0;
+        let rec = measured(&mut mock, Algorithm::MlKem768, Operation::KeyGen, &c);
+        assert_eq!(rec.status, Status::Ok, "{:?}", rec.reason);
+        assert_eq!(rec.warmup_runs, 1, "one warm-up ran");
+        let t = rec.throughput_ops_per_sec.as_ref().unwrap();
+        assert_eq!(t.kept.len(), 4, "{t:?}");
+        let ops = rec.ops_per_sec.unwrap();
+        let ms = rec.batch_ms.unwrap();
+        assert!(
+            (ms - 1000.0 * rec.batch as f64 / ops).abs() < 1e-9,
+            "batch_ms {ms} and ops_per_sec {ops} from one sample"
+        );
+        assert_eq!(t.ci_values, crate::core::stats::KEPT);
     }
 
     #[test]

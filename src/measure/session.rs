@@ -167,9 +167,53 @@ pub const SEED_LAYOUT_BACKENDS: [&str; 2] = [
     crate::backend::native_gpu::NAME,
 ];
 
+/// Which run wrote each headline cuPQC-shaped file of a folder, so that a
+/// later batch sweep never replaces a benchmark's headline with its own
+/// batches: `headline-sources.json` beside the run files.
+pub const HEADLINE_SOURCES: &str = "headline-sources.json";
+
+/// Where one headline file came from (an entry of `HEADLINE_SOURCES`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HeadlineSource {
+    /// The run file (its name in the folder) whose records the file holds.
+    pub run_file: String,
+    /// True when that run was a batch sweep (`--batch-sweep`): its
+    /// headline is each record's largest batch, and a benchmark's
+    /// headline takes precedence over it.
+    pub batch_sweep: bool,
+}
+
+/// The records a view of one folder shows: for each (algorithm,
+/// operation, mode) the record at the largest batch that passed (the
+/// benchmark's one batch, or a sweep's top), the later one where a batch
+/// was measured twice; failed and skipped records stay as they are (the
+/// view leaves them out).
+fn headline_records<'a>(recs: &[&'a Record]) -> Vec<&'a Record> {
+    let mut out: Vec<&'a Record> = vec![];
+    for r in recs
+        .iter()
+        .copied()
+        .filter(|r| r.status == crate::schema::record::Status::Ok)
+    {
+        let same = |o: &&Record| {
+            o.algorithm == r.algorithm && o.operation == r.operation && o.mode == r.mode
+        };
+        match out.iter().position(same) {
+            Some(i) if out[i].batch <= r.batch => out[i] = r,
+            Some(_) => {}
+            None => out.push(r),
+        }
+    }
+    out
+}
+
 /// Rewrites the run file and every cuPQC-shaped view: one folder per
-/// backend (and thread count), plus cuPQC_benchmark's own paths for the
-/// first of `SEED_LAYOUT_BACKENDS` that has the view.
+/// backend (and thread count) holding the headline measurement of each
+/// record (see `headline_records`), `<folder>/batch-<n>/` for every batch
+/// where the run measured several, plus cuPQC_benchmark's own paths for
+/// the first of `SEED_LAYOUT_BACKENDS` that has the view. A batch-sweep run
+/// leaves a headline file alone where a benchmark run wrote it
+/// (`HEADLINE_SOURCES` says which run did).
 pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<()> {
     write_json(run_file, run)?;
     // Records made on the CPU stand-in driver are not GPU measurements:
@@ -185,39 +229,99 @@ pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<(
     let mut dirs: Vec<String> = real.iter().map(|r| view_dir(r)).collect();
     dirs.sort();
     dirs.dedup();
-    // (folder, path below it, content, decimals printed) of every view.
-    let mut views: Vec<(String, PathBuf, serde_json::Value, usize)> = vec![];
+    // (folder, path below it, content, decimals printed, headline) of every view.
+    let mut views: Vec<(String, PathBuf, serde_json::Value, usize, bool)> = vec![];
+    let mut add = |dir: &str, below: &Path, recs: &[&Record], headline: bool| {
+        for family in [Family::MlKem, Family::MlDsa] {
+            if let Some(v) = cupqc_json::throughput_view(recs, family) {
+                let name = below.join(cupqc_json::results_file_name(family));
+                views.push((
+                    dir.into(),
+                    name,
+                    v,
+                    cupqc_json::THROUGHPUT_DECIMALS,
+                    headline,
+                ));
+            }
+            if let Some(v) = cupqc_json::latency_view(recs, family) {
+                let p = below
+                    .join("latency")
+                    .join(cupqc_json::latency_file_name(family));
+                views.push((dir.into(), p, v, cupqc_json::LATENCY_DECIMALS, headline));
+            }
+        }
+    };
     for dir in dirs {
         let recs: Vec<&Record> = real
             .iter()
             .copied()
             .filter(|r| view_dir(r) == dir)
             .collect();
-        for family in [Family::MlKem, Family::MlDsa] {
-            if let Some(v) = cupqc_json::throughput_view(&recs, family) {
-                let name = cupqc_json::results_file_name(family).into();
-                views.push((dir.clone(), name, v, cupqc_json::THROUGHPUT_DECIMALS));
-            }
-            if let Some(v) = cupqc_json::latency_view(&recs, family) {
-                let p = Path::new("latency").join(cupqc_json::latency_file_name(family));
-                views.push((dir.clone(), p, v, cupqc_json::LATENCY_DECIMALS));
+        add(&dir, Path::new(""), &headline_records(&recs), true);
+        let mut batches: Vec<usize> = recs
+            .iter()
+            .filter(|r| r.status == crate::schema::record::Status::Ok)
+            .map(|r| r.batch)
+            .collect();
+        batches.sort_unstable();
+        batches.dedup();
+        if batches.len() > 1 {
+            for b in batches {
+                let at: Vec<&Record> = recs.iter().copied().filter(|r| r.batch == b).collect();
+                add(
+                    &dir,
+                    Path::new(&format!("batch-{b}")),
+                    &headline_records(&at),
+                    false,
+                );
             }
         }
     }
-    for (dir, rel, v, decimals) in &views {
-        write_atomic(
-            &out.join(dir).join(rel),
-            &cupqc_json::to_fixed_json(v, *decimals),
-        )?;
+    let sources_path = out.join(HEADLINE_SOURCES);
+    let mut sources: std::collections::BTreeMap<String, HeadlineSource> =
+        std::fs::read(&sources_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+    let me = HeadlineSource {
+        run_file: run_file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        batch_sweep: run.config.batch_sweep,
+    };
+    // A benchmark's headline stays until another benchmark replaces it.
+    let mut write_headline = |rel: &Path, bytes: &[u8]| -> anyhow::Result<()> {
+        let key = rel.to_string_lossy().into_owned();
+        let keep = sources
+            .get(&key)
+            .is_some_and(|s| me.batch_sweep && !s.batch_sweep && s.run_file != me.run_file);
+        if !keep {
+            write_atomic(&out.join(rel), bytes)?;
+            sources.insert(key, me.clone());
+        }
+        Ok(())
+    };
+    for (dir, rel, v, decimals, headline) in &views {
+        let bytes = cupqc_json::to_fixed_json(v, *decimals);
+        let path = Path::new(dir).join(rel);
+        if *headline {
+            write_headline(&path, &bytes)?;
+        } else {
+            write_atomic(&out.join(path), &bytes)?;
+        }
     }
     let mut seeded: Vec<&PathBuf> = vec![];
     for backend in SEED_LAYOUT_BACKENDS {
-        for (dir, rel, v, decimals) in &views {
-            if dir == backend && !seeded.contains(&rel) {
-                write_atomic(&out.join(rel), &cupqc_json::to_fixed_json(v, *decimals))?;
+        for (dir, rel, v, decimals, headline) in &views {
+            if *headline && dir == backend && !seeded.contains(&rel) {
+                write_headline(rel, &cupqc_json::to_fixed_json(v, *decimals))?;
                 seeded.push(rel);
             }
         }
+    }
+    if !sources.is_empty() {
+        write_json(&sources_path, &sources)?;
     }
     Ok(())
 }
@@ -248,12 +352,16 @@ pub fn run(
             out.display()
         );
     }
+    // How busy the machine is while this run measures, in every write.
+    let load = crate::probe::system::LoadMeter::start();
     let save = |out: &Path, run_file: &Path, run: &RunFile| {
+        let mut run = run.clone();
+        run.metadata.machine_load = Some(load.now());
         crate::measure::signals::saving(run_file, || {
             if lock.is_some() {
-                write_all(out, run_file, run)
+                write_all(out, run_file, &run)
             } else {
-                write_json(run_file, run)
+                write_json(run_file, &run)
             }
         })
     };
@@ -376,6 +484,7 @@ pub fn run(
     }
     run.complete = !interrupted;
     run.interrupted = interrupted;
+    run.metadata.machine_load = Some(load.now());
     save(out, &run_file, &run)?;
     Ok(Outcome {
         run_file,

@@ -26,6 +26,10 @@ pub struct RunUsage {
     pub peak_sm_clock_mhz: Option<f64>,
     /// Number of samples taken.
     pub samples: usize,
+    /// Where `energy_j` came from (`energy counter`, `integrated power
+    /// samples`), or `unavailable`; absent where the sampler has no energy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_source: Option<String>,
 }
 
 /// Something that samples a device while a run is timed.

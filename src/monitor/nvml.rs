@@ -33,7 +33,6 @@ pub struct NvmlSampler {
     index: u32,
     period: Duration,
     running: Option<Running>,
-    energy_source: &'static str,
     matched: &'static str,
     /// Whether the instantaneous power field answers (cleared on refusal).
     instant_ok: Arc<AtomicBool>,
@@ -105,7 +104,6 @@ impl NvmlSampler {
             index,
             period,
             running: None,
-            energy_source: "not yet measured",
             matched,
             instant_ok: Arc::new(AtomicBool::new(true)),
         })
@@ -236,15 +234,15 @@ impl Sampler for NvmlSampler {
         };
         usage.energy_j = match counter {
             Some(j) => {
-                self.energy_source = "energy counter";
+                usage.energy_source = Some("energy counter".into());
                 Some(j)
             }
             None if integrated_j > 0.0 => {
-                self.energy_source = "integrated power samples";
+                usage.energy_source = Some("integrated power samples".into());
                 Some(integrated_j)
             }
             None => {
-                self.energy_source = "unavailable";
+                usage.energy_source = Some("unavailable".into());
                 None
             }
         };
@@ -253,7 +251,7 @@ impl Sampler for NvmlSampler {
 
     fn describe(&self) -> String {
         format!(
-            "NVML sampler on device {} (matched {}): memory used, GPU utilisation, power, SM clock every {} us; power {}; each run's energy from {}",
+            "NVML sampler on device {} (matched {}): memory used, GPU utilisation, power, SM clock every {} us; power {}",
             self.index,
             self.matched,
             self.period.as_micros(),
@@ -261,8 +259,7 @@ impl Sampler for NvmlSampler {
                 "instantaneous (NVML_FI_DEV_POWER_INSTANT)"
             } else {
                 "from nvmlDeviceGetPowerUsage, a one-second average on Ampere and newer (the instantaneous field is not offered here)"
-            },
-            self.energy_source
+            }
         )
     }
 

@@ -78,10 +78,135 @@ pub fn collect(gpu: Option<&crate::probe::gpu::GpuProbe>) -> Metadata {
         c_compiler: env!("PQCPROF_CC").into(),
         openssl_providers: crate::probe::libraries::openssl_providers(),
         timer: TIMER.into(),
+        machine_load: None,
+    }
+}
+
+/// Watches how busy the machine is from the start of a run: other
+/// processes' CPU time and the load average (`/proc`, Linux).
+#[derive(Debug, Clone)]
+pub struct LoadMeter {
+    started: std::time::Instant,
+    stat: Option<(u64, u64)>,
+    own: Option<u64>,
+    load: Option<f64>,
+}
+
+/// (busy, total) jiffies of all CPUs, from the first line of `/proc/stat`.
+fn cpu_jiffies() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let v: Vec<u64> = text
+        .lines()
+        .next()?
+        .strip_prefix("cpu ")?
+        .split_whitespace()
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal (guest is in user).
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let busy = at(0) + at(1) + at(2) + at(5) + at(6) + at(7);
+    Some((busy, busy + at(3) + at(4)))
+}
+
+/// This process's CPU jiffies, its waited-for children's included
+/// (utime, stime, cutime, cstime of `/proc/self/stat`).
+fn own_jiffies() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses.
+    let rest = &text[text.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime is field 14 of the line, index 11 after the name and state.
+    (11..15).map(|i| f.get(i)?.parse::<u64>().ok()).sum()
+}
+
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+impl LoadMeter {
+    /// Starts watching now.
+    pub fn start() -> Self {
+        LoadMeter {
+            started: std::time::Instant::now(),
+            stat: cpu_jiffies(),
+            own: own_jiffies(),
+            load: load_average(),
+        }
+    }
+
+    /// The machine's load from the start until now.
+    pub fn now(&self) -> crate::schema::metadata::MachineLoad {
+        let other = match (self.stat, cpu_jiffies(), self.own, own_jiffies()) {
+            (Some((b0, t0)), Some((b1, t1)), Some(o0), Some(o1)) if t1 > t0 => {
+                let busy = b1.saturating_sub(b0) as f64;
+                let own = o1.saturating_sub(o0) as f64;
+                Some(((busy - own).max(0.0) / (t1 - t0) as f64 * 100.0).min(100.0))
+            }
+            _ => None,
+        };
+        crate::schema::metadata::MachineLoad {
+            seconds: self.started.elapsed().as_secs_f64(),
+            other_processes_cpu_pct: other,
+            load_average_start: self.load,
+            load_average_end: load_average(),
+            cores: available_cores(),
+        }
     }
 }
 
 /// Number of logical cores, at least one.
 pub fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn another_busy_process_shows_in_the_machine_load() {
+        let meter = LoadMeter::start();
+        // Another process spinning for two seconds, measured after 1.5 s.
+        let mut spin = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done",
+            ])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let load = meter.now();
+        let _ = spin.kill();
+        let _ = spin.wait();
+        let other = load.other_processes_cpu_pct.expect("readable on Linux");
+        // At least a fifth of one core's share, however loaded the machine.
+        let one_core = 100.0 / load.cores as f64;
+        assert!(other >= 0.2 * one_core, "{load:?}");
+        assert!(load.seconds >= 1.4 && load.load_average_start.is_some());
+    }
+
+    #[test]
+    fn a_busy_machine_says_why() {
+        let mut l = crate::schema::metadata::MachineLoad {
+            seconds: 10.0,
+            other_processes_cpu_pct: Some(3.0),
+            load_average_start: Some(0.5),
+            load_average_end: Some(1.2),
+            cores: 2,
+        };
+        assert_eq!(l.busy(), None);
+        l.other_processes_cpu_pct = Some(63.0);
+        l.load_average_end = Some(8.8);
+        let why = l.busy().unwrap();
+        assert!(
+            why.contains("63%") && why.contains("8.8 on 2 cores"),
+            "{why}"
+        );
+    }
 }

@@ -108,7 +108,18 @@ fn all_core_cpu<'a>(ds: &Dataset<'a>, g: &Entry<'a>) -> Option<Entry<'a>> {
 
 /// Every curve with two batch sizes or more, in report order.
 pub fn curves<'a>(ds: &Dataset<'a>) -> Vec<Curve<'a>> {
-    type Key = (usize, String, String, usize, String, usize);
+    // The device ordinal and rank too: two GPUs of one model (or two
+    // ranks' GPUs) are two curves, never one device's points over another's.
+    type Key = (
+        usize,
+        String,
+        String,
+        Option<usize>,
+        Option<usize>,
+        usize,
+        String,
+        usize,
+    );
     let mut groups: BTreeMap<Key, Vec<Entry<'a>>> = BTreeMap::new();
     for e in ds.entries.iter().filter(|e| speed_usable(e)) {
         groups
@@ -116,6 +127,8 @@ pub fn curves<'a>(ds: &Dataset<'a>) -> Vec<Curve<'a>> {
                 e.src.file,
                 e.rec.backend.clone(),
                 e.rec.device.name.clone(),
+                e.rec.rank,
+                e.rec.gpu_ordinal,
                 e.rec.threads,
                 e.rec.algorithm.clone(),
                 op_rank(e.rec.operation),
@@ -341,4 +354,69 @@ pub fn break_even_findings(curves: &[Curve]) -> Vec<Finding> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::device::DeviceKind;
+    use crate::schema::record::{Record, RunConfig, Status};
+    use crate::schema::run_file::RunFile;
+
+    fn gpu(ordinal: usize, batch: usize, ops: f64) -> Record {
+        let mut r = Record::unmeasured(
+            "native-gpu".into(),
+            crate::schema::device::Device {
+                kind: DeviceKind::Gpu,
+                name: "one model (test only)".into(),
+                memory_total_mb: 1,
+            },
+            "pqcprof-native".into(),
+            "ML-KEM-768".into(),
+            "ML-KEM".into(),
+            crate::core::catalog::Kind::Kem,
+            Operation::Encaps,
+        );
+        r.status = Status::Ok;
+        r.batch = batch;
+        r.gpu_ordinal = Some(ordinal);
+        r.ops_per_sec = Some(ops);
+        r
+    }
+
+    #[test]
+    fn two_gpus_of_one_model_are_two_curves() {
+        let mut run = RunFile::new(crate::probe::system::collect(None), RunConfig::for_tests());
+        run.records = vec![
+            gpu(0, 1024, 1e6),
+            gpu(1, 1024, 2e6),
+            gpu(0, 4096, 3e6),
+            gpu(1, 4096, 6e6),
+        ];
+        let bytes = serde_json::to_vec(&run).unwrap();
+        let (loaded, _) =
+            crate::schema::load::parse_run(&bytes, std::path::Path::new("run.json"), "F1").unwrap();
+        let runs = [loaded];
+        let ds = Dataset::new(&runs);
+        let c = curves(&ds);
+        assert_eq!(c.len(), 2, "one curve per device");
+        let peaks: Vec<(Option<usize>, f64)> = c
+            .iter()
+            .map(|c| {
+                (
+                    c.head().rec.gpu_ordinal,
+                    c.points.last().unwrap().ops_per_sec,
+                )
+            })
+            .collect();
+        assert!(
+            peaks.contains(&(Some(0), 3e6)) && peaks.contains(&(Some(1), 6e6)),
+            "{peaks:?}"
+        );
+        assert_ne!(
+            c[0].head().setup(),
+            c[1].head().setup(),
+            "the table tells them apart"
+        );
+    }
 }

@@ -123,10 +123,9 @@ fn join_words<'s>(items: impl Iterator<Item = &'s str>) -> String {
 fn spread_finding(ds: &Dataset) -> Option<Finding> {
     // Per kind (KEM, signature): the widest (ratio, other, baseline).
     let mut worst: [Option<(f64, Entry, Entry)>; 2] = [None, None];
-    for e in ds
-        .ok()
-        .filter(|e| e.class == Class::Pqc && !is_ml_family(&e.rec.family) && !e.is_gpu())
-    {
+    for e in ds.ok().filter(|e| {
+        e.class == Class::Pqc && !is_ml_family(&e.rec.family) && !e.is_gpu() && !e.is_noisy()
+    }) {
         let (Some(ops), Some(bucket)) = (e.ok_throughput(), level_bucket(e.rec.nist_level)) else {
             continue;
         };
@@ -143,6 +142,7 @@ fn spread_finding(ds: &Dataset) -> Option<Finding> {
                 && b.rec.operation == e.rec.operation
                 && level_bucket(b.rec.nist_level) == Some(bucket)
                 && b.ok_throughput().is_some()
+                && !b.is_noisy()
         });
         if let Some(b) = base {
             let r = b.ok_throughput()? / ops;
@@ -210,39 +210,55 @@ fn cpu_findings(ds: &Dataset) -> Vec<Finding> {
             .unwrap_or(0.0)
             .total_cmp(&b.ok_throughput().unwrap_or(0.0))
     };
-    if let (Some(fast), Some(slow)) = (
-        single.iter().max_by(by).copied(),
-        single.iter().min_by(by).copied(),
-    ) {
-        if fast.src != slow.src {
-            let r = fast.ok_throughput().unwrap_or(0.0) / slow.ok_throughput().unwrap_or(1.0);
-            out.push(Finding {
-                group: Group::Cpu,
-                figure: units::ratio(r),
-                word: "spread".into(),
-                sentence: format!(
-                    "On one core, {} {} is the fastest operation measured and {} {} the slowest: {} apart.",
-                    fast.rec.algorithm,
-                    fast.rec.operation.cli_name(),
-                    slow.rec.algorithm,
-                    slow.rec.operation.cli_name(),
-                    units::ratio(r)
-                ),
-                detail: format!(
-                    "{} ({}) vs {} ({}) · {} on {}",
-                    units::ops(fast.ok_throughput().unwrap_or(0.0)),
-                    units::time_ms(fast.ms().unwrap_or(0.0)),
-                    units::ops(slow.ok_throughput().unwrap_or(0.0)),
-                    units::time_ms(slow.ms().unwrap_or(0.0)),
-                    fast.setup(),
-                    fast.host()
-                ),
-                sources: vec![fast.src, slow.src],
-            });
+    // The widest spread between schemes doing the same thing (same kind,
+    // same operation) on one core; never between unrelated operations, nor
+    // on a noisy record.
+    let mut widest: Option<(f64, &Entry, &Entry)> = None;
+    for kind in [Kind::Kem, Kind::Signature] {
+        for op in crate::core::catalog::Operation::ALL {
+            let same: Vec<&&Entry> = single
+                .iter()
+                .filter(|e| e.rec.kind == kind && e.rec.operation == op && !e.is_noisy())
+                .collect();
+            if let (Some(fast), Some(slow)) = (
+                same.iter().copied().max_by(by),
+                same.iter().copied().min_by(by),
+            ) {
+                let r = fast.ok_throughput().unwrap_or(0.0) / slow.ok_throughput().unwrap_or(1.0);
+                if fast.src != slow.src && widest.as_ref().is_none_or(|w| r > w.0) {
+                    widest = Some((r, fast, slow));
+                }
+            }
         }
+    }
+    if let Some((r, fast, slow)) = widest {
+        out.push(Finding {
+            group: Group::Cpu,
+            figure: units::ratio(r),
+            word: "spread".into(),
+            sentence: format!(
+                "On one core, among {} {} operations, {} is the fastest measured and {} the slowest: {} apart.",
+                fast.kind_name(),
+                fast.rec.operation.cli_name(),
+                fast.rec.algorithm,
+                slow.rec.algorithm,
+                units::ratio(r)
+            ),
+            detail: format!(
+                "{} ({}) vs {} ({}) · {} on {}",
+                units::ops(fast.ok_throughput().unwrap_or(0.0)),
+                units::time_ms(fast.ms().unwrap_or(0.0)),
+                units::ops(slow.ok_throughput().unwrap_or(0.0)),
+                units::time_ms(slow.ms().unwrap_or(0.0)),
+                fast.setup(),
+                fast.host()
+            ),
+            sources: vec![fast.src, slow.src],
+        });
     }
     // Scaling from one thread to the most threads measured.
     let mut scal: Vec<(f64, &Entry, &Entry)> = vec![];
+    let mut left_out = 0usize;
     for one in &single {
         let many = ds
             .ok()
@@ -257,11 +273,14 @@ fn cpu_findings(ds: &Dataset) -> Vec<Finding> {
             })
             .max_by_key(|m| m.rec.threads);
         if let Some(m) = many {
-            scal.push((
-                m.ok_throughput().unwrap_or(0.0) / one.ok_throughput().unwrap_or(1.0),
-                one,
-                m,
-            ));
+            let r = m.ok_throughput().unwrap_or(0.0) / one.ok_throughput().unwrap_or(1.0);
+            // More than the thread count is impossible: it is noise (or
+            // another process slowing the one-thread run), never a finding.
+            if r > m.rec.threads as f64 || one.is_noisy() || m.is_noisy() {
+                left_out += 1;
+                continue;
+            }
+            scal.push((r, one, m));
         }
     }
     if !scal.is_empty() {
@@ -284,11 +303,113 @@ fn cpu_findings(ds: &Dataset) -> Vec<Finding> {
                 hi.1.rec.operation.cli_name()
             ),
             detail: format!(
-                "{} operations measured at 1 and {threads} threads · ideal is {threads}.0×",
-                scal.len()
+                "{} operations measured at 1 and {threads} threads · ideal is {threads}.0×{}",
+                scal.len(),
+                if left_out > 0 {
+                    format!(" · {left_out} left out: noisy, or faster than the thread count allows")
+                } else {
+                    String::new()
+                }
             ),
             sources: vec![lo.1.src, lo.2.src, hi.1.src, hi.2.src],
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::Operation;
+    use crate::core::stats::{summarize, Sample};
+    use crate::schema::device::{Device, DeviceKind};
+    use crate::schema::load::LoadedRun;
+    use crate::schema::record::{Record, RunConfig};
+    use crate::schema::run_file::RunFile;
+
+    /// An ok liboqs CPU record whose runs gave `samples` ops/s.
+    fn cpu(alg: &str, kind: Kind, op: Operation, threads: usize, samples: &[f64]) -> Record {
+        let mut r = Record::unmeasured(
+            "liboqs-cpu".into(),
+            Device {
+                kind: DeviceKind::Cpu,
+                name: "test CPU (test only)".into(),
+                memory_total_mb: 1,
+            },
+            "liboqs".into(),
+            alg.into(),
+            alg.split('-').next().unwrap().into(),
+            kind,
+            op,
+        );
+        r.status = Status::Ok;
+        r.threads = threads;
+        let s = summarize(&Sample::new(samples.to_vec()).unwrap());
+        r.ops_per_sec = Some(s.median);
+        r.ms_per_op = Some(1000.0 / s.median);
+        r.throughput_ops_per_sec = Some(s);
+        r
+    }
+
+    fn loaded(records: Vec<Record>) -> LoadedRun {
+        let mut run = RunFile::new(crate::probe::system::collect(None), RunConfig::for_tests());
+        run.records = records;
+        let bytes = serde_json::to_vec(&run).unwrap();
+        crate::schema::load::parse_run(&bytes, std::path::Path::new("run.json"), "F1")
+            .unwrap()
+            .0
+    }
+
+    const STEADY: [f64; 5] = [1.0, 1.01, 0.99, 1.0, 1.0];
+
+    fn times(k: f64) -> Vec<f64> {
+        STEADY.iter().map(|v| v * k).collect()
+    }
+
+    #[test]
+    fn no_speed_up_above_the_thread_count_and_no_spread_across_operations() {
+        let (kem, sig) = (Kind::Kem, Kind::Signature);
+        let (kg, dec) = (Operation::KeyGen, Operation::Decaps);
+        let runs = [loaded(vec![
+            // 3.1x on 2 threads: impossible, so noise; 1.8x is real.
+            cpu("Kyber512", kem, kg, 1, &times(1000.0)),
+            cpu("Kyber512", kem, kg, 2, &times(3100.0)),
+            cpu("ML-KEM-512", kem, kg, 1, &times(1000.0)),
+            cpu("ML-KEM-512", kem, kg, 2, &times(1800.0)),
+            // Fast decaps against a slow key generation of another kind.
+            cpu("Kyber512", kem, dec, 1, &times(1e6)),
+            cpu("XMSS-SHA2_10_256", sig, kg, 1, &times(3.0)),
+            cpu("ML-DSA-44", sig, kg, 1, &times(30.0)),
+        ])];
+        let ds = Dataset::new(&runs);
+        let f = cpu_findings(&ds);
+        let scaling = f.iter().find(|f| f.word == "with all cores").unwrap();
+        assert_eq!(scaling.figure, units::ratio(1.8), "{scaling:?}");
+        assert!(!scaling.sentence.contains("3.1"), "{}", scaling.sentence);
+        assert!(scaling.detail.contains("1 left out"), "{}", scaling.detail);
+        let spread = f.iter().find(|f| f.word == "spread").unwrap();
+        // Between two key generations of signatures (10x), never decaps
+        // against XMSS key generation (333,333x).
+        assert_eq!(spread.figure, units::ratio(10.0), "{spread:?}");
+        assert!(spread.sentence.contains("keygen"), "{}", spread.sentence);
+    }
+
+    #[test]
+    fn noisy_records_are_counted_and_kept_out_of_the_scaling_headline() {
+        let kg = Operation::KeyGen;
+        let noisy = [600.0, 1000.0, 1400.0, 1000.0, 700.0, 1300.0];
+        let runs = [loaded(vec![
+            cpu("ML-KEM-512", Kind::Kem, kg, 1, &noisy),
+            cpu("ML-KEM-512", Kind::Kem, kg, 2, &times(1900.0)),
+            cpu("ML-KEM-768", Kind::Kem, kg, 1, &times(1000.0)),
+            cpu("ML-KEM-768", Kind::Kem, kg, 2, &times(1500.0)),
+        ])];
+        let ds = Dataset::new(&runs);
+        assert!(ds.entries[0].is_noisy() && !ds.entries[2].is_noisy());
+        let f = cpu_findings(&ds);
+        let scaling = f.iter().find(|f| f.word == "with all cores").unwrap();
+        assert_eq!(scaling.figure, units::ratio(1.5), "{scaling:?}");
+        let note = crate::report::summary::noisy_note(&ds).unwrap();
+        assert!(note.starts_with("1 record is noisy"), "{note}");
+    }
 }

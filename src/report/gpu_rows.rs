@@ -220,12 +220,13 @@ pub(crate) fn gpu_findings(rows: &[GpuRow]) -> Vec<Finding> {
     out
 }
 
+/// One energy finding per GPU backend, from the record's energy window (at
+/// least `energy::MIN_WINDOW_S` of back-to-back batches read off the
+/// device's energy counter); the timed runs' own readings are too short
+/// for NVML's averaging and are never quoted.
 pub(crate) fn energy_findings(rows: &[GpuRow]) -> Vec<Finding> {
     let mut out = vec![];
-    let with: Vec<&GpuRow> = rows
-        .iter()
-        .filter(|r| r.gpu.rec.energy_per_op_uj.is_some())
-        .collect();
+    let with: Vec<&GpuRow> = rows.iter().filter(|r| r.gpu.rec.energy.is_some()).collect();
     let backends: BTreeSet<&str> = with.iter().map(|r| r.gpu.rec.backend.as_str()).collect();
     for backend in backends {
         let mine: Vec<&&GpuRow> = with
@@ -240,17 +241,11 @@ pub(crate) fn energy_findings(rows: &[GpuRow]) -> Vec<Finding> {
             .or(mine.first())
             .copied();
         let Some(rep) = rep else { continue };
-        let e = rep.gpu.rec.energy_per_op_uj.as_ref().expect("filtered");
-        let power = rep
-            .gpu
-            .rec
-            .mean_power_w
-            .as_ref()
-            .map(|p| format!(" · mean board power {} W", units::sig3(p.median)))
-            .unwrap_or_default();
+        let e = rep.gpu.rec.energy.as_ref().expect("filtered");
+        let uj = e.joules_per_op * 1e6;
         out.push(Finding {
             group: Group::Energy,
-            figure: format!("{} µJ", units::sig3(e.median)),
+            figure: format!("{} µJ", units::sig3(uj)),
             word: "per op".into(),
             sentence: format!(
                 "{} {} on {} ({}) uses {} µJ per operation.",
@@ -258,13 +253,16 @@ pub(crate) fn energy_findings(rows: &[GpuRow]) -> Vec<Finding> {
                 rep.gpu.rec.operation.cli_name(),
                 backend,
                 rep.gpu.rec.device.name,
-                units::sig3(e.median)
+                units::sig3(uj)
             ),
             detail: format!(
-                "median of {} runs at batch {}{}",
-                e.raw.len(),
+                "{} operations in {} back-to-back batches of {} over {:.1} s, {:.2} J · {}",
+                units::grouped(e.ops as f64),
+                e.launches,
                 units::grouped(rep.gpu.rec.batch as f64),
-                power
+                e.window_seconds,
+                e.joules,
+                e.method
             ),
             sources: vec![rep.gpu.src],
         });

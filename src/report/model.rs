@@ -132,6 +132,34 @@ impl Entry<'_> {
             .filter(|v| v.is_finite() && *v > 0.0)
     }
 
+    /// The record's noise figure: the robust coefficient of variation of
+    /// its raw throughput (or latency) samples; `None` without samples.
+    pub fn noise(&self) -> Option<f64> {
+        self.rec
+            .throughput_ops_per_sec
+            .as_ref()
+            .or(self.rec.latency_us.as_ref())
+            .and_then(|s| s.robust_cv)
+            .filter(|v| v.is_finite())
+    }
+
+    /// Whether its runs differ by more than `NOISY_RCV`: the report marks
+    /// it, and no headline rests on it.
+    pub fn is_noisy(&self) -> bool {
+        self.noise()
+            .is_some_and(|n| n > crate::core::stats::NOISY_RCV)
+    }
+
+    /// `noisy: runs vary ±23%` for a noisy record, else nothing.
+    pub fn noise_note(&self) -> Option<String> {
+        self.is_noisy().then(|| {
+            format!(
+                "noisy: runs vary ±{:.0}%",
+                self.noise().unwrap_or(0.0) * 100.0
+            )
+        })
+    }
+
     /// Milliseconds per operation of an ok throughput record.
     pub fn ms(&self) -> Option<f64> {
         let ops = self.ok_throughput()?;
@@ -147,7 +175,10 @@ impl Entry<'_> {
     /// `native-gpu, NVIDIA H200`.
     pub fn setup(&self) -> String {
         if self.is_gpu() {
-            format!("{} on {}", self.rec.backend, self.rec.device.name)
+            match self.rec.gpu_ordinal {
+                Some(n) => format!("{} on {} (GPU {n})", self.rec.backend, self.rec.device.name),
+                None => format!("{} on {}", self.rec.backend, self.rec.device.name),
+            }
         } else {
             format!(
                 "{}, {} thread{}",

@@ -198,8 +198,12 @@ pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
                     } else {
                         time
                     };
+                    let ops = units::ops(e.ok_throughput().unwrap_or(0.0));
                     let mut c = Cell::num(text)
-                        .below(units::ops(e.ok_throughput().unwrap_or(0.0)))
+                        .below(match e.noise_note() {
+                            Some(n) => format!("{ops} · {n}"),
+                            None => ops,
+                        })
                         .from([e.src])
                         .value(e.ok_throughput().unwrap_or(0.0));
                     c.shade = shade_of[op_i][row_i];

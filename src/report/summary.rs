@@ -50,7 +50,7 @@ pub fn file_summary(ds: &Dataset, c: &Counts) -> String {
             ds.emulated.len()
         ));
     }
-    format!(
+    let mut said = format!(
         "{} measured record{}{} across {} run file{} from {}.",
         c.ok,
         if c.ok == 1 { "" } else { "s" },
@@ -62,7 +62,42 @@ pub fn file_summary(ds: &Dataset, c: &Counts) -> String {
         ds.runs.len(),
         if ds.runs.len() == 1 { "" } else { "s" },
         hosts.into_iter().collect::<Vec<_>>().join(", ")
-    )
+    );
+    for note in [busy_note(ds), noisy_note(ds)].into_iter().flatten() {
+        said.push(' ');
+        said.push_str(&note);
+    }
+    said
+}
+
+/// Which files were measured on a busy machine, or `None`.
+pub fn busy_note(ds: &Dataset) -> Option<String> {
+    let busy: Vec<String> = ds
+        .runs
+        .iter()
+        .filter_map(|r| {
+            let why = r.metadata.machine_load.as_ref()?.busy()?;
+            Some(format!("{} ({why})", r.label))
+        })
+        .collect();
+    (!busy.is_empty()).then(|| {
+        format!(
+            "The machine was busy while measuring {}: those figures are slower and noisier than on an idle machine.",
+            busy.join("; ")
+        )
+    })
+}
+
+/// How many records are noisy, or `None`.
+pub fn noisy_note(ds: &Dataset) -> Option<String> {
+    let n = ds.ok().filter(|e| e.is_noisy()).count();
+    (n > 0).then(|| {
+        format!(
+            "{n} record{} noisy (runs vary more than ±{:.0}% around their median): marked in the tables and kept out of the headline findings.",
+            if n == 1 { " is" } else { "s are" },
+            crate::core::stats::NOISY_RCV * 100.0
+        )
+    })
 }
 
 /// The machines and software, in one line per host.
@@ -200,6 +235,24 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<(String, String)> {
         (false, false) => "incomplete: the run had not finished when this was written".to_string(),
     };
     v.push(("Run".into(), state));
+    if let Some(l) = &m.machine_load {
+        let pct = l
+            .other_processes_cpu_pct
+            .map(|p| format!("other processes {p:.0}% of all CPU time"))
+            .unwrap_or_else(|| "other processes' CPU time unknown".into());
+        let avg = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("{v:.2}"));
+        v.push((
+            "Machine load".into(),
+            format!(
+                "{pct} over {:.0} s; load average {} to {} on {} cores{}",
+                l.seconds,
+                avg(l.load_average_start),
+                avg(l.load_average_end),
+                l.cores,
+                if l.busy().is_some() { " (busy)" } else { "" }
+            ),
+        ));
+    }
     v.push(("Schema version".into(), run.schema_version.to_string()));
     match &run.config {
         Some(c) => {

@@ -75,8 +75,9 @@ pub struct Aggregate {
     /// Spread across the passing members.
     pub spread: Option<Spread>,
     /// Energy of all members per operation of all members, microjoules:
-    /// the sum of each member's mean energy per run over the operations
-    /// of one run of every member (GPU only).
+    /// the joules of every member's energy window (at least one second of
+    /// back-to-back batches) over the operations of those windows; absent
+    /// unless every passing member has one (GPU only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_per_op_uj: Option<f64>,
     /// Sum over members of each one's highest per-run mean power, watts

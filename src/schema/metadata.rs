@@ -57,6 +57,61 @@ pub struct Metadata {
     /// The clock CPU timings are read from.
     #[serde(default)]
     pub timer: String,
+    /// How busy the machine was while the run measured (other processes'
+    /// CPU time, load average); absent in files written before it was
+    /// recorded and where `/proc` cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_load: Option<MachineLoad>,
+}
+
+/// How busy the machine was over a run, from `/proc` (Linux).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineLoad {
+    /// Seconds from the start of the run to the last update of this figure.
+    pub seconds: f64,
+    /// CPU time every other process used over those seconds, percent of
+    /// the whole machine's CPU time (all cores): `/proc/stat` busy time
+    /// less this process's own and its children's (`/proc/self/stat`).
+    pub other_processes_cpu_pct: Option<f64>,
+    /// One-minute load average at the start, from `/proc/loadavg`.
+    pub load_average_start: Option<f64>,
+    /// One-minute load average at the last update.
+    pub load_average_end: Option<f64>,
+    /// Logical cores the load is set against.
+    pub cores: usize,
+}
+
+/// Other processes' share of the machine above which a run counts as made
+/// on a busy machine: a tenth of all cores' time.
+pub const BUSY_OTHER_CPU_PCT: f64 = 10.0;
+
+impl MachineLoad {
+    /// Why the run counts as made on a busy machine, or `None` when it
+    /// was not busy: other processes over `BUSY_OTHER_CPU_PCT`, or a load
+    /// average above the core count.
+    pub fn busy(&self) -> Option<String> {
+        let other = self
+            .other_processes_cpu_pct
+            .filter(|p| *p > BUSY_OTHER_CPU_PCT);
+        let load = [self.load_average_start, self.load_average_end]
+            .into_iter()
+            .flatten()
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+            .filter(|l| *l > self.cores as f64);
+        if other.is_none() && load.is_none() {
+            return None;
+        }
+        let mut said = vec![];
+        if let Some(p) = other {
+            said.push(format!(
+                "other processes used {p:.0}% of the machine's CPU time"
+            ));
+        }
+        if let Some(l) = load {
+            said.push(format!("load average {l:.1} on {} cores", self.cores));
+        }
+        Some(said.join(", "))
+    }
 }
 
 /// Oldest compute capability our kernels and cuPQC support (Turing).

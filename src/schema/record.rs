@@ -65,11 +65,14 @@ pub struct Record {
     /// Why a record failed or was skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Operations per timed batch.
+    /// Operations per timed batch (window timing at several threads: all
+    /// threads' operations in one shared round).
     pub batch: usize,
     /// Timed runs requested.
     pub runs: usize,
-    /// Untimed warm-up runs before the first correctness gate.
+    /// Untimed warm-up runs before the first correctness gate, as run (at
+    /// least one: the gate checks the last warm-up's outputs); for window
+    /// timing (the sweep), warm-up operations of all threads together.
     pub warmup_runs: usize,
     /// Message length signed and verified, bytes (signatures only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,6 +176,30 @@ pub struct Record {
     /// comparison. Absent (false) everywhere else.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulated: bool,
+    /// A window shared by several threads (the sweep at more than one
+    /// thread): what each thread did inside it. The record's own figures
+    /// are over the shared window: all threads' operations from the first
+    /// thread's start to the last thread's end. Empty for one thread.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_thread: Vec<ThreadShare>,
+    /// Where the worker threads ran: the CPUs they were pinned to within
+    /// the process's allowed set (`sched_getaffinity`), or why they were
+    /// not pinned. Absent where the backend does not pin (GPU, one thread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinning: Option<String>,
+}
+
+/// One thread's part of a window shared by several threads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadShare {
+    /// Operations this thread completed in the shared window.
+    pub operations: u64,
+    /// Time this thread spent in its timed batches, seconds.
+    pub busy_seconds: f64,
+    /// `operations / busy_seconds`: this thread alone, not the whole.
+    pub ops_per_sec: f64,
+    /// Operations this thread ran in its warm-up (untimed).
+    pub warmup_operations: u64,
 }
 
 /// End-to-end timing of a GPU batch: copies in, kernel, copies out.
@@ -281,6 +308,8 @@ impl Record {
             signature_budget: None,
             emulated: false,
             process: IN_PROCESS.into(),
+            per_thread: vec![],
+            pinning: None,
         }
     }
 }
@@ -316,6 +345,11 @@ pub struct RunConfig {
     /// (`batch` and `sample_period_ms` above are the CPU's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_backend: Vec<BackendSettings>,
+    /// True for a batch sweep (`--batch-sweep`): its cuPQC-shaped headline
+    /// files hold each record's largest batch, and never replace the ones
+    /// a benchmark run wrote in the same folder.
+    #[serde(default)]
+    pub batch_sweep: bool,
 }
 
 #[cfg(test)]
@@ -336,6 +370,7 @@ impl RunConfig {
             algorithms: vec![],
             operations: vec![],
             per_backend: vec![],
+            batch_sweep: false,
         }
     }
 }

@@ -118,6 +118,7 @@ pub(crate) fn one_thread(
     cancel: &AtomicBool,
     barrier: &Barrier,
     setup_failed: &AtomicBool,
+    together: &[crate::sweep::timing::Together],
 ) -> ThreadOut {
     let setup = (|| -> Result<(Scheme, crate::sweep::timing::GateOutcome, Sizes)> {
         let mut s = e.open(&opts.message).context("opening")?;
@@ -151,14 +152,34 @@ pub(crate) fn one_thread(
             (Ok(Some((left, _))), Operation::Sign) => Some(*left),
             _ => None,
         };
-        let r = before.and_then(|before| {
-            let m = crate::sweep::timing::measure_capped(
-                &mut || crate::sweep::timing::run_op(&mut s, op),
+        if let (Err(_), true) = (&before, opts.threads > 1) {
+            // Keep step with the other threads of the shared window.
+            let mut fail = || -> Result<()> { anyhow::bail!("the key's budget is unknown") };
+            let _ = crate::sweep::timing::measure_together(
+                &mut fail,
                 opts.window,
                 known,
                 cancel,
                 cap,
-            )?;
+                &together[i],
+            );
+        }
+        let r = before.and_then(|before| {
+            let mut run = || crate::sweep::timing::run_op(&mut s, op);
+            // Several threads share one window (one start, one end), so
+            // their operations add up over the same time.
+            let m = if opts.threads > 1 {
+                crate::sweep::timing::measure_together(
+                    &mut run,
+                    opts.window,
+                    known,
+                    cancel,
+                    cap,
+                    &together[i],
+                )
+            } else {
+                crate::sweep::timing::measure_capped(&mut run, opts.window, known, cancel, cap)
+            }?;
             let budget = match (before, crate::sweep::timing::budget(&s)?) {
                 (Some((b, _)), Some((a, total))) => Some(SignatureBudget {
                     total,
@@ -232,9 +253,13 @@ pub fn measure_entry(
     let n = opts.threads.max(1);
     let barrier = Barrier::new(n);
     let setup_failed = AtomicBool::new(false);
+    let together: Vec<crate::sweep::timing::Together> = ops
+        .iter()
+        .map(|_| crate::sweep::timing::Together::new(n))
+        .collect();
     let outs: Vec<ThreadOut> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..n)
-            .map(|_| sc.spawn(|| one_thread(e, opts, cancel, &barrier, &setup_failed)))
+            .map(|_| sc.spawn(|| one_thread(e, opts, cancel, &barrier, &setup_failed, &together)))
             .collect();
         handles
             .into_iter()
@@ -310,28 +335,70 @@ pub fn measure_entry(
 }
 
 /// Fills an ok record from the threads' measurements of one operation.
+/// One thread: its window as measured. Several threads share one window
+/// (see `timing::measure_together`): each sample is one round (every
+/// thread's batch, from the first start to the last end), and the rate is
+/// all operations over the whole shared window; each thread's own part is
+/// in `per_thread`.
 pub(crate) fn fill(rec: &mut Record, ms: &[&Measurement]) {
-    let first = ms[0];
     let iterations: u64 = ms.iter().map(|m| m.iterations).sum();
-    let ops_per_sec: f64 = ms.iter().map(|m| m.iterations as f64 / m.seconds).sum();
-    let shortest = ms.iter().map(|m| m.batches.len()).min().unwrap_or(0);
-    let samples: Vec<f64> = (0..shortest)
-        .map(|i| {
-            ms.iter()
-                .map(|m| m.batches[i].0 as f64 / m.batches[i].1)
-                .sum()
-        })
-        .collect();
     rec.iterations = Some(iterations);
-    rec.batch = first.batches.first().map(|b| b.0 as usize).unwrap_or(1);
-    rec.runs = first.batches.len();
-    rec.warmup_runs = first.warmup_ops as usize;
-    rec.run_seconds = first.batches.iter().map(|b| b.1).collect();
-    rec.ops_per_sec = Some(ops_per_sec);
-    rec.ms_per_op = Some(1000.0 / ops_per_sec);
-    rec.throughput_ops_per_sec = Sample::new(samples).ok().map(|s| summarize(&s));
+    rec.warmup_runs = ms.iter().map(|m| m.warmup_ops as usize).sum();
+    if ms.len() == 1 {
+        let m = ms[0];
+        let ops_per_sec = m.iterations as f64 / m.seconds;
+        rec.batch = m.batches.first().map(|b| b.0 as usize).unwrap_or(1);
+        rec.runs = m.batches.len();
+        rec.run_seconds = m.batches.iter().map(|b| b.1).collect();
+        rec.ops_per_sec = Some(ops_per_sec);
+        rec.ms_per_op = Some(1000.0 / ops_per_sec);
+        let samples = m.batches.iter().map(|b| b.0 as f64 / b.1).collect();
+        rec.throughput_ops_per_sec = Sample::new(samples).ok().map(|s| summarize(&s));
+    } else {
+        let rounds = ms.iter().map(|m| m.spans.len()).min().unwrap_or(0);
+        let mut run_seconds = vec![];
+        let mut samples = vec![];
+        let mut per_round = 0;
+        for i in 0..rounds {
+            let ops: u64 = ms.iter().map(|m| m.batches[i].0).sum();
+            let t0 = ms.iter().map(|m| m.spans[i].0).min().expect("threads");
+            let t1 = ms.iter().map(|m| m.spans[i].1).max().expect("threads");
+            let secs = (t1 - t0).as_secs_f64();
+            if i == 0 {
+                per_round = ops as usize;
+            }
+            run_seconds.push(secs);
+            samples.push(ops as f64 / secs);
+        }
+        let start = ms.iter().filter_map(|m| m.spans.first()).map(|s| s.0).min();
+        let end = ms.iter().filter_map(|m| m.spans.last()).map(|s| s.1).max();
+        let window = match (start, end) {
+            (Some(a), Some(b)) => (b - a).as_secs_f64(),
+            _ => ms.iter().map(|m| m.seconds).fold(0.0, f64::max),
+        };
+        let ops_per_sec = iterations as f64 / window;
+        rec.batch = per_round.max(1);
+        rec.runs = rounds;
+        rec.run_seconds = run_seconds;
+        rec.ops_per_sec = Some(ops_per_sec);
+        rec.ms_per_op = Some(1000.0 / ops_per_sec);
+        rec.throughput_ops_per_sec = Sample::new(samples).ok().map(|s| summarize(&s));
+        rec.per_thread = ms
+            .iter()
+            .map(|m| crate::schema::record::ThreadShare {
+                operations: m.iterations,
+                busy_seconds: m.seconds,
+                ops_per_sec: m.iterations as f64 / m.seconds,
+                warmup_operations: m.warmup_ops,
+            })
+            .collect();
+        rec.timed_window += &format!(
+            "; {} threads in one shared window: every round starts all threads together after a barrier, the figures count all threads' operations from the first thread's start to the last thread's end",
+            ms.len()
+        );
+    }
     rec.status = Status::Ok;
-    if first.once {
+    if ms.iter().any(|m| m.once) {
         rec.timed_window += "; ran once (slower than the window)";
     }
     if ms.iter().any(|m| m.budget_ran_out) {
@@ -453,27 +520,29 @@ mod tests {
             &AtomicBool::new(false),
         )
         .unwrap();
-        assert!(recs
-            .iter()
-            .all(|r| r.status == Status::Ok && r.threads == 2));
-        // Two threads' measurements of one operation with known figures:
-        // 100 operations in 1 s and 300 in 2 s. The record's iterations and
-        // rate are both threads' (100 + 150 per second), never one's.
-        let m = |iterations: u64, seconds: f64| Measurement {
-            iterations,
-            seconds,
-            batches: vec![(iterations, seconds)],
-            warmup_ops: 0,
-            once: false,
-            budget_ran_out: false,
-        };
-        let (a, b) = (m(100, 1.0), m(300, 2.0));
-        let mut rec = recs[0].clone();
-        fill(&mut rec, &[&a, &b]);
-        assert_eq!(rec.iterations, Some(400));
-        assert!((rec.ops_per_sec.unwrap() - 250.0).abs() < 1e-9);
-        assert!((rec.ms_per_op.unwrap() - 4.0).abs() < 1e-12);
-        assert!((rec.throughput_ops_per_sec.unwrap().median - 250.0).abs() < 1e-9);
+        for r in &recs {
+            assert!(r.status == Status::Ok && r.threads == 2, "{r:?}");
+            // The whole, not thread 0: both threads' operations and
+            // warm-ups, over one shared window.
+            assert_eq!(r.per_thread.len(), 2, "{r:?}");
+            let ops: u64 = r.per_thread.iter().map(|t| t.operations).sum();
+            assert_eq!(r.iterations, Some(ops));
+            let warm: u64 = r.per_thread.iter().map(|t| t.warmup_operations).sum();
+            assert_eq!(r.warmup_runs as u64, warm);
+            assert_eq!(r.run_seconds.len(), r.runs);
+            let window = ops as f64 / r.ops_per_sec.unwrap();
+            for t in &r.per_thread {
+                assert!(window >= t.busy_seconds * 0.999, "{r:?}");
+            }
+            // A round is both threads' batches.
+            let raw = &r.throughput_ops_per_sec.as_ref().unwrap().raw;
+            assert!((raw[0] - r.batch as f64 / r.run_seconds[0]).abs() <= 1e-6 * raw[0]);
+            assert!(
+                r.timed_window.contains("shared window"),
+                "{}",
+                r.timed_window
+            );
+        }
     }
 
     #[test]

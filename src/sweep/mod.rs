@@ -69,6 +69,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         algorithms: vec![],
         operations: vec![],
         per_backend: vec![],
+        batch_sweep: false,
     };
     let mut run = RunFile::new(meta, config);
     // The CSVs share the run file's stamp, unique once the run file is
@@ -98,6 +99,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         opts.window.window
     );
     let started = std::time::Instant::now();
+    let load = crate::probe::system::LoadMeter::start();
     let mut interrupted = false;
     for (i, e) in entries.iter().enumerate() {
         match measure_entry(e, &opts, &device, &cancel) {
@@ -120,7 +122,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
                 break;
             }
         }
-        record_sweep_info(&mut run, &opts, started);
+        record_sweep_info(&mut run, &opts, started, &load);
         crate::measure::signals::saving(&writer.run_path, || writer.write(&run, &opts))?;
     }
     if opts.symmetric && !interrupted {
@@ -137,7 +139,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     interrupted |= cancel.load(Ordering::SeqCst);
     run.complete = !interrupted;
     run.interrupted = interrupted;
-    record_sweep_info(&mut run, &opts, started);
+    record_sweep_info(&mut run, &opts, started, &load);
     let csvs = crate::measure::signals::saving(&writer.run_path, || writer.write(&run, &opts))?;
     println!("Run file: {}", writer.run_path.display());
     for c in &csvs {

@@ -42,6 +42,157 @@ pub struct Measurement {
     /// True when the window stopped early because a stateful key had no
     /// signatures left (see [`measure_capped`]).
     pub budget_ran_out: bool,
+    /// Start and end of each batch ([`measure_together`] only): the rounds
+    /// of a window shared by several threads.
+    pub spans: Vec<(Instant, Instant)>,
+}
+
+/// What the threads measuring one operation together share: one timed
+/// window, cut into rounds that every thread starts after the same barrier,
+/// so the window's operations are counted over one common start and end.
+pub struct Together {
+    barrier: std::sync::Barrier,
+    /// The slowest thread's warm-up estimate of one operation, nanoseconds:
+    /// every thread sizes its batches (and decides "runs once") from it.
+    per_op_ns: std::sync::atomic::AtomicU64,
+    /// Whether another round runs, decided by one thread per round.
+    go: AtomicBool,
+    /// Set by a thread that failed or ran out of signatures: no more rounds.
+    stop: AtomicBool,
+    start: std::sync::OnceLock<Instant>,
+}
+
+impl Together {
+    /// For `threads` threads measuring one operation.
+    pub fn new(threads: usize) -> Self {
+        Together {
+            barrier: std::sync::Barrier::new(threads.max(1)),
+            per_op_ns: std::sync::atomic::AtomicU64::new(0),
+            go: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            start: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+/// [`measure_capped`] on one of several threads that share one window
+/// (`with`): each warms up on its own, then the window runs in rounds of one
+/// batch per thread, each round started by all threads together, until the
+/// window has passed since the first round began. A thread that fails keeps
+/// step with the others (so no one waits for it) and returns its error.
+pub fn measure_together(
+    op: &mut dyn FnMut() -> Result<()>,
+    w: Window,
+    known: Option<Duration>,
+    cancel: &AtomicBool,
+    cap: Option<u64>,
+    with: &Together,
+) -> Result<Measurement> {
+    let mut m = Measurement::default();
+    let warmup = Duration::from_secs_f64(w.warmup);
+    let window = Duration::from_secs_f64(w.window);
+    let warm = (|| -> Result<Duration> {
+        if cap == Some(0) {
+            bail!("the key has no signatures left to measure");
+        }
+        let warmup_cap = cap.map_or(u64::MAX, |c| c / 2);
+        match known {
+            Some(d) if d >= warmup && d > Duration::ZERO => Ok(d),
+            _ => {
+                let start = Instant::now();
+                loop {
+                    if cancel.load(Ordering::SeqCst) {
+                        bail!(Interrupted);
+                    }
+                    if m.warmup_ops >= warmup_cap {
+                        break;
+                    }
+                    op()?;
+                    m.warmup_ops += 1;
+                    if start.elapsed() >= warmup {
+                        break;
+                    }
+                }
+                Ok(start.elapsed() / m.warmup_ops.max(1) as u32)
+            }
+        }
+    })();
+    let mut err = None;
+    match warm {
+        Ok(d) => {
+            with.per_op_ns.fetch_max(
+                (d.as_nanos() as u64).max(1),
+                std::sync::atomic::Ordering::SeqCst,
+            );
+        }
+        Err(e) => {
+            with.stop.store(true, Ordering::SeqCst);
+            err = Some(e);
+        }
+    }
+    with.barrier.wait();
+    let per_op = Duration::from_nanos(with.per_op_ns.load(Ordering::SeqCst).max(1));
+    m.once = per_op >= window;
+    let batch = if m.once {
+        1
+    } else {
+        ((w.window / BATCHES_PER_WINDOW) / per_op.as_secs_f64())
+            .floor()
+            .max(1.0) as u64
+    };
+    let mut left = cap.map_or(u64::MAX, |c| c.saturating_sub(m.warmup_ops));
+    let mut rounds = 0usize;
+    loop {
+        if with.barrier.wait().is_leader() {
+            let start = *with.start.get_or_init(Instant::now);
+            let more = !with.stop.load(Ordering::SeqCst)
+                && !cancel.load(Ordering::SeqCst)
+                && (rounds == 0 || (!m.once && start.elapsed() < window));
+            with.go.store(more, Ordering::SeqCst);
+        }
+        with.barrier.wait();
+        if !with.go.load(Ordering::SeqCst) {
+            break;
+        }
+        rounds += 1;
+        if err.is_some() {
+            continue;
+        }
+        let n = batch.min(left);
+        if n == 0 {
+            m.budget_ran_out = true;
+            with.stop.store(true, Ordering::SeqCst);
+            continue;
+        }
+        let t0 = Instant::now();
+        for _ in 0..n {
+            if let Err(e) = op() {
+                err = Some(e);
+                with.stop.store(true, Ordering::SeqCst);
+                break;
+            }
+        }
+        let t1 = Instant::now();
+        if err.is_some() {
+            continue;
+        }
+        left -= n;
+        if left == 0 {
+            m.budget_ran_out = true;
+            with.stop.store(true, Ordering::SeqCst);
+        }
+        m.batches.push((n, (t1 - t0).as_secs_f64()));
+        m.spans.push((t0, t1));
+        m.iterations += n;
+    }
+    if cancel.load(Ordering::SeqCst) {
+        bail!(Interrupted);
+    }
+    if let Some(e) = err {
+        return Err(e);
+    }
+    m.seconds = m.batches.iter().map(|b| b.1).sum();
+    Ok(m)
 }
 
 /// Measures `op`. `known` is how long one operation took already (in the
@@ -296,6 +447,98 @@ pub fn check_after(s: &mut Scheme) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two threads, the second warming up 200 ms longer than the first.
+    fn two_threads_one_slow_to_start(w: Window) -> Vec<Result<Measurement>> {
+        let with = Together::new(2);
+        let cancel = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..2)
+                .map(|t| {
+                    let (with, cancel) = (&with, &cancel);
+                    sc.spawn(move || {
+                        let mut first = true;
+                        let mut op = || {
+                            if first && t == 1 {
+                                std::thread::sleep(Duration::from_millis(200));
+                            }
+                            first = false;
+                            std::thread::sleep(Duration::from_micros(500));
+                            Ok(())
+                        };
+                        measure_together(&mut op, w, None, cancel, None, with)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    #[test]
+    fn threads_sharing_a_window_start_and_end_together() {
+        let w = Window {
+            warmup: 0.0,
+            window: 0.3,
+        };
+        let ms: Vec<Measurement> = two_threads_one_slow_to_start(w)
+            .into_iter()
+            .map(|m| m.unwrap())
+            .collect();
+        // Each on its own, the first thread's window would be over before
+        // the second's began; shared, every round starts together.
+        let rounds = ms[0].spans.len();
+        assert!(rounds >= 1 && ms[1].spans.len() == rounds, "{ms:?}");
+        for i in 0..rounds {
+            let (a, b) = (ms[0].spans[i].0, ms[1].spans[i].0);
+            let gap = if a > b { a - b } else { b - a };
+            assert!(gap < Duration::from_millis(150), "round {i}: {gap:?}");
+        }
+        let start = ms.iter().map(|m| m.spans[0].0).min().unwrap();
+        let end = ms.iter().map(|m| m.spans[rounds - 1].1).max().unwrap();
+        // The 200 ms warm-up of one thread is not inside the window.
+        assert!(
+            end - start < Duration::from_millis(450),
+            "{:?}",
+            end - start
+        );
+        assert_eq!(
+            ms[0].batches[0].0, ms[1].batches[0].0,
+            "one batch size for all threads"
+        );
+    }
+
+    #[test]
+    fn a_failing_thread_in_a_shared_window_stops_it_without_a_hang() {
+        let with = Together::new(2);
+        let cancel = AtomicBool::new(false);
+        let w = Window {
+            warmup: 0.0,
+            window: 5.0,
+        };
+        let t = Instant::now();
+        let out: Vec<Result<Measurement>> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..2)
+                .map(|i| {
+                    let (with, cancel) = (&with, &cancel);
+                    sc.spawn(move || {
+                        let mut calls = 0;
+                        let mut op = || {
+                            calls += 1;
+                            std::thread::sleep(Duration::from_micros(200));
+                            if i == 1 && calls > 5 {
+                                bail!("broken");
+                            }
+                            Ok(())
+                        };
+                        measure_together(&mut op, w, None, cancel, None, with)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(out[1].is_err());
+        assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    }
 
     #[test]
     fn a_fast_operation_fills_the_window_in_batches() {

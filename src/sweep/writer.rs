@@ -109,13 +109,15 @@ pub(crate) fn record_label(r: &Record) -> String {
 }
 
 /// What the run file says about the sweep as a whole, refreshed before
-/// every write: its warm-up and window, its wall time so far, and each
-/// hybrid's cost over its PQC component.
+/// every write: its warm-up and window, its wall time so far, how busy the
+/// machine was, and each hybrid's cost over its PQC component.
 pub(crate) fn record_sweep_info(
     run: &mut RunFile,
     opts: &SweepOptions,
     started: std::time::Instant,
+    load: &crate::probe::system::LoadMeter,
 ) {
+    run.metadata.machine_load = Some(load.now());
     run.sweep = Some(crate::schema::run_file::SweepInfo {
         warmup_seconds: opts.window.warmup,
         window_seconds: opts.window.window,
