@@ -395,6 +395,33 @@ mod tests {
     }
 
     #[test]
+    fn the_report_says_when_the_machine_was_busy() {
+        use crate::report::summary::busy_note;
+        let mut run = loaded(vec![]);
+        let idle = crate::schema::metadata::MachineLoad {
+            seconds: 30.0,
+            other_processes_cpu_pct: Some(2.0),
+            load_average_start: Some(0.3),
+            load_average_end: Some(0.4),
+            cores: 2,
+        };
+        run.metadata.machine_load = Some(idle.clone());
+        assert_eq!(busy_note(&Dataset::new(std::slice::from_ref(&run))), None);
+        run.metadata.machine_load = Some(crate::schema::metadata::MachineLoad {
+            other_processes_cpu_pct: Some(63.0),
+            load_average_end: Some(8.8),
+            ..idle
+        });
+        let runs = [run];
+        let ds = Dataset::new(&runs);
+        let note = busy_note(&ds).unwrap();
+        assert!(note.contains("F1 (other processes used 63%"), "{note}");
+        let summary =
+            crate::report::summary::file_summary(&ds, &crate::report::summary::counts(&ds));
+        assert!(summary.contains("The machine was busy"), "{summary}");
+    }
+
+    #[test]
     fn noisy_records_are_counted_and_kept_out_of_the_scaling_headline() {
         let kg = Operation::KeyGen;
         let noisy = [600.0, 1000.0, 1400.0, 1000.0, 700.0, 1300.0];
