@@ -258,7 +258,7 @@ mod tests {
         let (fast, slow) = (Duration::from_millis(10), Duration::from_millis(50));
         for order in [[fast, slow], [slow, fast]] {
             let mut chunks = order.map(Sleeping);
-            let window = run_chunks(&mut chunks).unwrap();
+            let window = run_chunks(&mut chunks).unwrap().window;
             assert!(window >= slow, "{order:?}: window {window:?}");
         }
     }
