@@ -264,3 +264,19 @@ fn a_broken_sdk_never_stops_the_pipeline_and_reruns_find_nvcc_alike() {
         assert_eq!(Path::new(&seen[0]), nvcc);
     }
 }
+
+#[test]
+fn no_stateful_leaves_xmss_and_lms_out_of_the_sweep() {
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["--no-stateful", "--no-fetch"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        log.contains("pqcprof sweep --quick --filter !family:XMSS,!family:LMS --out outputs"),
+        "{log}"
+    );
+    // Without it, the sweep is unfiltered.
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["--no-fetch"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(log.contains("pqcprof sweep --quick --out outputs"), "{log}");
+}

@@ -456,3 +456,181 @@ fn the_liboqs_speed_guard_still_matches_pqcprofs_liboqs() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("oqsconfig.h identical"), "{err}");
 }
+
+/// The run file and the CSVs of a sweep in `dir`.
+fn sweep_outputs(dir: &Path) -> (Value, Vec<PathBuf>) {
+    let runs = files(dir, "-sweep.json");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let run: Value = serde_json::from_slice(&std::fs::read(&runs[0]).unwrap()).unwrap();
+    (run, files(dir, ".csv"))
+}
+
+#[test]
+fn csvs_carry_pqc_sig_bench_c_names_and_date_the_run_file_ours() {
+    let d = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args(["sweep", "--quick", "--warmup", "0.01", "--seconds", "0.05"])
+        .args([
+            "--filter",
+            "family:RSA,family:ECDSA,family:EdDSA,provider:openssl",
+        ])
+        .arg("--out")
+        .arg(d.path())
+        .assert()
+        .success();
+    let (run, csvs) = sweep_outputs(d.path());
+    assert_eq!(csvs.len(), 1, "{csvs:?}");
+    let text = std::fs::read_to_string(&csvs[0]).unwrap();
+    let parsed = csv::parse(&text).unwrap();
+    let mut in_csv: Vec<&str> = parsed.rows.iter().map(|r| r[0].as_str()).collect();
+    in_csv.dedup();
+    // Every name of the table this build produces without --slow (RSA-8192
+    // and RSA-16384 need it), and nothing else.
+    let mut want: Vec<&str> = pqcprof::core::catalog::SIG_BENCH_NAMES
+        .iter()
+        .filter(|(ours, _)| !ours.ends_with("-8192") && !ours.ends_with("-16384"))
+        .map(|(_, theirs)| *theirs)
+        .collect();
+    let mut got = in_csv.clone();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{text}");
+    for n in [
+        "RSA-PKCS1v15-2048",
+        "RSA-PSS-4096",
+        "P-256",
+        "P-384",
+        "P-521",
+        "Ed25519",
+        "Ed448",
+    ] {
+        assert!(in_csv.contains(&n), "{n} missing: {text}");
+    }
+    // The run file keeps pqcprof's names and records each alias.
+    let recs = run["records"].as_array().unwrap();
+    assert!(recs.iter().any(|r| r["algorithm"] == "ECDSA-P256"));
+    assert!(!recs.iter().any(|r| r["algorithm"] == "P-256"));
+    let names = &run["sweep"]["csv_names"];
+    assert_eq!(names["ECDSA-P256"], "P-256", "{names}");
+    assert_eq!(names["RSA-PKCS1-2048"], "RSA-PKCS1v15-2048", "{names}");
+    assert!(
+        names.get("Ed25519").is_none(),
+        "same name, no alias: {names}"
+    );
+    // pqc-sig-bench-c's date: seconds, no zone suffix (the run file's is UTC).
+    let meta = |k: &str| {
+        parsed
+            .meta
+            .iter()
+            .find(|(key, _)| key == k)
+            .unwrap()
+            .1
+            .clone()
+    };
+    let date = meta("date");
+    assert!(
+        chrono::NaiveDateTime::parse_from_str(&date, "%Y-%m-%dT%H:%M:%S").is_ok(),
+        "{date}"
+    );
+    assert_eq!(run["metadata"]["date"], format!("{date}Z"));
+    assert_eq!(meta("timezone"), "UTC");
+    assert_eq!(meta("bench_seconds"), "0.05");
+}
+
+#[test]
+fn whole_windows_are_written_as_integer_seconds() {
+    let d = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args([
+            "sweep",
+            "--warmup",
+            "0",
+            "--seconds",
+            "1",
+            "--filter",
+            "Ed448",
+        ])
+        .arg("--out")
+        .arg(d.path())
+        .assert()
+        .success();
+    let (_, csvs) = sweep_outputs(d.path());
+    let text = std::fs::read_to_string(&csvs[0]).unwrap();
+    assert!(text.contains("# warmup_seconds: 0\n"), "{text}");
+    assert!(text.contains("# bench_seconds:  1\n"), "{text}");
+}
+
+#[test]
+fn exclusion_filters_leave_out_what_they_name() {
+    let listed = |filter: &str| -> String {
+        let o = pqcprof()
+            .args(["sweep", "--list", "--filter", filter])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{filter}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let all = listed("provider:liboqs");
+    assert!(all.contains("XMSS-SHA2_10_256") && all.contains("LMS_SHA256_H5_W1"));
+    // pqc-sig-bench-c's run_liboqs_no_stfl.
+    let no_stfl = listed("provider:liboqs,!family:XMSS,!family:LMS");
+    assert!(
+        !no_stfl.contains("XMSS") && !no_stfl.contains("LMS_"),
+        "{no_stfl}"
+    );
+    assert!(no_stfl.contains("ML-DSA-44") && no_stfl.contains("Falcon-512"));
+    // Exclusions alone start from everything; names and providers too.
+    let v = listed("!family:XMSS,!family:LMS,!provider:composite,!Falcon-512");
+    assert!(v.contains("Ed25519") && v.contains("Falcon-1024"), "{v}");
+    assert!(!v.contains("Falcon-512 ") && !v.contains("+Ed25519") && !v.contains("XMSS"));
+    // A misspelt exclusion is an error naming the closest family.
+    pqcprof()
+        .args(["sweep", "--list", "--filter", "!family:XMSZ"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("no algorithm matches '!family:XMSZ'")
+                .and(predicate::str::contains("XMSS")),
+        );
+    pqcprof()
+        .args(["sweep", "--list", "--filter", "!famly:XMSS"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("'famly:'").and(predicate::str::contains("leading !")));
+}
+
+#[test]
+fn sizes_can_use_pqc_sig_bench_c_names() {
+    let o = pqcprof()
+        .args([
+            "sizes",
+            "--format",
+            "sig-bench",
+            "--filter",
+            "ECDSA-P256,RSA-PKCS1-2048,ML-DSA-44",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let names: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"P-256") && names.contains(&"RSA-PKCS1v15-2048"),
+        "{text}"
+    );
+    assert!(names.contains(&"ML-DSA-44"), "{text}");
+    assert!(!names.contains(&"ECDSA-P256"), "{text}");
+    pqcprof()
+        .args(["sizes", "--format", "seed", "--filter", "Ed25519"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("seed").and(predicate::str::contains("sig-bench")));
+}

@@ -443,12 +443,72 @@ pub const OPENSSL_HYBRIDS: [(&str, u8); 4] = [
     ("SecP384r1MLKEM1024", 5),
 ];
 
+/// pqc-sig-bench-c's spelling of the algorithms whose names differ from
+/// ours or that it also measures through OpenSSL: `(ours, its)`. Its
+/// traditional benchmark names RSA `RSA-PKCS1v15-<bits>` and
+/// `RSA-PSS-<bits>`, ECDSA by the curve alone (`P-256`, `P-384`, `P-521`)
+/// and EdDSA `Ed25519`/`Ed448`; its liboqs benchmark writes liboqs's own
+/// names, which are ours too, so they are not listed. The sweep's CSVs and
+/// `sizes --format sig-bench` write these names; the run file keeps ours.
+pub const SIG_BENCH_NAMES: [(&str, &str); 15] = [
+    ("RSA-PKCS1-2048", "RSA-PKCS1v15-2048"),
+    ("RSA-PKCS1-3072", "RSA-PKCS1v15-3072"),
+    ("RSA-PKCS1-4096", "RSA-PKCS1v15-4096"),
+    ("RSA-PKCS1-8192", "RSA-PKCS1v15-8192"),
+    ("RSA-PKCS1-16384", "RSA-PKCS1v15-16384"),
+    ("RSA-PSS-2048", "RSA-PSS-2048"),
+    ("RSA-PSS-3072", "RSA-PSS-3072"),
+    ("RSA-PSS-4096", "RSA-PSS-4096"),
+    ("RSA-PSS-8192", "RSA-PSS-8192"),
+    ("RSA-PSS-16384", "RSA-PSS-16384"),
+    ("ECDSA-P256", "P-256"),
+    ("ECDSA-P384", "P-384"),
+    ("ECDSA-P521", "P-521"),
+    ("Ed25519", "Ed25519"),
+    ("Ed448", "Ed448"),
+];
+
+/// pqc-sig-bench-c's name for one of ours: its spelling from
+/// [`SIG_BENCH_NAMES`], else ours unchanged (liboqs names, and algorithms
+/// it does not have).
+pub fn sig_bench_name(ours: &str) -> &str {
+    SIG_BENCH_NAMES
+        .iter()
+        .find(|(o, _)| *o == ours)
+        .map_or(ours, |(_, theirs)| theirs)
+}
+
+/// Our name for one of pqc-sig-bench-c's: the inverse of
+/// [`sig_bench_name`], so its rows join with ours.
+pub fn from_sig_bench_name(theirs: &str) -> &str {
+    SIG_BENCH_NAMES
+        .iter()
+        .find(|(_, t)| *t == theirs)
+        .map_or(theirs, |(ours, _)| ours)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// FIPS 203 Table 3 and FIPS 204 Table 2, typed from the standards'
     /// tables: the formulas above must reproduce them.
+    #[test]
+    fn sig_bench_names_map_both_ways() {
+        assert_eq!(sig_bench_name("RSA-PKCS1-2048"), "RSA-PKCS1v15-2048");
+        assert_eq!(sig_bench_name("ECDSA-P384"), "P-384");
+        assert_eq!(sig_bench_name("ML-DSA-44"), "ML-DSA-44");
+        assert_eq!(from_sig_bench_name("P-521"), "ECDSA-P521");
+        assert_eq!(
+            from_sig_bench_name("SPHINCS+-SHA2-128f-simple"),
+            "SPHINCS+-SHA2-128f-simple"
+        );
+        for (ours, theirs) in SIG_BENCH_NAMES {
+            assert_eq!(from_sig_bench_name(sig_bench_name(ours)), ours);
+            assert_eq!(sig_bench_name(from_sig_bench_name(theirs)), theirs);
+        }
+    }
+
     #[test]
     fn sizes_match_the_standards_tables() {
         let expect = [

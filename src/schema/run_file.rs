@@ -54,6 +54,11 @@ pub struct SweepInfo {
     /// Wall time of the whole sweep so far (final once `complete`),
     /// seconds: every algorithm, gate and symmetric primitive.
     pub wall_seconds: f64,
+    /// The algorithms whose CSV rows carry pqc-sig-bench-c's spelling
+    /// instead of the record's name: record name to CSV name
+    /// (`ECDSA-P256` to `P-256`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub csv_names: std::collections::BTreeMap<String, String>,
 }
 
 /// The extra cost of a hybrid over its pure PQC component, one operation.

@@ -191,6 +191,11 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
             }
         }
     }
+    if args.format == crate::sweep::options::SizesFormat::SigBench {
+        for r in &mut rows {
+            r.algorithm = crate::core::catalog::sig_bench_name(&r.algorithm).to_string();
+        }
+    }
     let text = sizes::render(&rows);
     match out {
         Some(p) => {

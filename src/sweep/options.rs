@@ -17,7 +17,9 @@ pub struct SweepArgs {
     /// `family:NAME`, `provider:liboqs|openssl|composite`, `level:1..5`,
     /// `kind:kem|sig`. Names and families are alternatives, and so are the
     /// terms of each other key; the keys must all hold (e.g. `Falcon-512,
-    /// family:ML-DSA --filter provider:liboqs`).
+    /// family:ML-DSA --filter provider:liboqs`). A leading `!` excludes
+    /// what a term matches, after the others chose (`'!family:XMSS,!family:LMS'`
+    /// leaves out the stateful schemes).
     #[arg(long, value_name = "TERMS")]
     pub filter: Vec<String>,
     /// Print what would run (and what is skipped, with the reason), then exit.
@@ -42,7 +44,7 @@ pub struct SweepArgs {
     /// Message signed and verified, bytes of 0xAB (50, as liboqs's speed_sig).
     #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
     pub message_size: usize,
-    /// Measure the symmetric primitives even with --filter (they run by default without one).
+    /// Measure the symmetric primitives even with --filter (they run by default without one, or with exclusions only).
     #[arg(long, conflicts_with = "no_symmetric")]
     pub symmetric: bool,
     /// Skip the symmetric primitives.
@@ -65,6 +67,19 @@ pub struct SizesArgs {
     /// Write the CSV here instead of standard output (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Algorithm names: pqcprof's, or pqc-sig-bench-c's spelling
+    /// (`RSA-PKCS1v15-2048`, `P-256`), as in the sweep's CSVs.
+    #[arg(long, value_enum, default_value_t = SizesFormat::Pqcprof)]
+    pub format: SizesFormat,
+}
+
+/// How `sizes` names algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SizesFormat {
+    /// pqcprof's names, as in run files.
+    Pqcprof,
+    /// pqc-sig-bench-c's names, as in the sweep's CSVs.
+    SigBench,
 }
 
 /// The shortest measurement window `sweep` accepts, seconds.
@@ -116,7 +131,9 @@ impl SweepArgs {
             },
             threads: threads[0],
             message: vec![0xAB; self.message_size],
-            symmetric: self.symmetric || (self.filter.is_empty() && !self.no_symmetric),
+            // Exclusions alone still sweep everything else, symmetric included.
+            symmetric: self.symmetric
+                || (!Filter::parse(&self.filter)?.has_inclusive() && !self.no_symmetric),
         })
     }
 }

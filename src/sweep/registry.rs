@@ -524,7 +524,8 @@ fn glob(pattern: &str, text: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Term {
     /// A name pattern: case- and separator-insensitive; `*` is a wildcard,
-    /// otherwise a substring.
+    /// otherwise a substring; pqc-sig-bench-c's spelling of a name
+    /// (`P-256`, `RSA-PKCS1v15-2048`) matches too.
     Name(String),
     /// `family:NAME` (same matching as names).
     Family(String),
@@ -573,7 +574,7 @@ impl Term {
                 _ => bail!("invalid kind '{v}' in --filter: use kem or sig"),
             },
             other => bail!(
-                "unknown --filter key '{other}:'; use family:, provider:, level:, kind: or a name pattern"
+                "unknown --filter key '{other}:'; use family:, provider:, level:, kind: or a name pattern, each with a leading ! to exclude (!family:XMSS)"
             ),
         })
     }
@@ -589,7 +590,10 @@ impl Term {
     /// Whether `e` matches this term.
     pub fn matches(&self, e: &Entry) -> bool {
         match self {
-            Term::Name(p) => pattern_matches(p, &e.name),
+            Term::Name(p) => {
+                pattern_matches(p, &e.name)
+                    || pattern_matches(p, crate::core::catalog::sig_bench_name(&e.name))
+            }
             Term::Family(p) => pattern_matches(p, &e.family),
             Term::Provider(p) => e.provider.name() == p,
             Term::Level(n) => e.nist_level == Some(*n),
@@ -598,58 +602,93 @@ impl Term {
     }
 }
 
-/// A parsed `--filter`: name patterns and `family:` terms are alternatives
-/// (OR), and so are the terms of each of `provider:`, `level:` and `kind:`;
-/// those groups must all hold (AND).
+/// A parsed `--filter`. Inclusive terms choose: name patterns and
+/// `family:` terms are alternatives (OR), and so are the terms of each of
+/// `provider:`, `level:` and `kind:`; those groups must all hold (AND); no
+/// inclusive term chooses everything. Exclusive terms, any term with a
+/// leading `!` (`!family:XMSS`, `!Falcon-512`, `!provider:openssl`), then
+/// take away every algorithm that matches any of them, as pqc-sig-bench-c's
+/// `run_liboqs_no_stfl` leaves out the stateful schemes.
 #[derive(Debug, Clone, Default)]
-pub struct Filter(Vec<Term>);
+pub struct Filter {
+    include: Vec<Term>,
+    exclude: Vec<Term>,
+}
 
 impl Filter {
     /// Parses comma-separated terms from every `--filter` given.
     pub fn parse(args: &[String]) -> Result<Filter> {
-        let mut terms = vec![];
+        let mut f = Filter::default();
         for a in args {
             for t in a.split(',') {
-                let empty = t.trim().is_empty()
-                    || t.split_once(':')
+                let t = t.trim();
+                let (exclude, term) = match t.strip_prefix('!') {
+                    Some(rest) => (true, rest.trim()),
+                    None => (false, t),
+                };
+                let empty = term.is_empty()
+                    || term
+                        .split_once(':')
                         .is_some_and(|(k, v)| k.trim().is_empty() || v.trim().is_empty());
-                if empty {
+                if empty && exclude {
                     bail!(
-                        "invalid --filter {:?}: it holds an empty term ({:?}), which would select every algorithm; give a name pattern, family:NAME, provider:NAME, level:N or kind:kem|sig, comma-separated, or leave --filter out",
+                        "invalid --filter {:?}: the exclusion {:?} names nothing; write `!` before a term, e.g. `!family:XMSS`",
                         a,
                         t
                     );
                 }
-                terms.push(Term::parse(t)?);
+                if empty {
+                    bail!(
+                        "invalid --filter {:?}: it holds an empty term ({:?}), which would select every algorithm; give a name pattern, family:NAME, provider:NAME, level:N or kind:kem|sig (each may start with `!` to exclude), comma-separated, or leave --filter out",
+                        a,
+                        t
+                    );
+                }
+                if exclude {
+                    f.exclude.push(Term::parse(term)?);
+                } else {
+                    f.include.push(Term::parse(term)?);
+                }
             }
         }
-        Ok(Filter(terms))
+        Ok(f)
     }
     /// True when no term was given.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.include.is_empty() && self.exclude.is_empty()
+    }
+    /// True when some term chooses (rather than only excludes).
+    pub fn has_inclusive(&self) -> bool {
+        !self.include.is_empty()
     }
     /// Whether `e` passes.
     pub fn matches(&self, e: &Entry) -> bool {
-        (0..5u8).all(|f| {
-            let of: Vec<_> = self.0.iter().filter(|t| t.field() == f).collect();
+        let chosen = (0..5u8).all(|f| {
+            let of: Vec<_> = self.include.iter().filter(|t| t.field() == f).collect();
             of.is_empty() || of.iter().any(|t| t.matches(e))
-        })
+        });
+        chosen && !self.exclude.iter().any(|t| t.matches(e))
     }
     /// The entries that pass; an error naming the closest names when a
-    /// name or family pattern matches nothing at all.
+    /// name or family pattern, inclusive or exclusive, matches nothing at
+    /// all (a misspelt exclusion would otherwise exclude nothing silently).
     pub fn select(&self, all: &[Entry]) -> Result<Vec<Entry>> {
-        for t in &self.0 {
+        for (t, bang) in self
+            .include
+            .iter()
+            .map(|t| (t, ""))
+            .chain(self.exclude.iter().map(|t| (t, "!")))
+        {
             let (Term::Name(p) | Term::Family(p)) = t else {
                 continue;
             };
             if !all.iter().any(|e| t.matches(e)) {
-                let names: Vec<&str> = match t {
-                    Term::Name(_) => all.iter().map(|e| e.name.as_str()).collect(),
-                    _ => all.iter().map(|e| e.family.as_str()).collect(),
+                let (names, key): (Vec<&str>, &str) = match t {
+                    Term::Name(_) => (all.iter().map(|e| e.name.as_str()).collect(), ""),
+                    _ => (all.iter().map(|e| e.family.as_str()).collect(), "family:"),
                 };
                 bail!(
-                    "no algorithm matches '{p}'; closest: {}",
+                    "no algorithm matches '{bang}{key}{p}'; closest: {}",
                     closest(p, &names, 5).join(", ")
                 );
             }
@@ -795,6 +834,83 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("Falcon-512"), "{e}");
         assert!(Filter::parse(&["level:9".into()]).is_err());
+    }
+
+    #[test]
+    fn exclusions_take_away_what_they_match() {
+        let all = all();
+        let pick = |f: &str| Filter::parse(&[f.into()]).unwrap().select(&all);
+        let stateful = |e: &Entry| ["XMSS", "XMSS^MT", "LMS"].contains(&e.family.as_str());
+        assert!(all.iter().any(stateful));
+        // Exclusions alone start from everything.
+        let v = pick("!family:XMSS,!family:LMS").unwrap();
+        assert!(
+            !v.iter().any(stateful),
+            "{:?}",
+            v.iter().find(|e| stateful(e))
+        );
+        assert_eq!(v.len(), all.iter().filter(|e| !stateful(e)).count());
+        // With inclusive terms: chosen first, then taken away.
+        let v = pick("provider:liboqs,!family:XMSS,!family:LMS").unwrap();
+        assert!(!v.is_empty());
+        assert!(v
+            .iter()
+            .all(|e| e.provider == Provider::Liboqs && !stateful(e)));
+        let v = pick("family:ML-DSA,!ML-DSA-87,!provider:openssl").unwrap();
+        let names: Vec<&str> = v.iter().map(|e| e.name.as_str()).collect();
+        assert!(
+            names.contains(&"ML-DSA-44") && !names.contains(&"ML-DSA-87"),
+            "{names:?}"
+        );
+        assert!(v.iter().all(|e| e.provider != Provider::Openssl));
+        // A misspelt exclusion is an error naming what exists, not a no-op.
+        let e = pick("!family:XMSSS").unwrap_err().to_string();
+        assert!(e.contains("!family:XMSSS") && e.contains("XMSS"), "{e}");
+        let e = Filter::parse(&["!".into()]).unwrap_err().to_string();
+        assert!(e.contains("empty exclusion"), "{e}");
+        let e = Filter::parse(&["!provider:gnutls".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gnutls") && e.contains("liboqs"), "{e}");
+        // Everything excluded is said, not an empty run.
+        assert!(pick("!kind:kem,!kind:sig").is_err());
+    }
+
+    #[test]
+    fn every_traditional_signature_has_its_sig_bench_name() {
+        use crate::core::catalog::SIG_BENCH_NAMES;
+        let all = all();
+        let traditional: Vec<&Entry> = all
+            .iter()
+            .filter(|e| {
+                e.provider == Provider::Openssl
+                    && ["RSA", "ECDSA", "EdDSA"].contains(&e.family.as_str())
+            })
+            .collect();
+        assert_eq!(traditional.len(), SIG_BENCH_NAMES.len());
+        for e in traditional {
+            assert!(
+                SIG_BENCH_NAMES.iter().any(|(ours, _)| *ours == e.name),
+                "{} has no pqc-sig-bench-c name",
+                e.name
+            );
+        }
+    }
+
+    #[test]
+    fn sig_bench_spellings_select_our_algorithms() {
+        let all = all();
+        let names = |f: &str| -> Vec<String> {
+            Filter::parse(&[f.into()])
+                .unwrap()
+                .select(&all)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.name)
+                .collect()
+        };
+        assert_eq!(names("RSA-PKCS1v15-2048"), vec!["RSA-PKCS1-2048"]);
+        assert!(names("P-384").contains(&"ECDSA-P384".to_string()));
     }
 
     #[test]

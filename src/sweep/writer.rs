@@ -15,19 +15,26 @@ pub(crate) fn csv_meta(
 ) -> Vec<(String, String)> {
     let kv = |k: &str, v: String| (k.to_string(), v);
     vec![
-        kv("date", meta.date.clone()),
+        kv("date", crate::write::csv::sig_bench_date(&meta.date)),
         kv("liboqs", meta.liboqs_version.clone()),
         kv("openssl", meta.openssl_version.clone()),
         kv("arch", meta.arch.clone()),
         kv("os", format!("{} {}", meta.os, meta.kernel)),
         kv("cpu", meta.cpu.clone()),
         kv("memory_mb", meta.memory_total_mb.to_string()),
-        kv("warmup_seconds", opts.window.warmup.to_string()),
-        kv("bench_seconds", opts.window.window.to_string()),
+        kv(
+            "warmup_seconds",
+            crate::write::csv::seconds(opts.window.warmup),
+        ),
+        kv(
+            "bench_seconds",
+            crate::write::csv::seconds(opts.window.window),
+        ),
         kv("threads", opts.threads.to_string()),
         kv("message_bytes", opts.message.len().to_string()),
         kv("type", kind.to_string()),
         kv("hostname", meta.hostname.clone()),
+        kv("timezone", "UTC".to_string()),
         kv(
             "pqcprof",
             format!("{} ({})", meta.pqcprof_version, meta.git_commit),
@@ -110,7 +117,8 @@ pub(crate) fn record_label(r: &Record) -> String {
 
 /// What the run file says about the sweep as a whole, refreshed before
 /// every write: its warm-up and window, its wall time so far, how busy the
-/// machine was, and each hybrid's cost over its PQC component.
+/// machine was, the CSV names that differ from the records', and each
+/// hybrid's cost over its PQC component.
 pub(crate) fn record_sweep_info(
     run: &mut RunFile,
     opts: &SweepOptions,
@@ -122,6 +130,14 @@ pub(crate) fn record_sweep_info(
         warmup_seconds: opts.window.warmup,
         window_seconds: opts.window.window,
         wall_seconds: started.elapsed().as_secs_f64(),
+        csv_names: run
+            .records
+            .iter()
+            .filter_map(|r| {
+                let csv = crate::core::catalog::sig_bench_name(&r.algorithm);
+                (csv != r.algorithm).then(|| (r.algorithm.clone(), csv.to_string()))
+            })
+            .collect(),
     });
     run.hybrid_overhead = crate::analyse::hybrid::overhead(&run.records);
 }

@@ -10,8 +10,11 @@
 //! ML-DSA-44,keygen,0.028086,35604.490,356045
 //! ```
 //!
-//! The columns are defined once, in [`COLUMNS`].
+//! The columns are defined once, in [`COLUMNS`]. Algorithms are named as
+//! pqc-sig-bench-c names them ([`crate::core::catalog::sig_bench_name`]),
+//! so rows join with its datasets; the run file keeps pqcprof's names.
 
+use crate::core::catalog::sig_bench_name;
 use crate::schema::record::{Record, Status};
 use anyhow::{bail, Context, Result};
 
@@ -27,7 +30,7 @@ pub struct Column {
 pub const COLUMNS: [Column; 5] = [
     Column {
         name: "algorithm",
-        cell: |r| r.algorithm.clone(),
+        cell: |r| sig_bench_name(&r.algorithm).to_string(),
     },
     Column {
         name: "operation",
@@ -69,6 +72,30 @@ pub fn render(meta: &[(String, String)], records: &[&Record]) -> String {
     s
 }
 
+/// The `date` line as pqc-sig-bench-c writes it, `2026-05-20T08:19:30`:
+/// seconds, no zone suffix (Python 3.10's `datetime.fromisoformat` rejects
+/// a trailing `Z`). pqcprof's dates are UTC, which the `timezone` line
+/// says. A date that is not RFC 3339 is kept as it is.
+pub fn sig_bench_date(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|d| {
+            d.with_timezone(&chrono::Utc)
+                .format("%Y-%m-%dT%H:%M:%S")
+                .to_string()
+        })
+        .unwrap_or_else(|_| rfc3339.to_string())
+}
+
+/// Seconds as pqc-sig-bench-c writes its windows: an integer when whole
+/// (`1`, `10`), else the shortest decimal (`0.25`).
+pub fn seconds(s: f64) -> String {
+    if s.fract() == 0.0 && s.abs() < 1e15 {
+        format!("{}", s as i64)
+    } else {
+        s.to_string()
+    }
+}
+
 /// A parsed CSV file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
@@ -84,6 +111,9 @@ pub fn parse(text: &str) -> Result<Parsed> {
     let mut rows = vec![];
     let mut seen_header = false;
     for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
         if let Some(rest) = line.strip_prefix("# ") {
             if rest == header() {
                 seen_header = true;
@@ -175,6 +205,17 @@ mod tests {
         assert_eq!(p.meta[1], ("cpu".to_string(), "x: y".to_string()));
         assert!(p.rows.is_empty());
         assert!(parse("a,b\n").is_err());
+        assert_eq!(
+            sig_bench_date("2026-05-20T08:19:30Z"),
+            "2026-05-20T08:19:30"
+        );
+        assert_eq!(
+            sig_bench_date("2026-05-20T10:19:30+02:00"),
+            "2026-05-20T08:19:30"
+        );
+        assert_eq!(seconds(1.0), "1");
+        assert_eq!(seconds(10.0), "10");
+        assert_eq!(seconds(0.25), "0.25");
         assert_eq!(
             file_name("20260101T000000", "x86_64", "my host", "liboqs"),
             "20260101T000000_x86_64_my-host_liboqs.csv"
