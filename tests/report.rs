@@ -543,7 +543,7 @@ proptest! {
         let parsed = pqcprof::schema::load::parse_run(&cur, Path::new("m.json"), "F1");
         // And whatever loads also renders.
         if let Ok((run, _)) = parsed {
-            let set = pqcprof::schema::load::LoadSet { runs: vec![run], problems: vec![] };
+            let set = pqcprof::schema::load::LoadSet { runs: vec![run], ..Default::default() };
             let html = pqcprof::report::render(&set, pqcprof::report::Format::Html);
             prop_assert!(html.ends_with("</html>\n"));
             let _ = pqcprof::report::render(&set, pqcprof::report::Format::Markdown);
@@ -772,4 +772,192 @@ fn hybrid_overhead_is_in_the_run_file_and_the_report() {
     let rows = table_rows(&html, "t-hybrid");
     assert_eq!(rows.len(), over.len(), "one row per overhead entry");
     assert!(rows.iter().any(|r| r.contains("HQC-256+X25519")));
+}
+
+/// The published-result fixtures (invented figures, see their README).
+fn published(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/published")
+        .join(name)
+}
+
+const PUBLISHED: [&str; 5] = [
+    "202601_x86_64_fixture-pc_liboqs.csv",
+    "202601_x86_64_fixture-laptop_traditional.csv",
+    "mlkem_results.json",
+    "mldsa_results.json",
+    "latency/mldsa_latency.json",
+];
+
+/// A sweep of the classical algorithms the fixtures name, made once.
+fn classical_sweep() -> &'static Path {
+    static RUN: OnceLock<PathBuf> = OnceLock::new();
+    RUN.get_or_init(|| {
+        quick_sweep(
+            &tempfile::tempdir().unwrap().keep(),
+            "ECDSA-P256,RSA-PKCS1-2048,provider:openssl,kind:sig",
+            &["--no-symmetric"],
+        )
+    })
+}
+
+/// The "Beside published results" section of a Markdown report.
+fn beside_section(md: &str) -> &str {
+    let start = md.find("## Beside published results").expect("the section");
+    let end = md[start..]
+        .find("\n## Sizes")
+        .map_or(md.len(), |e| start + e);
+    &md[start..end]
+}
+
+#[test]
+fn published_results_are_imported_labelled_and_set_beside_ours() {
+    let runs = [real_run(), classical_sweep()];
+    let mut args: Vec<PathBuf> = runs.iter().map(|p| p.to_path_buf()).collect();
+    args.extend(PUBLISHED.iter().map(|n| published(n)));
+    let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+    let (code, md, err) = report(&refs, &["--format", "markdown", "-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let beside = beside_section(&md);
+    // Each file is named with its layout and machine, as imported.
+    for want in [
+        "I1: 202601_x86_64_fixture-pc_liboqs.csv (pqc-sig-bench-c CSV), 4 figures measured on Fixture CPU 9000 (invented) (fixture-pc) (machine named by its metadata and file name); imported, not measured by pqcprof.",
+        "I2: 202601_x86_64_fixture-laptop_traditional.csv (pqc-sig-bench-c CSV), 4 figures measured on fixture-laptop (machine named by its file name)",
+        "I3: mlkem_results.json (cuPQC_benchmark throughput JSON), 3 figures measured on Fixture GPU 1 (invented figures)",
+        "I5: mldsa_latency.json (cuPQC_benchmark latency JSON), 3 figures",
+    ] {
+        assert!(beside.contains(want), "{want}\n---\n{beside}");
+    }
+    assert!(
+        beside.matches("imported, not measured by pqcprof").count() >= 17,
+        "{beside}"
+    );
+    // pqc-sig-bench-c's names join with ours.
+    let row = |alg: &str, op: &str, by: &str| -> Vec<&str> {
+        beside
+            .lines()
+            .filter(|l| {
+                l.starts_with(&format!("| {alg}"))
+                    && l.contains(&format!("| {op} |"))
+                    && l.contains(by)
+            })
+            .collect()
+    };
+    let p256 = row("ECDSA-P256", "Sign", "fixture-laptop");
+    assert_eq!(p256.len(), 1, "{beside}");
+    assert!(p256[0].contains("P-256 in the file"), "{}", p256[0]);
+    assert!(p256[0].contains("33,000/s"), "{}", p256[0]);
+    assert!(p256[0].contains(" here |"), "a ratio: {}", p256[0]);
+    assert!(p256[0].contains("openssl-cpu, 1 thread"), "{}", p256[0]);
+    let rsa = row("RSA-PKCS1-2048", "Sign", "fixture-laptop");
+    assert!(
+        rsa.len() == 1 && rsa[0].contains("RSA-PKCS1v15-2048 in the file"),
+        "{beside}"
+    );
+    // pqc-sig-bench-c times one thread: set against one-thread records only.
+    let keygen = row("ML-DSA-44", "KeyGen", "Fixture CPU 9000");
+    assert!(!keygen.is_empty(), "{beside}");
+    assert!(keygen.iter().all(|l| l.contains("1 thread")), "{keygen:?}");
+    // cuPQC_benchmark's figures beside ours, a ratio each.
+    let gpu = row("ML-KEM-512", "KeyGen", "Fixture GPU 1");
+    assert!(
+        !gpu.is_empty() && gpu.iter().all(|l| l.contains("slower here")),
+        "{gpu:?}"
+    );
+    // What this report has no record of is said, not invented.
+    let none = row("NOT-IN-PQCPROF-1", "Sign", "Fixture CPU 9000");
+    assert!(
+        none.len() == 1 && none[0].contains("not measured here"),
+        "{beside}"
+    );
+    let lat = row("ML-DSA-44", "Sign", "Fixture GPU 1");
+    assert!(
+        lat.iter()
+            .any(|l| l.contains("222 µs per op") && l.contains("not measured here")),
+        "{lat:?}"
+    );
+    // The run files keep their F labels; imports only take I labels.
+    assert!(md.contains("F2#"), "{md}");
+    // The HTML report has the section too.
+    let (code, html, err) = report(&refs, &["-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(html.contains("id=\"beside\"") && html.contains("not measured by pqcprof"));
+}
+
+#[test]
+fn imported_figures_never_reach_a_claim_about_this_machine() {
+    use pqcprof::report::{findings, model::Dataset, render::markdown};
+    let runs = [real_run().to_path_buf(), classical_sweep().to_path_buf()];
+    let without = pqcprof::schema::load::load_all(&runs);
+    let mut with = pqcprof::schema::load::load_all(&runs);
+    for (i, n) in PUBLISHED.iter().enumerate() {
+        let f = pqcprof::report::imports::read(
+            &published(n),
+            &format!("I{}", i + 1),
+            &mut with.problems,
+        )
+        .unwrap()
+        .unwrap_or_else(|| panic!("{n} is not recognised"));
+        with.imported.push(f);
+    }
+    assert!(with.problems.is_empty(), "{:?}", with.problems);
+    let render = |set: &pqcprof::schema::load::LoadSet| {
+        let ds = Dataset::new(&set.runs);
+        let an = findings::analyse(&ds);
+        markdown::render(set, &ds, &an, "fixed time")
+    };
+    let (a, b) = (render(&without), render(&with));
+    let section = beside_section(&b);
+    // Everything but the section is the same, word for word: findings,
+    // headline ratios, tables and charts never see an imported figure.
+    assert_eq!(
+        b.replacen(section, "", 1).replace("\n\n\n", "\n\n"),
+        a.replace("\n\n\n", "\n\n")
+    );
+    // And the invented figures and machines appear in that section only.
+    for s in [
+        "12,346/s",
+        "Fixture CPU 9000",
+        "Fixture GPU 1",
+        "fixture-laptop",
+    ] {
+        assert_eq!(b.matches(s).count(), section.matches(s).count(), "{s}");
+        assert!(section.contains(s), "{s}");
+    }
+}
+
+#[test]
+fn published_files_alone_or_broken_are_said() {
+    let d = tempfile::tempdir().unwrap();
+    // Only published results: nothing of this machine to set them beside.
+    let (code, _, err) = report(&[&published(PUBLISHED[0])], &["-o", "-"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("only published results were given") && err.contains("run file"),
+        "{err}"
+    );
+    // Recognised by content, but with no usable figure: left out, named.
+    let bad = write(
+        d.path(),
+        "results.json",
+        &json!({"GPU": {"name": "x"}, "ML-DSA-44": {"Sign": {"throughput": {"mean": -1.0, "std": 0.0}}}, "ML-DSA-99": {}}),
+    );
+    let (code, md, err) = report(&[real_run(), &bad], &["--format", "markdown", "-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("ML-DSA-44.Sign.throughput.mean") && err.contains("-1.0"),
+        "{err}"
+    );
+    assert!(err.contains("unknown algorithm 'ML-DSA-99'"), "{err}");
+    assert!(err.contains("left out: recognised as a cuPQC_benchmark throughput JSON, but it has no usable figure"), "{err}");
+    assert!(!md.contains("## Beside published results"));
+    // A CSV in pqc-sig-bench-c's layout with a broken row says which.
+    let csv = d.path().join("x_x86_64_h_liboqs.csv");
+    std::fs::write(&csv, "# cpu: c\n# algorithm,operation,ms_per_op,ops_per_sec,iterations\nML-DSA-44,sign,abc,1,1\n").unwrap();
+    let (code, _, err) = report(&[real_run(), &csv], &["-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("cannot be read") && err.contains("ms_per_op"),
+        "{err}"
+    );
 }

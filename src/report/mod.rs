@@ -15,9 +15,12 @@
 //! flattens and classifies records, [`findings`] decides what to say,
 //! [`sections`] builds the tables, [`outline`] puts every section's content
 //! together once for [`render`] (HTML, Markdown, SVG charts) to draw,
-//! [`compare`] compares.
+//! [`compare`] compares. Other tools' published results (pqc-sig-bench-c
+//! CSVs, cuPQC_benchmark JSON) given beside the run files are read by
+//! [`imports`] and shown only by [`beside`], never in a finding.
 
 pub mod batch_curves;
+pub mod beside;
 pub mod cluster_sections;
 pub mod compare;
 pub mod comparison_tables;
@@ -25,6 +28,7 @@ pub mod families;
 pub mod findings;
 pub mod gpu_rows;
 pub mod headline;
+pub mod imports;
 pub mod model;
 pub mod outline;
 pub mod pairs;
@@ -54,8 +58,11 @@ pub enum Format {
 /// Options of `report`.
 #[derive(Debug, Args, Clone)]
 pub struct ReportArgs {
-    /// Run files (`outputs/run-*.json`), from one host or many.
-    #[arg(value_name = "RUN_FILE", required = true)]
+    /// Run files (`outputs/run-*.json`), from one host or many, and
+    /// published results to show beside them: pqc-sig-bench-c CSVs,
+    /// cuPQC_benchmark's `mlkem_results.json`/`mldsa_results.json` and
+    /// latency files (recognised by their content).
+    #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Where to write the report; `-` for standard output [default:
     /// report.html, or report.md with --format markdown]
@@ -81,9 +88,23 @@ pub struct CompareArgs {
     pub fail_above: Option<f64>,
 }
 
-/// Reads the files and prints every problem to stderr.
+/// Reads the files, published results apart from run files, and prints
+/// every problem to stderr.
 fn load_and_warn(files: &[PathBuf]) -> LoadSet {
-    let set = crate::schema::load::load_all(files);
+    let mut imported = vec![];
+    let mut import_problems = vec![];
+    let mut run_files = vec![];
+    for f in files {
+        let label = format!("I{}", imported.len() + 1);
+        match imports::read(f, &label, &mut import_problems) {
+            Ok(Some(file)) => imported.push(file),
+            Ok(None) => run_files.push(f.clone()),
+            Err(p) => import_problems.push(p),
+        }
+    }
+    let mut set = crate::schema::load::load_all(&run_files);
+    set.problems.extend(import_problems);
+    set.imported = imported;
     for p in &set.problems {
         eprintln!("pqcprof: {}", printable(&p.to_string()));
     }
@@ -115,10 +136,21 @@ pub fn run_report(args: &ReportArgs) -> anyhow::Result<i32> {
     }
     let set = load_and_warn(&args.files);
     if set.runs.is_empty() {
-        eprintln!(
-            "pqcprof: error: none of the {} file(s) given could be used; no report written",
-            args.files.len()
-        );
+        if set.imported.is_empty() {
+            eprintln!(
+                "pqcprof: error: none of the {} file(s) given could be used; no report written",
+                args.files.len()
+            );
+        } else {
+            eprintln!(
+                "pqcprof: error: only published results were given ({}); add at least one pqcprof run file to set them beside; no report written",
+                set.imported
+                    .iter()
+                    .map(|f| f.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         return Ok(exit::ERROR);
     }
     let text = render(&set, args.format);
@@ -127,8 +159,15 @@ pub fn run_report(args: &ReportArgs) -> anyhow::Result<i32> {
     } else {
         crate::write::output::write_atomic(&out, text.as_bytes())?;
         let used: usize = set.runs.iter().map(|r| r.records.len()).sum();
+        let imported = match set.imported.len() {
+            0 => String::new(),
+            n => format!(
+                ", {n} imported file{} of published results",
+                if n == 1 { "" } else { "s" }
+            ),
+        };
         println!(
-            "Report: {} ({} run file{}, {} records)",
+            "Report: {} ({} run file{}, {} records{imported})",
             out.display(),
             set.runs.len(),
             if set.runs.len() == 1 { "" } else { "s" },

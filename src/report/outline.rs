@@ -78,6 +78,11 @@ pub struct Outline<'r> {
     pub aggregates: Option<Headed>,
     /// Each hybrid's cost over its PQC component, when there are any.
     pub hybrid: Option<Table>,
+    /// Other tools' published figures beside this report's, when files
+    /// were imported.
+    pub beside: Option<Table>,
+    /// One sentence per imported file.
+    pub imported: Vec<String>,
     /// Key, ciphertext and signature sizes.
     pub sizes: Table,
     /// Symmetric primitives, when there are any.
@@ -166,6 +171,8 @@ impl<'r> Outline<'r> {
                 crate::report::cluster_sections::aggregates_table(ds),
             ),
             hybrid: rows(sections::hybrid_table(ds)),
+            beside: rows(crate::report::beside::beside_table(ds, &set.imported)),
+            imported: crate::report::beside::import_notes(&set.imported),
             sizes: sections::sizes_table(ds),
             symmetric: rows(crate::report::reference_tables::symmetric_table(ds)),
             appendix: rows(crate::report::reference_tables::appendix_table(ds)),

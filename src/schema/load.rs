@@ -91,6 +91,9 @@ pub struct LoadSet {
     pub runs: Vec<LoadedRun>,
     /// Problems, fatal or not, in the order met.
     pub problems: Vec<Problem>,
+    /// Other tools' published results given beside the run files; never
+    /// read by anything that speaks of this machine's speed.
+    pub imported: Vec<crate::schema::imported::ImportedFile>,
 }
 
 /// Why a file could not be used at all.

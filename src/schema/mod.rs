@@ -1,11 +1,14 @@
 //! The run file: records and their devices, aggregates, cluster and machine
 //! metadata, and reading a run file back. Everything a later stage needs
 //! travels in it, so `report`, `compare` and `merge` work on files from
-//! other machines without re-running anything.
+//! other machines without re-running anything. Results other tools
+//! published, imported beside run files, have their own types
+//! ([`imported`]).
 
 pub mod aggregate;
 pub mod cluster;
 pub mod device;
+pub mod imported;
 pub mod load;
 pub mod metadata;
 pub mod record;

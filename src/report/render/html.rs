@@ -498,6 +498,18 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         s += &table_html(ds, t);
     }
 
+    if let Some(t) = &o.beside {
+        s += &format!(
+            "<h2 id=\"beside\">Beside published results</h2><p>{}</p><ul>",
+            esc(crate::report::beside::BESIDE_INTRO)
+        );
+        for n in &o.imported {
+            s += &format!("<li>{}</li>", esc(n));
+        }
+        s += "</ul>";
+        s += &table_html(ds, t);
+    }
+
     s += "<h2 id=\"sizes\">Sizes</h2><p>Bytes of keys, ciphertexts and signatures as the records state them (for ML-KEM and ML-DSA, FIPS 203 and FIPS 204). On the wire: what one side sends, public key plus ciphertext or signature.</p>";
     s += &table_html(ds, &o.sizes);
 

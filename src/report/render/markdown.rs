@@ -154,6 +154,17 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     if let Some(t) = &o.hybrid {
         let _ = writeln!(s, "## Hybrid overhead\n\n{}", table_md(t));
     }
+    if let Some(t) = &o.beside {
+        let _ = writeln!(
+            s,
+            "## Beside published results\n\n{}\n",
+            crate::report::beside::BESIDE_INTRO
+        );
+        for n in &o.imported {
+            let _ = writeln!(s, "- {}", md(n));
+        }
+        let _ = writeln!(s, "\n{}", table_md(t));
+    }
     let _ = writeln!(s, "## Sizes\n\n{}", table_md(&o.sizes));
     s += "## Symmetric context\n\n";
     s += &table_or_note(o.symmetric.as_ref(), "No symmetric records in these files.");
