@@ -634,3 +634,148 @@ fn sizes_can_use_pqc_sig_bench_c_names() {
         .code(2)
         .stderr(predicate::str::contains("seed").and(predicate::str::contains("sig-bench")));
 }
+
+/// Whether pip's index answers from here.
+fn pypi_reachable() -> bool {
+    std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import urllib.request; urllib.request.urlopen('https://pypi.org/simple/pandas/', timeout=15)",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn sig_charts_dataset_reads_back_with_pandas() {
+    let d = tempfile::tempdir().unwrap();
+    pqcprof()
+        .args(["sweep", "--quick", "--warmup", "0.01", "--seconds", "0.05"])
+        .args(["--filter", "ML-DSA-44,ECDSA-P256,kind:sig", "--out"])
+        .arg(d.path())
+        .assert()
+        .success();
+    let csvs = files(d.path(), ".csv");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = d.path().join("dataset.zst");
+    let o = std::process::Command::new(root.join("scripts/sig-charts-dataset"))
+        .args(&csvs)
+        .arg("-o")
+        .arg(&out)
+        .env("PQCPROF_BIN", env!("CARGO_BIN_EXE_pqcprof"))
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    if o.status.code() == Some(75) && !pypi_reachable() {
+        common::skipped(
+            "sig_charts_dataset_reads_back_with_pandas",
+            "pandas and zstandard are not installed and pip cannot reach PyPI",
+        );
+        return;
+    }
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("wrote"), "{said}");
+    // Read back with pandas, in the same virtual environment.
+    let venv = std::env::var_os("PQCPROF_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".venv"));
+    let back = std::process::Command::new(venv.join("bin/python3"))
+        .args([
+            "-c",
+            "import json, sys, pandas as pd\n\
+             df = pd.read_pickle(sys.argv[1], compression='zstd')\n\
+             print(json.dumps({'index': df.index.name, 'columns': list(df.columns),\n\
+               'dtypes': [str(t) for t in df.dtypes],\n\
+               'rows': {k: {c: (None if pd.isna(v) else float(v)) for c, v in r.items()} for k, r in df.iterrows()}}))",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        back.status.success(),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    let v: Value = serde_json::from_slice(&back.stdout).unwrap();
+    assert_eq!(v["index"], "Algorithm");
+    assert_eq!(
+        v["columns"],
+        serde_json::json!([
+            "NIST Security Level",
+            "Pubkey (bytes)",
+            "Privkey (bytes)",
+            "Signature (bytes)",
+            "Keygen (μs)",
+            "Sign (μs)",
+            "Verify (μs)"
+        ])
+    );
+    assert_eq!(v["dtypes"][0], "Int64", "{v}");
+    let rows = &v["rows"];
+    assert!(
+        rows.get("ECDSA-P256").is_none(),
+        "pqc-sig-bench-c's names: {rows}"
+    );
+    let row = |n: &str| rows.get(n).unwrap_or_else(|| panic!("{n} missing: {rows}"));
+    // FIPS 204 sizes, NIST category 2.
+    let mldsa = row("ML-DSA-44");
+    assert_eq!(
+        [
+            &mldsa["NIST Security Level"],
+            &mldsa["Pubkey (bytes)"],
+            &mldsa["Privkey (bytes)"],
+            &mldsa["Signature (bytes)"]
+        ],
+        [2.0, 1312.0, 2560.0, 2420.0]
+    );
+    // ECDSA P-256: DER public key, largest DER signature.
+    let p256 = row("P-256");
+    assert_eq!(
+        (
+            p256["Pubkey (bytes)"].as_f64(),
+            p256["Signature (bytes)"].as_f64()
+        ),
+        (Some(91.0), Some(72.0))
+    );
+    // Times: the CSV's ms_per_op in microseconds (the liboqs CSV's, the first given).
+    let liboqs = csvs
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with("_liboqs.csv"))
+        .unwrap();
+    let parsed = csv::parse(&std::fs::read_to_string(liboqs).unwrap()).unwrap();
+    for (op, column) in [
+        ("keygen", "Keygen (μs)"),
+        ("sign", "Sign (μs)"),
+        ("verify", "Verify (μs)"),
+    ] {
+        let ms: f64 = parsed
+            .rows
+            .iter()
+            .find(|r| r[0] == "ML-DSA-44" && r[1] == op)
+            .unwrap()[2]
+            .parse()
+            .unwrap();
+        let us = mldsa[column].as_f64().unwrap();
+        assert!(
+            (us - ms * 1000.0).abs() <= 1e-6 * us.max(1.0),
+            "{op}: {us} against {ms} ms"
+        );
+    }
+    // Bad input is named.
+    let o = std::process::Command::new(root.join("scripts/sig-charts-dataset"))
+        .arg(root.join("README.md"))
+        .arg("-o")
+        .arg(d.path().join("x.zst"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("README.md"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
