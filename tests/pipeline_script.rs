@@ -280,3 +280,102 @@ fn no_stateful_leaves_xmss_and_lms_out_of_the_sweep() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(log.contains("pqcprof sweep --quick --out outputs"), "{log}");
 }
+
+/// A checkout with something of every kind `clean` knows about.
+fn dirty(root: &Path, ptx: &Path) {
+    for f in [
+        "target/release/pqcprof",
+        ".venv/bin/python3",
+        "outputs/run-1.json",
+        "outputs/x86_64_host_liboqs.csv",
+        "outputs/latency/mlkem_latency.json",
+        "scripts/__pycache__/x.pyc",
+        "third_party/cupqc/include/pk.hpp",
+    ] {
+        let p = root.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x").unwrap();
+    }
+    std::fs::write(root.join("outputs/README.md"), "kept").unwrap();
+    std::fs::write(root.join("third_party/README.md"), "kept").unwrap();
+    std::fs::create_dir_all(ptx).unwrap();
+    std::fs::write(ptx.join("k.ptx"), "x").unwrap();
+}
+
+fn clean(root: &Path, args: &[&str], ptx: &Path, stdin: &str) -> Output {
+    use std::io::Write;
+    let mut c = Command::new("bash")
+        .arg(root.join("pipeline"))
+        .arg("clean")
+        .args(args)
+        .env("PQCPROF_PTX_CACHE", ptx)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    c.wait_with_output().unwrap()
+}
+
+#[test]
+fn clean_asks_then_removes_builds_venv_caches_and_outputs() {
+    let (d, root) = setup();
+    let ptx = d.path().join("ptx-cache");
+    dirty(&root, &ptx);
+    let gone = [
+        "target",
+        ".venv",
+        "outputs/run-1.json",
+        "outputs/x86_64_host_liboqs.csv",
+        "outputs/latency",
+        "scripts/__pycache__",
+    ];
+    let kept = [
+        "pipeline",
+        "scripts/fetch-cupqc",
+        "outputs/README.md",
+        "third_party/README.md",
+        "third_party/cupqc/include/pk.hpp",
+    ];
+    // Asked and refused (or no answer at all): nothing goes.
+    for answer in ["n\n", ""] {
+        let o = clean(&root, &[], &ptx, answer);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(text(&o).contains("[y/N]") && text(&o).contains("nothing removed"));
+        assert!(text(&o).contains("target") && text(&o).contains(".venv"));
+        assert!(root.join("target").exists() && ptx.exists());
+    }
+    // Asked and agreed.
+    let o = clean(&root, &[], &ptx, "y\n");
+    assert!(o.status.success(), "{}", text(&o));
+    for g in gone {
+        assert!(!root.join(g).exists(), "{g} is still there: {}", text(&o));
+    }
+    assert!(!ptx.exists(), "the kernel cache is still there");
+    for k in kept {
+        assert!(root.join(k).exists(), "{k} was removed: {}", text(&o));
+    }
+    assert!(text(&o).contains("kept: third_party/cupqc"), "{}", text(&o));
+    // --yes does not ask; --all also takes the fetched SDK, not the README.
+    dirty(&root, &ptx);
+    let o = clean(&root, &["--yes", "--all"], &ptx, "");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("[y/N]"), "{}", text(&o));
+    assert!(!root.join("third_party/cupqc").exists() && !root.join("target").exists());
+    assert!(root.join("third_party/README.md").exists() && root.join("outputs/README.md").exists());
+    // Nothing left: says so.
+    let o = clean(&root, &["--yes"], &ptx, "");
+    assert!(
+        o.status.success() && text(&o).contains("nothing to remove"),
+        "{}",
+        text(&o)
+    );
+    let o = clean(&root, &["--force"], &ptx, "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("'--force'") && text(&o).contains("--yes"),
+        "{}",
+        text(&o)
+    );
+}
