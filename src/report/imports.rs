@@ -46,8 +46,9 @@ pub fn detect(text: &str) -> Option<ImportFormat> {
     }
 }
 
-/// cuPQC_benchmark's device block, `GPU` (pqcprof's CPU backends write
-/// the same layout under `CPU`): its key and object.
+/// cuPQC_benchmark's device block, `GPU`, or the `CPU` of pqcprof's CPU
+/// backends' files in that layout (recognised so that [`read`] can say
+/// what to give instead): its key and object.
 fn device_block(o: &Map<String, Value>) -> Option<(&'static str, &Map<String, Value>)> {
     ["GPU", "CPU"]
         .into_iter()
@@ -118,6 +119,11 @@ pub fn read(
                     .map(|(_, v)| v.clone())
                     .filter(|v| !v.is_empty())
             };
+            if let Some(v) = meta("pqcprof") {
+                return Err(fatal(format!(
+                    "a CSV written by pqcprof {v}, not a published result: give the sweep's run file (run-*-sweep.json in the same folder) instead"
+                )));
+            }
             let (host, host_from) = match meta("hostname") {
                 Some(h) => (Some(h), "its metadata"),
                 None => (sig_bench_host(&file_name), "its metadata and file name"),
@@ -160,6 +166,13 @@ pub fn read(
             let v: Value = serde_json::from_str(&text).expect("detect parsed it");
             let o = v.as_object().expect("detect checked");
             let (key, block) = device_block(o).expect("detect checked");
+            if key == "CPU" {
+                // cuPQC_benchmark measures GPUs only; a `CPU` block is the
+                // layout pqcprof writes for its CPU backends.
+                return Err(fatal(
+                    "a cuPQC-shaped file of pqcprof's CPU backends (device block `CPU`), not a published result: give the run file it came from (outputs/run-*.json) instead".into(),
+                ));
+            }
             file.gpu = key == "GPU";
             (file.machine, file.machine_from) = match block
                 .get("name")
