@@ -632,7 +632,7 @@ impl Filter {
                         .is_some_and(|(k, v)| k.trim().is_empty() || v.trim().is_empty());
                 if empty && exclude {
                     bail!(
-                        "invalid --filter {:?}: the exclusion {:?} names nothing; write `!` before a term, e.g. `!family:XMSS`",
+                        "invalid --filter {:?}: empty exclusion {:?}, which names nothing; write `!` before a term, e.g. `!family:XMSS`",
                         a,
                         t
                     );
