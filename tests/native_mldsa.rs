@@ -18,6 +18,13 @@
 //!     liboqs, OpenSSL and RustCrypto.
 //!
 //! A failure names the seed and the case.
+//!
+//! `deterministic_signatures_of_many_iterations` picks, for each parameter
+//! set, the messages whose deterministic signature takes the most
+//! iterations of the rejection loop among a few hundred (the host build
+//! counts them), and checks those against OpenSSL and liboqs, and the Keccak
+//! work per iteration: A^ is sampled once per signature, y once per
+//! iteration.
 
 use ml_dsa::{
     EncodedVerifyingKey, ExpandedSigningKey, MlDsa44, MlDsa65, MlDsa87, MlDsaParams, Seed,
@@ -25,7 +32,9 @@ use ml_dsa::{
 };
 use openssl::md_ctx::MdCtx;
 use openssl::pkey::{KeyType, PKey, Private, Public};
-use pqcprof::backend::native_gpu::host::{mldsa_keygen, mldsa_sign, mldsa_verify};
+use pqcprof::backend::native_gpu::host::{
+    mldsa_keygen, mldsa_sign, mldsa_sign_counted, mldsa_verify,
+};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
@@ -441,4 +450,70 @@ fn mldsa_error_codes() {
         Ok(true)
     );
     assert!(mldsa_verify(44, &pk, b"m", &long_ctx, &sig).is_err());
+}
+
+/// (level, key type, liboqs algorithm, k, l) of each parameter set.
+const SETS: [(u32, KeyType, oqs::sig::Algorithm, u64, u64); 3] = [
+    (44, KeyType::ML_DSA_44, oqs::sig::Algorithm::MlDsa44, 4, 4),
+    (65, KeyType::ML_DSA_65, oqs::sig::Algorithm::MlDsa65, 6, 5),
+    (87, KeyType::ML_DSA_87, oqs::sig::Algorithm::MlDsa87, 8, 7),
+];
+
+#[test]
+fn deterministic_signatures_of_many_iterations() {
+    // Messages are the 8-byte little-endian counters 0..SEARCH under one key
+    // per set; the iterations of each are geometric (mean about 4-5), so the
+    // longest of SEARCH is well above 10.
+    const SEARCH: u64 = 400;
+    const KEEP: usize = 4;
+    oqs::init();
+    for (level, key_type, oqs_alg, k, l) in SETS {
+        let xi = [level as u8; 32];
+        let (pk, sk) = mldsa_keygen(level, &xi).unwrap();
+        let okey = PKey::private_key_from_seed(None, key_type, None, &xi).unwrap();
+        let oqs_sig = oqs::sig::Sig::new(oqs_alg).unwrap();
+        let zero = [0u8; 32];
+        let mut found: Vec<(u32, u64, Vec<u8>, Vec<u8>)> = (0..SEARCH)
+            .map(|i| {
+                let msg = i.to_le_bytes().to_vec();
+                let (sig, work) = mldsa_sign_counted(level, &sk, &msg, b"", &zero).unwrap();
+                (work.attempts, work.permutations, msg, sig)
+            })
+            .collect();
+        let total: u64 = found.iter().map(|f| f.1).sum();
+        let attempts: u64 = found.iter().map(|f| u64::from(f.0)).sum();
+        eprintln!(
+            "ML-DSA-{level}: {:.1} Keccak-f1600 permutations per deterministic signature, {:.2} iterations (mean of {SEARCH} 8-byte messages)",
+            total as f64 / SEARCH as f64,
+            attempts as f64 / SEARCH as f64
+        );
+        found.sort_by_key(|f| std::cmp::Reverse(f.0));
+        assert!(
+            found[0].0 >= 10,
+            "ML-DSA-{level}: no message of {SEARCH} needs 10 iterations"
+        );
+        // Keccak work: mu and rho'' (short message: at most 4), A^ once
+        // (k*l RejNTTPoly streams, 5 permutations each unless rejections run
+        // past 840 bytes: at most 6), then per iteration l ExpandMask
+        // polynomials (5 each), c~ (at most 9) and SampleInBall (at most 2).
+        // Sampling A^ again in each iteration would add 5*k*l per iteration.
+        let bound = |it: u64| 4 + 6 * k * l + it * (5 * l + 11);
+        for (it, perms, msg, sig) in found.iter().take(KEEP) {
+            let tag = format!("ML-DSA-{level} message {msg:?} ({it} iterations)");
+            assert!(
+                openssl_sign(&okey, msg, b"", Some(&zero)) == *sig,
+                "{tag}: differs from OpenSSL"
+            );
+            assert!(
+                oqs_verify(&oqs_sig, &pk, msg, b"", sig),
+                "{tag}: liboqs rejects it"
+            );
+            assert!(
+                *perms <= bound(u64::from(*it)),
+                "{tag}: {perms} Keccak permutations, more than {}",
+                bound(u64::from(*it))
+            );
+            eprintln!("{tag}: {perms} Keccak permutations");
+        }
+    }
 }

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vector>
+
 #include "common.cuh"
 #include "keccak.cuh"
 #include "mldsa.cuh"
@@ -15,10 +17,12 @@ int keygen_level(uint8_t *pk, uint8_t *sk, const uint8_t *xi) {
     return mldsa_keygen_internal<LEVEL>(pk, sk, xi);
 }
 
+// One signature in its own contiguous workspace (stride 1).
 template <int LEVEL>
 int sign_level(uint8_t *sig, const uint8_t *msg, size_t msglen, const uint8_t *ctx, size_t ctxlen,
-               const uint8_t *sk, const uint8_t *rnd) {
-    return mldsa_sign<LEVEL>(sig, sk, msg, (pqc_size)msglen, ctx, (pqc_size)ctxlen, rnd);
+               const uint8_t *sk, const uint8_t *rnd, int *attempts) {
+    std::vector<pqc_i32> ws(mldsa_sign_layout<LEVEL>::WORDS);
+    return mldsa_sign<LEVEL>(sig, sk, msg, (pqc_size)msglen, ctx, (pqc_size)ctxlen, rnd, ws.data(), 1, attempts);
 }
 
 template <int LEVEL>
@@ -43,16 +47,34 @@ int pqcprof_mldsa_keygen(int level, uint8_t *pk, uint8_t *sk, const uint8_t *xi)
     }
 }
 
-int pqcprof_mldsa_sign(int level, uint8_t *sig, const uint8_t *msg, size_t msglen, const uint8_t *ctx, size_t ctxlen,
-                       const uint8_t *sk, const uint8_t *rnd) {
+// Signs as pqcprof_mldsa_sign does and says how many iterations of the
+// rejection loop it took (*attempts, when not null).
+int pqcprof_mldsa_sign_attempts(int level, uint8_t *sig, const uint8_t *msg, size_t msglen, const uint8_t *ctx,
+                                size_t ctxlen, const uint8_t *sk, const uint8_t *rnd, int *attempts) {
     if (level != 44 && level != 65 && level != 87) return PQC_ERR_PARAM;
     if (ctxlen > 255) return PQC_ERR_CONTEXT;
     if (sig == NULL || sk == NULL || rnd == NULL || (msg == NULL && msglen != 0) || (ctx == NULL && ctxlen != 0))
         return PQC_ERR_INPUT;
     switch (level) {
-    case 44: return sign_level<44>(sig, msg, msglen, ctx, ctxlen, sk, rnd);
-    case 65: return sign_level<65>(sig, msg, msglen, ctx, ctxlen, sk, rnd);
-    default: return sign_level<87>(sig, msg, msglen, ctx, ctxlen, sk, rnd);
+    case 44: return sign_level<44>(sig, msg, msglen, ctx, ctxlen, sk, rnd, attempts);
+    case 65: return sign_level<65>(sig, msg, msglen, ctx, ctxlen, sk, rnd, attempts);
+    default: return sign_level<87>(sig, msg, msglen, ctx, ctxlen, sk, rnd, attempts);
+    }
+}
+
+int pqcprof_mldsa_sign(int level, uint8_t *sig, const uint8_t *msg, size_t msglen, const uint8_t *ctx, size_t ctxlen,
+                       const uint8_t *sk, const uint8_t *rnd) {
+    return pqcprof_mldsa_sign_attempts(level, sig, msg, msglen, ctx, ctxlen, sk, rnd, NULL);
+}
+
+// Bytes of one signature's workspace (mldsa_sign_layout), which a signing
+// kernel needs per thread; 0 for an unknown level.
+size_t pqcprof_mldsa_sign_workspace_bytes(int level) {
+    switch (level) {
+    case 44: return sizeof(pqc_i32) * mldsa_sign_layout<44>::WORDS;
+    case 65: return sizeof(pqc_i32) * mldsa_sign_layout<65>::WORDS;
+    case 87: return sizeof(pqc_i32) * mldsa_sign_layout<87>::WORDS;
+    default: return 0;
     }
 }
 

@@ -9,7 +9,22 @@
 #include "keccak.cuh"
 #include "mlkem.cuh"
 
+#if defined(PQCPROF_COUNT_KECCAK)
+thread_local pqc_u64 pqc_keccak_permutations = 0;
+#endif
+
 extern "C" {
+
+// Keccak-f1600 permutations this OS thread has run in the host build so far
+// (counted under PQCPROF_COUNT_KECCAK, which build.rs defines); -1 when the
+// build does not count them.
+long long pqcprof_keccak_permutations(void) {
+#if defined(PQCPROF_COUNT_KECCAK)
+    return (long long)pqc_keccak_permutations;
+#else
+    return -1;
+#endif
+}
 
 int pqcprof_mlkem_keygen(int k, uint8_t *pk, uint8_t *sk, const uint8_t *d, const uint8_t *z) {
     switch (k) {

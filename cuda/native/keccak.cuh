@@ -56,9 +56,21 @@ PQC_TABLE pqc_u64 pqc_keccak_rc[24] = {
     0x000000000000800AULL, 0x800000008000000AULL, 0x8000000080008081ULL,
     0x8000000000008080ULL, 0x0000000080000001ULL, 0x8000000080008008ULL};
 
+// PQCPROF_COUNT_KECCAK (defined by build.rs for the host build only, never
+// for NVRTC or the stand-in) counts the permutations this OS thread has run,
+// so tests can state the Keccak work of an operation (host_mlkem.cpp defines
+// the counter, pqcprof_keccak_permutations reads it).
+#if defined(PQCPROF_COUNT_KECCAK)
+extern thread_local pqc_u64 pqc_keccak_permutations;
+#define PQC_COUNT_PERMUTATION() (++pqc_keccak_permutations)
+#else
+#define PQC_COUNT_PERMUTATION() ((void)0)
+#endif
+
 // Keccak-p[1600, 24] on the state s (FIPS 202, 3.3). The lanes are held in
 // scalars so that the device keeps them in registers during the rounds.
 PQC_HD_NOINLINE void pqc_keccak_f1600(pqc_u64 *s) {
+    PQC_COUNT_PERMUTATION();
     pqc_u64 a00 = s[0], a01 = s[1], a02 = s[2], a03 = s[3], a04 = s[4];
     pqc_u64 a05 = s[5], a06 = s[6], a07 = s[7], a08 = s[8], a09 = s[9];
     pqc_u64 a10 = s[10], a11 = s[11], a12 = s[12], a13 = s[13], a14 = s[14];

@@ -2,14 +2,16 @@
 //
 // Written from the FIPS 204 text (August 2024). Algorithm numbers below refer
 // to that document. One call = one operation on one thread: nothing here is
-// shared between threads, there is no system header (see common.cuh), and
-// per-thread memory is kept small:
-//   * the matrix A is never stored: each entry A[r][s] is sampled from
-//     SHAKE128 (RejNTTPoly, Alg 30) at the moment it is multiplied;
-//   * s1, s2 and t0 are decoded from the secret key and transformed with the
-//     NTT when needed instead of being kept in NTT form;
+// shared between threads and there is no system header (see common.cuh).
+//   * KeyGen and Verify never store the matrix A: each entry A[r][s] is
+//     sampled from SHAKE128 (RejNTTPoly, Alg 30) when it is multiplied;
+//   * Sign samples A^ and transforms s1, s2, t0 once per signature into a
+//     workspace the caller provides (mldsa_sign_layout: 40,960 / 64,512 /
+//     103,424 bytes for ML-DSA-44/65/87), which every iteration of the
+//     rejection loop reads back, and expands y once per iteration;
 //   * signatures and keys are written straight into the output buffers.
-// Peak polynomial storage (1 KiB each): KeyGen l+2, Sign l+k+2, Verify l+3.
+// Polynomials on the thread itself (1 KiB each): KeyGen l+2, Sign 2 (the
+// rest is in the workspace), Verify l+3.
 //
 // Arithmetic: coefficients are pqc_i32; products are reduced with Montgomery
 // reduction (R = 2^32). The NTT twiddles are stored multiplied by R, so a
@@ -19,9 +21,10 @@
 //
 // Public entry points (LEVEL = 44, 65 or 87; sizes in mldsa_params<LEVEL>):
 //   mldsa_keygen_internal<LEVEL>(pk, sk, xi)                       Alg 6
-//   mldsa_sign_internal<LEVEL>(sig, sk, mp, mplen, rnd)             Alg 7
+//   mldsa_sign_internal<LEVEL>(sig, sk, mp, mplen, rnd, ws, stride) Alg 7
 //   mldsa_verify_internal<LEVEL>(pk, mp, mplen, sig) -> 1/0         Alg 8
-//   mldsa_sign<LEVEL>(sig, sk, msg, mlen, ctx, ctxlen, rnd)         Alg 2
+//   mldsa_sign<LEVEL>(sig, sk, msg, mlen, ctx, ctxlen, rnd, ws, stride, attempts)
+//                                                                   Alg 2
 //   mldsa_verify<LEVEL>(pk, msg, mlen, ctx, ctxlen, sig) -> 1/0     Alg 3
 // mldsa_sign* return PQC_OK, or PQC_ERR_CONTEXT (ctx longer than 255 bytes),
 // or PQC_ERR_INPUT if the rejection loop reached MLDSA_SIGN_MAX_ITER (FIPS 204
@@ -469,13 +472,54 @@ PQC_HD int mldsa_keygen_internal(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *xi) {
 }
 
 // ---------------------------------------------------------------------------
-// ML-DSA.Sign_internal (Alg 7), from mu = H(tr || M', 64).
+// ML-DSA.Sign_internal (Alg 7), from mu = H(tr || M', 64), split in two:
+//   mldsa_sign_setup    once per signature: rho'', and A^, NTT(s1), NTT(s2),
+//                       NTT(t0) into the signature's workspace;
+//   mldsa_sign_attempt  one iteration of the rejection loop for counter
+//                       kappa, reading them back: y is expanded once, A^ is
+//                       never sampled again.
+// The workspace is mldsa_sign_layout<LEVEL>::WORDS 32-bit words.
+// Word e of a workspace is at ws[e * stride]: the host gives each signature
+// its own contiguous workspace (stride 1); a kernel interleaves the
+// workspaces of all its threads (stride = threads), so the 32 lanes of a warp
+// reading the same word of their own workspaces read 128 consecutive bytes.
 // ---------------------------------------------------------------------------
-template <int LEVEL>
-PQC_HD int mldsa_sign_mu(pqc_u8 *sig, const pqc_u8 *sk, const pqc_u8 *mu, const pqc_u8 *rnd) {
+template <int LEVEL> struct mldsa_sign_layout {
     typedef mldsa_params<LEVEL> P;
-    const pqc_u8 *rho = sk;
-    pqc_u8 rhopp[64];
+    enum {
+        A = 0,                              // A^[r][s] at A + (r * L + s) * 256
+        S1 = A + P::K * P::L * MLDSA_N,     // NTT(s1)
+        S2 = S1 + P::L * MLDSA_N,           // NTT(s2)
+        T0 = S2 + P::K * MLDSA_N,           // NTT(t0)
+        Y = T0 + P::K * MLDSA_N,            // y of the current attempt
+        YHAT = Y + P::L * MLDSA_N,          // NTT(y)
+        W = YHAT + P::L * MLDSA_N,          // w, then w - c s2
+        WORDS = W + P::K * MLDSA_N
+    };
+};
+
+PQC_HD void mldsa_ws_store(pqc_i32 *ws, pqc_size stride, int off, const pqc_i32 *a) {
+    for (int j = 0; j < MLDSA_N; ++j) ws[(pqc_size)(off + j) * stride] = a[j];
+}
+
+// acc = a o b (times 2^-32), a and b in the workspace; added to acc if `add`.
+PQC_HD void mldsa_ws_pointwise(pqc_i32 *acc, const pqc_i32 *ws, pqc_size stride, int a, int b, int add) {
+    for (int j = 0; j < MLDSA_N; ++j) {
+        const pqc_i32 p = mldsa_mont_reduce((pqc_i64)ws[(pqc_size)(a + j) * stride] * ws[(pqc_size)(b + j) * stride]);
+        acc[j] = add ? acc[j] + p : p;
+    }
+}
+
+// acc = c o b (times 2^-32), b in the workspace.
+PQC_HD void mldsa_ws_pointwise_c(pqc_i32 *acc, const pqc_i32 *c, const pqc_i32 *ws, pqc_size stride, int b) {
+    for (int j = 0; j < MLDSA_N; ++j) acc[j] = mldsa_mont_reduce((pqc_i64)c[j] * ws[(pqc_size)(b + j) * stride]);
+}
+
+template <int LEVEL>
+PQC_HD_NOINLINE void mldsa_sign_setup(pqc_i32 *ws, pqc_size stride, pqc_u8 *rhopp, const pqc_u8 *sk, const pqc_u8 *mu,
+                             const pqc_u8 *rnd) {
+    typedef mldsa_params<LEVEL> P;
+    typedef mldsa_sign_layout<LEVEL> W;
     {
         pqc_keccak st;
         pqc_shake256_init(&st);
@@ -485,107 +529,133 @@ PQC_HD int mldsa_sign_mu(pqc_u8 *sig, const pqc_u8 *sk, const pqc_u8 *mu, const 
         pqc_shake256_finalize(&st);
         pqc_shake256_squeeze(&st, rhopp, 64);
     }
-
-    pqc_i32 yhat[P::L][MLDSA_N]; // NTT(y); after w is known, scratch
-    pqc_i32 w[P::K][MLDSA_N];
-    pqc_i32 ch[MLDSA_N];
     pqc_i32 tmp[MLDSA_N];
+    for (int r = 0; r < P::K; ++r)
+        for (int s = 0; s < P::L; ++s) {
+            mldsa_rej_ntt_poly(tmp, sk, s, r); // rho = sk[0..32)
+            mldsa_ws_store(ws, stride, W::A + (r * P::L + s) * MLDSA_N, tmp);
+        }
+    for (int s = 0; s < P::L; ++s) {
+        mldsa_unpack(tmp, sk + P::SK_S1 + s * P::POLY_ETA, P::ETA_BITS, P::ETA, -1);
+        mldsa_ntt(tmp);
+        mldsa_ws_store(ws, stride, W::S1 + s * MLDSA_N, tmp);
+    }
+    for (int r = 0; r < P::K; ++r) {
+        mldsa_unpack(tmp, sk + P::SK_S2 + r * P::POLY_ETA, P::ETA_BITS, P::ETA, -1);
+        mldsa_ntt(tmp);
+        mldsa_ws_store(ws, stride, W::S2 + r * MLDSA_N, tmp);
+        mldsa_unpack(tmp, sk + P::SK_T0 + r * P::POLY_T0, 13, 1 << (MLDSA_D - 1), -1);
+        mldsa_ntt(tmp);
+        mldsa_ws_store(ws, stride, W::T0 + r * MLDSA_N, tmp);
+    }
+}
+
+// One iteration of Alg 7's loop with counter kappa: 1 when the signature in
+// `sig` is complete, 0 when it was rejected (sig then holds garbage that the
+// next attempt overwrites).
+template <int LEVEL>
+PQC_HD_NOINLINE int mldsa_sign_attempt(pqc_u8 *sig, pqc_i32 *ws, pqc_size stride, const pqc_u8 *mu, const pqc_u8 *rhopp,
+                              int kappa) {
+    typedef mldsa_params<LEVEL> P;
+    typedef mldsa_sign_layout<LEVEL> W;
+    pqc_i32 tmp[MLDSA_N];
+    pqc_i32 ch[MLDSA_N];
     pqc_u8 w1buf[P::POLY_W1];
 
-    int kappa = 0;
-    for (int iter = 0; iter < MLDSA_SIGN_MAX_ITER; ++iter, kappa += P::L) {
-        // y = ExpandMask(rho'', kappa); w = NTT^-1(A o NTT(y)).
-        for (int s = 0; s < P::L; ++s) {
-            mldsa_expand_mask_poly<LEVEL>(yhat[s], rhopp, (kappa + s) & 0xFFFF);
-            mldsa_ntt(yhat[s]);
-        }
-        for (int r = 0; r < P::K; ++r) {
-            for (int s = 0; s < P::L; ++s) {
-                mldsa_rej_ntt_poly(tmp, rho, s, r);
-                if (s == 0)
-                    mldsa_pointwise(w[r], tmp, yhat[0]);
-                else
-                    mldsa_pointwise_acc(w[r], tmp, yhat[s]);
-            }
-            mldsa_invntt(w[r]);
-            for (int j = 0; j < MLDSA_N; ++j) w[r][j] = mldsa_modq(w[r][j]);
-        }
-        // c~ = H(mu || w1Encode(w1), lambda/4), written into the signature.
-        {
-            pqc_keccak st;
-            pqc_shake256_init(&st);
-            pqc_shake256_absorb(&st, mu, 64);
-            for (int r = 0; r < P::K; ++r) {
-                for (int j = 0; j < MLDSA_N; ++j) tmp[j] = mldsa_highbits<P::GAMMA2>(w[r][j]);
-                mldsa_pack(w1buf, tmp, P::W1_BITS, 0, 1);
-                pqc_shake256_absorb(&st, w1buf, P::POLY_W1);
-            }
-            pqc_shake256_finalize(&st);
-            pqc_shake256_squeeze(&st, sig, P::CT_BYTES);
-        }
-        mldsa_sample_in_ball<LEVEL>(ch, sig);
-        mldsa_ntt(ch);
-
-        // z = y + <<c s1>>; reject if ||z|| >= gamma1 - beta.
-        int reject = 0;
-        pqc_i32 *y = yhat[0];
-        for (int s = 0; s < P::L && !reject; ++s) {
-            mldsa_unpack(tmp, sk + P::SK_S1 + s * P::POLY_ETA, P::ETA_BITS, P::ETA, -1);
-            mldsa_ntt(tmp);
-            mldsa_pointwise(tmp, ch, tmp);
-            mldsa_invntt(tmp);
-            mldsa_expand_mask_poly<LEVEL>(y, rhopp, (kappa + s) & 0xFFFF);
-            for (int j = 0; j < MLDSA_N; ++j) {
-                const pqc_i32 z = mldsa_centre(mldsa_modq(y[j] + tmp[j]));
-                if (mldsa_abs(z) >= P::GAMMA1 - P::BETA) reject = 1;
-                tmp[j] = z;
-            }
-            if (!reject) mldsa_pack(sig + P::SIG_Z + s * P::POLY_Z, tmp, P::Z_BITS, P::GAMMA1, -1);
-        }
-        if (reject) continue;
-
-        // r0 = LowBits(w - <<c s2>>); h = MakeHint(-<<c t0>>, w - <<c s2>> + <<c t0>>).
-        pqc_u8 *hint = sig + P::SIG_H;
-        for (int i = 0; i < P::OMEGA + P::K; ++i) hint[i] = 0;
-        int count = 0;
-        for (int r = 0; r < P::K && !reject; ++r) {
-            mldsa_unpack(tmp, sk + P::SK_S2 + r * P::POLY_ETA, P::ETA_BITS, P::ETA, -1);
-            mldsa_ntt(tmp);
-            mldsa_pointwise(tmp, ch, tmp);
-            mldsa_invntt(tmp);
-            pqc_i32 *wr = w[r];
-            for (int j = 0; j < MLDSA_N; ++j) {
-                const pqc_i32 v = mldsa_modq(wr[j] - tmp[j]);
-                pqc_i32 r1, r0;
-                mldsa_decompose<P::GAMMA2>(v, &r1, &r0);
-                if (mldsa_abs(r0) >= P::GAMMA2 - P::BETA) reject = 1;
-                wr[j] = v;
-            }
-            if (reject) break;
-            mldsa_unpack(tmp, sk + P::SK_T0 + r * P::POLY_T0, 13, 1 << (MLDSA_D - 1), -1);
-            mldsa_ntt(tmp);
-            mldsa_pointwise(tmp, ch, tmp);
-            mldsa_invntt(tmp);
-            for (int j = 0; j < MLDSA_N; ++j) {
-                const pqc_i32 ct0 = mldsa_modq(tmp[j]);
-                if (mldsa_abs(mldsa_centre(ct0)) >= P::GAMMA2) {
-                    reject = 1;
-                    break;
-                }
-                const pqc_i32 h1 = mldsa_highbits<P::GAMMA2>(mldsa_modq(wr[j] + ct0));
-                if (h1 != mldsa_highbits<P::GAMMA2>(wr[j])) {
-                    if (count >= P::OMEGA) {
-                        reject = 1;
-                        break;
-                    }
-                    hint[count++] = (pqc_u8)j;
-                }
-            }
-            hint[P::OMEGA + r] = (pqc_u8)count;
-        }
-        if (reject) continue;
-        return PQC_OK;
+    // y = ExpandMask(rho'', kappa), kept with NTT(y).
+    for (int s = 0; s < P::L; ++s) {
+        mldsa_expand_mask_poly<LEVEL>(tmp, rhopp, (kappa + s) & 0xFFFF);
+        mldsa_ws_store(ws, stride, W::Y + s * MLDSA_N, tmp);
+        mldsa_ntt(tmp);
+        mldsa_ws_store(ws, stride, W::YHAT + s * MLDSA_N, tmp);
     }
+    // w = NTT^-1(A^ o NTT(y)); c~ = H(mu || w1Encode(w1), lambda/4), written
+    // into the signature.
+    {
+        pqc_keccak st;
+        pqc_shake256_init(&st);
+        pqc_shake256_absorb(&st, mu, 64);
+        for (int r = 0; r < P::K; ++r) {
+            for (int s = 0; s < P::L; ++s)
+                mldsa_ws_pointwise(tmp, ws, stride, W::A + (r * P::L + s) * MLDSA_N, W::YHAT + s * MLDSA_N, s > 0);
+            mldsa_invntt(tmp);
+            for (int j = 0; j < MLDSA_N; ++j) tmp[j] = mldsa_modq(tmp[j]);
+            mldsa_ws_store(ws, stride, W::W + r * MLDSA_N, tmp);
+            for (int j = 0; j < MLDSA_N; ++j) tmp[j] = mldsa_highbits<P::GAMMA2>(tmp[j]);
+            mldsa_pack(w1buf, tmp, P::W1_BITS, 0, 1);
+            pqc_shake256_absorb(&st, w1buf, P::POLY_W1);
+        }
+        pqc_shake256_finalize(&st);
+        pqc_shake256_squeeze(&st, sig, P::CT_BYTES);
+    }
+    mldsa_sample_in_ball<LEVEL>(ch, sig);
+    mldsa_ntt(ch);
+
+    // z = y + <<c s1>>; reject if ||z|| >= gamma1 - beta.
+    for (int s = 0; s < P::L; ++s) {
+        mldsa_ws_pointwise_c(tmp, ch, ws, stride, W::S1 + s * MLDSA_N);
+        mldsa_invntt(tmp);
+        int reject = 0;
+        for (int j = 0; j < MLDSA_N; ++j) {
+            const pqc_i32 y = ws[(pqc_size)(W::Y + s * MLDSA_N + j) * stride];
+            const pqc_i32 z = mldsa_centre(mldsa_modq(y + tmp[j]));
+            if (mldsa_abs(z) >= P::GAMMA1 - P::BETA) reject = 1;
+            tmp[j] = z;
+        }
+        if (reject) return 0;
+        mldsa_pack(sig + P::SIG_Z + s * P::POLY_Z, tmp, P::Z_BITS, P::GAMMA1, -1);
+    }
+
+    // r0 = LowBits(w - <<c s2>>); h = MakeHint(-<<c t0>>, w - <<c s2>> + <<c t0>>).
+    pqc_u8 *hint = sig + P::SIG_H;
+    for (int i = 0; i < P::OMEGA + P::K; ++i) hint[i] = 0;
+    int count = 0;
+    for (int r = 0; r < P::K; ++r) {
+        const int wr = W::W + r * MLDSA_N;
+        mldsa_ws_pointwise_c(tmp, ch, ws, stride, W::S2 + r * MLDSA_N);
+        mldsa_invntt(tmp);
+        int reject = 0;
+        for (int j = 0; j < MLDSA_N; ++j) {
+            pqc_i32 *w = &ws[(pqc_size)(wr + j) * stride];
+            const pqc_i32 v = mldsa_modq(*w - tmp[j]);
+            pqc_i32 r1, r0;
+            mldsa_decompose<P::GAMMA2>(v, &r1, &r0);
+            if (mldsa_abs(r0) >= P::GAMMA2 - P::BETA) reject = 1;
+            *w = v;
+        }
+        if (reject) return 0;
+        mldsa_ws_pointwise_c(tmp, ch, ws, stride, W::T0 + r * MLDSA_N);
+        mldsa_invntt(tmp);
+        for (int j = 0; j < MLDSA_N; ++j) {
+            const pqc_i32 ct0 = mldsa_modq(tmp[j]);
+            if (mldsa_abs(mldsa_centre(ct0)) >= P::GAMMA2) return 0;
+            const pqc_i32 v = ws[(pqc_size)(wr + j) * stride];
+            const pqc_i32 h1 = mldsa_highbits<P::GAMMA2>(mldsa_modq(v + ct0));
+            if (h1 != mldsa_highbits<P::GAMMA2>(v)) {
+                if (count >= P::OMEGA) return 0;
+                hint[count++] = (pqc_u8)j;
+            }
+        }
+        hint[P::OMEGA + r] = (pqc_u8)count;
+    }
+    return 1;
+}
+
+// The whole of Alg 7 from mu on one thread: the attempts made go to
+// *attempts when it is not null.
+template <int LEVEL>
+PQC_HD int mldsa_sign_mu(pqc_u8 *sig, const pqc_u8 *sk, const pqc_u8 *mu, const pqc_u8 *rnd, pqc_i32 *ws,
+                         pqc_size stride, int *attempts) {
+    typedef mldsa_params<LEVEL> P;
+    pqc_u8 rhopp[64];
+    mldsa_sign_setup<LEVEL>(ws, stride, rhopp, sk, mu, rnd);
+    for (int iter = 0; iter < MLDSA_SIGN_MAX_ITER; ++iter) {
+        if (mldsa_sign_attempt<LEVEL>(sig, ws, stride, mu, rhopp, iter * P::L)) {
+            if (attempts) *attempts = iter + 1;
+            return PQC_OK;
+        }
+    }
+    if (attempts) *attempts = MLDSA_SIGN_MAX_ITER;
     for (int i = 0; i < P::SIG_BYTES; ++i) sig[i] = 0;
     return PQC_ERR_INPUT;
 }
@@ -666,10 +736,11 @@ PQC_HD int mldsa_verify_mu(const pqc_u8 *pk, const pqc_u8 *mu, const pqc_u8 *sig
 
 // Sign_internal(sk, M', rnd) for a formatted message M'.
 template <int LEVEL>
-PQC_HD int mldsa_sign_internal(pqc_u8 *sig, const pqc_u8 *sk, const pqc_u8 *mp, pqc_size mplen, const pqc_u8 *rnd) {
+PQC_HD int mldsa_sign_internal(pqc_u8 *sig, const pqc_u8 *sk, const pqc_u8 *mp, pqc_size mplen, const pqc_u8 *rnd,
+                               pqc_i32 *ws, pqc_size stride) {
     pqc_u8 mu[64];
     mldsa_mu(mu, sk + 64, mp, mplen, mp, 0, mp, 0);
-    return mldsa_sign_mu<LEVEL>(sig, sk, mu, rnd);
+    return mldsa_sign_mu<LEVEL>(sig, sk, mu, rnd, ws, stride, 0);
 }
 
 // Verify_internal(pk, M', sigma) for a formatted message M'; the signature
@@ -683,17 +754,25 @@ PQC_HD int mldsa_verify_internal(const pqc_u8 *pk, const pqc_u8 *mp, pqc_size mp
     return mldsa_verify_mu<LEVEL>(pk, mu, sig);
 }
 
-// ML-DSA.Sign (Alg 2) with the randomness given: M' = 0 || |ctx| || ctx || M,
-// absorbed piecewise.
-template <int LEVEL>
-PQC_HD int mldsa_sign(pqc_u8 *sig, const pqc_u8 *sk, const pqc_u8 *msg, pqc_size mlen, const pqc_u8 *ctx,
-                      pqc_size ctxlen, const pqc_u8 *rnd) {
-    if (ctxlen > 255) return PQC_ERR_CONTEXT;
-    pqc_u8 hdr[2], mu[64];
+// mu = H(tr || M') of ML-DSA.Sign (Alg 2): M' = 0 || |ctx| || ctx || M,
+// absorbed piecewise; ctxlen <= 255.
+PQC_HD void mldsa_sign_message_mu(pqc_u8 *mu, const pqc_u8 *sk, const pqc_u8 *msg, pqc_size mlen, const pqc_u8 *ctx,
+                                  pqc_size ctxlen) {
+    pqc_u8 hdr[2];
     hdr[0] = 0;
     hdr[1] = (pqc_u8)ctxlen;
     mldsa_mu(mu, sk + 64, hdr, 2, ctx, ctxlen, msg, mlen);
-    return mldsa_sign_mu<LEVEL>(sig, sk, mu, rnd);
+}
+
+// ML-DSA.Sign (Alg 2) with the randomness given, in workspace ws (see
+// mldsa_sign_layout); the attempts made go to *attempts when not null.
+template <int LEVEL>
+PQC_HD int mldsa_sign(pqc_u8 *sig, const pqc_u8 *sk, const pqc_u8 *msg, pqc_size mlen, const pqc_u8 *ctx,
+                      pqc_size ctxlen, const pqc_u8 *rnd, pqc_i32 *ws, pqc_size stride, int *attempts) {
+    if (ctxlen > 255) return PQC_ERR_CONTEXT;
+    pqc_u8 mu[64];
+    mldsa_sign_message_mu(mu, sk, msg, mlen, ctx, ctxlen);
+    return mldsa_sign_mu<LEVEL>(sig, sk, mu, rnd, ws, stride, attempts);
 }
 
 // ML-DSA.Verify (Alg 3): 1 valid, 0 invalid (a context longer than 255

@@ -1,11 +1,14 @@
-// mldsa_kernels.cuh: ML-DSA batch kernels, one thread per operation.
+// mldsa_kernels.cuh: ML-DSA batch kernels, one thread per operation at a time.
 //
 // For S in 44, 65, 87:
 //   mldsaS_keygen(pk, sk, xi, n)      xi n x 32, pk n x PK, sk n x SK
-//   mldsaS_sign(sig, sig_stride, msg, msg_len, ctx, ctx_len, sk, rnd, n)
+//   mldsaS_sign(sig, sig_stride, msg, msg_len, ctx, ctx_len, sk, rnd, scratch, queue, n)
 //       message i at msg + i*msg_len, signature i at sig + i*sig_stride,
 //       sk n x SK, rnd n x 32 (zeros: deterministic), one ctx for the batch.
 //       A ctx longer than 255 bytes yields all-zero signatures.
+//       scratch: one signing workspace per thread of the grid, interleaved
+//       (gridDim.x * blockDim.x * mldsa_sign_layout<S>::WORDS words);
+//       queue: one pqc_u32, zeroed by the host before every launch.
 //   mldsaS_verify(ok, msg, msg_len, ctx, ctx_len, sig, sig_stride, pk, n)
 //       ok[i] = 1 valid, 0 invalid.
 // Device only: the host build never sees this file (the CPU stand-in driver
@@ -19,6 +22,55 @@
 #include "keccak.cuh"
 #include "mldsa.cuh"
 
+// Signing as a queue: the grid has as many threads as the device holds at
+// once (or fewer for a small batch), each with its own workspace. A thread
+// takes the next unsigned message from queue[0], prepares it once
+// (mldsa_sign_setup) and then runs one rejection-loop attempt per turn of
+// its loop; when its signature is done it takes the next message at once.
+// So a thread is never idle while messages remain, whatever the attempts of
+// its neighbours, and the lanes of a warp run the same attempt code in step.
+template <int LEVEL>
+__device__ __forceinline__ void mldsa_sign_thread(pqc_u8 *sig, pqc_u32 sig_stride, const pqc_u8 *msg,
+                                                  pqc_u32 msg_len, const pqc_u8 *ctx, pqc_u32 ctx_len,
+                                                  const pqc_u8 *sk, const pqc_u8 *rnd, pqc_i32 *scratch,
+                                                  pqc_u32 *queue, pqc_u32 n) {
+    typedef mldsa_params<LEVEL> P;
+    const pqc_u32 slot = blockIdx.x * blockDim.x + threadIdx.x;
+    const pqc_u32 slots = gridDim.x * blockDim.x;
+    if (ctx_len > 255) {
+        for (pqc_u32 i = slot; i < n; i += slots)
+            for (int j = 0; j < P::SIG_BYTES; ++j) sig[(pqc_size)i * sig_stride + j] = 0;
+        return;
+    }
+    pqc_i32 *ws = scratch + slot;
+    pqc_u8 mu[64], rhopp[64];
+    int iter = 0;
+    pqc_u32 op = atomicAdd(&queue[0], 1u);
+    if (op < n) {
+        mldsa_sign_message_mu(mu, sk + (pqc_size)op * P::SK_BYTES, msg + (pqc_size)op * msg_len, msg_len, ctx,
+                              ctx_len);
+        mldsa_sign_setup<LEVEL>(ws, slots, rhopp, sk + (pqc_size)op * P::SK_BYTES, mu, rnd + (pqc_size)op * 32);
+    }
+    while (op < n) {
+        pqc_u8 *out = sig + (pqc_size)op * sig_stride;
+        int done = mldsa_sign_attempt<LEVEL>(out, ws, slots, mu, rhopp, iter * P::L);
+        if (!done && ++iter == MLDSA_SIGN_MAX_ITER) {
+            for (int j = 0; j < P::SIG_BYTES; ++j) out[j] = 0;
+            done = 1;
+        }
+        if (done) {
+            iter = 0;
+            op = atomicAdd(&queue[0], 1u);
+            if (op < n) {
+                mldsa_sign_message_mu(mu, sk + (pqc_size)op * P::SK_BYTES, msg + (pqc_size)op * msg_len, msg_len,
+                                      ctx, ctx_len);
+                mldsa_sign_setup<LEVEL>(ws, slots, rhopp, sk + (pqc_size)op * P::SK_BYTES, mu,
+                                        rnd + (pqc_size)op * 32);
+            }
+        }
+    }
+}
+
 #define PQC_MLDSA_KERNELS(S)                                                                                   \
     extern "C" __global__ void mldsa##S##_keygen(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *xi, pqc_u32 n) {       \
         const pqc_u32 i = blockIdx.x * blockDim.x + threadIdx.x;                                               \
@@ -29,17 +81,9 @@
     }                                                                                                          \
     extern "C" __global__ void mldsa##S##_sign(pqc_u8 *sig, pqc_u32 sig_stride, const pqc_u8 *msg,             \
                                                pqc_u32 msg_len, const pqc_u8 *ctx, pqc_u32 ctx_len,            \
-                                               const pqc_u8 *sk, const pqc_u8 *rnd, pqc_u32 n) {               \
-        const pqc_u32 i = blockIdx.x * blockDim.x + threadIdx.x;                                               \
-        if (i >= n) return;                                                                                    \
-        typedef mldsa_params<S> P;                                                                             \
-        pqc_u8 *out = sig + (pqc_size)i * sig_stride;                                                          \
-        if (ctx_len > 255) {                                                                                   \
-            for (int j = 0; j < P::SIG_BYTES; ++j) out[j] = 0;                                                 \
-            return;                                                                                            \
-        }                                                                                                      \
-        mldsa_sign<S>(out, sk + (pqc_size)i * P::SK_BYTES, msg + (pqc_size)i * msg_len, msg_len, ctx,         \
-                      ctx_len, rnd + (pqc_size)i * 32);                                                        \
+                                               const pqc_u8 *sk, const pqc_u8 *rnd, pqc_i32 *scratch,          \
+                                               pqc_u32 *queue, pqc_u32 n) {                                    \
+        mldsa_sign_thread<S>(sig, sig_stride, msg, msg_len, ctx, ctx_len, sk, rnd, scratch, queue, n);        \
     }                                                                                                          \
     extern "C" __global__ void mldsa##S##_verify(pqc_i32 *ok, const pqc_u8 *msg, pqc_u32 msg_len,             \
                                                  const pqc_u8 *ctx, pqc_u32 ctx_len, const pqc_u8 *sig,        \

@@ -48,6 +48,19 @@ mod ffi {
             sk: *const u8,
             rnd: *const u8,
         ) -> c_int;
+        pub fn pqcprof_mldsa_sign_attempts(
+            level: c_int,
+            sig: *mut u8,
+            msg: *const u8,
+            msglen: usize,
+            ctx: *const u8,
+            ctxlen: usize,
+            sk: *const u8,
+            rnd: *const u8,
+            attempts: *mut c_int,
+        ) -> c_int;
+        pub fn pqcprof_mldsa_sign_workspace_bytes(level: c_int) -> usize;
+        pub fn pqcprof_keccak_permutations() -> i64;
         pub fn pqcprof_mldsa_verify(
             level: c_int,
             msg: *const u8,
@@ -223,6 +236,78 @@ pub fn mldsa_sign(
         )
     })?;
     Ok(sig)
+}
+
+/// What one signature cost the host build: iterations of the rejection
+/// loop and Keccak-f1600 permutations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignWork {
+    /// Iterations of FIPS 204 Algorithm 7's loop (1 when the first z and
+    /// hint were accepted).
+    pub attempts: u32,
+    /// Keccak-f1600 permutations, mu's hash included.
+    pub permutations: u64,
+}
+
+/// `mldsa_sign`, with the work it took.
+pub fn mldsa_sign_counted(
+    level: u32,
+    sk: &[u8],
+    msg: &[u8],
+    ctx: &[u8],
+    rnd: &[u8; 32],
+) -> Result<(Vec<u8>, SignWork), Code> {
+    let s = mldsa_alg(level)?.sizes();
+    if sk.len() != s.secret_key_bytes {
+        return Err(-2);
+    }
+    let mut sig = vec![0u8; s.signature_bytes.unwrap_or(0)];
+    let mut attempts: c_int = 0;
+    let before = keccak_permutations();
+    // SAFETY: sig has the FIPS 204 size; the inputs are read with their
+    // lengths; attempts is one c_int the call writes.
+    check(unsafe {
+        ffi::pqcprof_mldsa_sign_attempts(
+            level as c_int,
+            sig.as_mut_ptr(),
+            msg.as_ptr(),
+            msg.len(),
+            ctx.as_ptr(),
+            ctx.len(),
+            sk.as_ptr(),
+            rnd.as_ptr(),
+            &mut attempts,
+        )
+    })?;
+    let permutations = keccak_permutations().saturating_sub(before);
+    Ok((
+        sig,
+        SignWork {
+            attempts: attempts.max(0) as u32,
+            permutations,
+        },
+    ))
+}
+
+/// Keccak-f1600 permutations the host build has run on this OS thread.
+pub fn keccak_permutations() -> u64 {
+    // SAFETY: reads a thread-local counter.
+    unsafe { ffi::pqcprof_keccak_permutations() }.max(0) as u64
+}
+
+/// Bytes of one ML-DSA signing workspace (cuda/native/mldsa.cuh,
+/// `mldsa_sign_layout`): what each thread of a signing kernel needs; 0 for
+/// an algorithm that is not ML-DSA.
+pub fn mldsa_sign_workspace_bytes(alg: crate::core::catalog::Algorithm) -> usize {
+    use crate::core::catalog::Algorithm::*;
+    let level = match alg {
+        MlDsa44 => 44,
+        MlDsa65 => 65,
+        MlDsa87 => 87,
+        _ => return 0,
+    };
+    // SAFETY: a pure function of its argument.
+    unsafe { ffi::pqcprof_mldsa_sign_workspace_bytes(level) }
 }
 
 /// Pure ML-DSA verification with context `ctx`.

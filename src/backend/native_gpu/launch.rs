@@ -51,6 +51,10 @@ pub(crate) enum KernelArgs {
         ctx_len: u32,
         sk: CudaSlice<u8>,
         rnd: CudaSlice<u8>,
+        /// One signing workspace per thread of the launch, interleaved.
+        scratch: CudaSlice<u8>,
+        /// The kernel's work queue: one u32, zeroed before each launch.
+        queue: CudaSlice<u8>,
     },
     DsaVerify {
         ok: CudaSlice<i32>,
@@ -158,7 +162,8 @@ pub(crate) fn launch_kernel(
     // SAFETY (for the launch below): each arm pushes exactly the kernel's
     // parameters, in order and with the kernel's types: device pointers as
     // CudaSlice<u8>/<i32> and pqc_u32 scalars as u32, n last. Every buffer
-    // was allocated for n operations of this algorithm's sizes.
+    // was allocated for n operations of this algorithm's sizes; signing's
+    // scratch holds one workspace for every thread of `shape`.
     match args {
         KernelArgs::KemKeygen { pk, sk, d, z } => {
             b.arg(pk).arg(sk).arg(&*d).arg(&*z);
@@ -181,7 +186,13 @@ pub(crate) fn launch_kernel(
             ctx_len,
             sk,
             rnd,
+            scratch,
+            queue,
         } => {
+            // The queue starts empty: a 4-byte memset queued before the launch.
+            stream
+                .memset_zeros(queue)
+                .map_err(|e| anyhow!("clearing the signing queue: {e:?}"))?;
             b.arg(sig)
                 .arg(&*stride)
                 .arg(&*msg)
@@ -189,7 +200,9 @@ pub(crate) fn launch_kernel(
                 .arg(&*ctx)
                 .arg(&*ctx_len)
                 .arg(&*sk)
-                .arg(&*rnd);
+                .arg(&*rnd)
+                .arg(scratch)
+                .arg(queue);
         }
         KernelArgs::DsaVerify {
             ok,

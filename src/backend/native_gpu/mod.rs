@@ -23,9 +23,11 @@ use crate::backend::native_gpu::launch::zeros;
 use crate::backend::native_gpu::launch::KernelArgs;
 use crate::backend::native_gpu::sizing::launch_chain;
 use crate::backend::native_gpu::sizing::launch_shape;
+use crate::backend::native_gpu::sizing::launch_threads;
 use crate::backend::native_gpu::sizing::max_batch;
 use crate::backend::native_gpu::sizing::memory_refusal;
 use crate::backend::native_gpu::sizing::peak_bytes_per_op;
+use crate::backend::native_gpu::sizing::sign_threads;
 use crate::backend::native_gpu::sizing::ALLOCATION_GRANULARITY_BYTES;
 use crate::backend::native_gpu::sizing::MAX_LIVE_BUFFERS;
 pub mod batch;
@@ -159,14 +161,43 @@ impl NativeGpu {
             .map_err(|e| anyhow!("kernel {name} not found in the module: {e:?}"))
     }
 
-    fn shape(&self, func: &CudaFunction, n: usize) -> anyhow::Result<LaunchConfig> {
+    /// The most threads per block `func` may be launched with.
+    fn max_block(&self, func: &CudaFunction) -> anyhow::Result<u32> {
         let max = func
             .get_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
             .map_err(|e| anyhow!("kernel attribute: {e:?}"))?;
+        Ok(max.max(1) as u32)
+    }
+
+    /// Launch shape of `func` (the kernel of `op`) over `n` operations: one
+    /// thread per operation, except signing, whose threads take messages
+    /// from a queue: as many as the device holds at once, or fewer for a
+    /// small batch (see `sign_threads`).
+    fn shape(&self, func: &CudaFunction, op: Operation, n: usize) -> anyhow::Result<LaunchConfig> {
+        let max = self.max_block(func)?;
+        let threads = if op == Operation::Sign {
+            sign_threads(
+                n,
+                launch_shape(1, max).block_dim.0,
+                self.resident_blocks(func),
+                self.sms,
+                self.resident_threads,
+            )
+        } else {
+            n
+        };
         Ok(launch_shape(
-            u32::try_from(n).context("batch too large for one launch")?,
-            max as u32,
+            u32::try_from(threads).context("batch too large for one launch")?,
+            max,
         ))
+    }
+
+    /// Device bytes of the signing workspaces a batch of `batch` operations
+    /// of `alg` needs (one per thread of the signing launch).
+    fn sign_scratch_bytes(&self, alg: Algorithm, batch: usize) -> anyhow::Result<usize> {
+        let f = self.function(alg, Operation::Sign)?;
+        let shape = self.shape(&f, Operation::Sign, batch)?;
+        Ok(launch_threads(&shape) * host::mldsa_sign_workspace_bytes(alg))
     }
 
     /// (free bytes, bytes per operation, fixed bytes) of a batch of `op`
@@ -199,7 +230,15 @@ impl NativeGpu {
                 .max(0) as usize;
             local = local.max(l);
         }
+        // Signing's workspaces: for as many threads as the largest batch
+        // launches, so the figure bounds every batch.
+        let scratch = if launch_chain(alg, op).contains(&Operation::Sign) {
+            self.sign_scratch_bytes(alg, u32::MAX as usize)?
+        } else {
+            0
+        };
         let fixed = local * self.resident_threads
+            + scratch
             + MAX_LIVE_BUFFERS * ALLOCATION_GRANULARITY_BYTES
             + cfg.context.len();
         Ok((free, peak_bytes_per_op(alg, op, cfg.message_size), fixed))
@@ -230,7 +269,7 @@ impl NativeGpu {
     /// Blocks of `func` one multiprocessor holds at once (the driver's
     /// occupancy calculator), at our block size.
     fn resident_blocks(&self, func: &CudaFunction) -> Option<u32> {
-        let block = self.shape(func, 1).ok()?.block_dim.0;
+        let block = launch_shape(1, self.max_block(func).ok()?).block_dim.0;
         func.occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
             .ok()
             .filter(|b| *b > 0)
@@ -275,10 +314,11 @@ impl NativeGpu {
     fn launch_kernel(
         &self,
         func: &CudaFunction,
+        op: Operation,
         n: usize,
         args: &mut KernelArgs,
     ) -> anyhow::Result<()> {
-        let shape = self.shape(func, n)?;
+        let shape = self.shape(func, op, n)?;
         launch_kernel(&self.stream, func, shape, n as u32, args)?;
         self.stream
             .synchronize()
@@ -312,7 +352,8 @@ impl Backend for NativeGpu {
         let Ok(func) = self.function(alg, op) else {
             return cfg.batch;
         };
-        let (Some(per_sm), Ok(shape)) = (self.resident_blocks(&func), self.shape(&func, 1)) else {
+        let (Some(per_sm), Ok(shape)) = (self.resident_blocks(&func), self.shape(&func, op, 1))
+        else {
             return cfg.batch;
         };
         let (sms, per_sm, tpb) = (
@@ -371,7 +412,12 @@ impl Backend for NativeGpu {
                     keygen
                 } else {
                     // Keys made on the GPU, before timing.
-                    self.launch_kernel(&self.function(alg, Operation::KeyGen)?, n, &mut keygen)?;
+                    self.launch_kernel(
+                        &self.function(alg, Operation::KeyGen)?,
+                        Operation::KeyGen,
+                        n,
+                        &mut keygen,
+                    )?;
                     let KernelArgs::KemKeygen { pk, sk, d, z } = keygen else {
                         unreachable!()
                     };
@@ -393,6 +439,7 @@ impl Backend for NativeGpu {
                     } else {
                         self.launch_kernel(
                             &self.function(alg, Operation::Encaps)?,
+                            Operation::Encaps,
                             n,
                             &mut encaps,
                         )?;
@@ -430,7 +477,12 @@ impl Backend for NativeGpu {
                 if op == Operation::KeyGen {
                     keygen
                 } else {
-                    self.launch_kernel(&self.function(alg, Operation::KeyGen)?, n, &mut keygen)?;
+                    self.launch_kernel(
+                        &self.function(alg, Operation::KeyGen)?,
+                        Operation::KeyGen,
+                        n,
+                        &mut keygen,
+                    )?;
                     let KernelArgs::DsaKeygen { pk, sk, xi } = keygen else {
                         unreachable!()
                     };
@@ -442,6 +494,8 @@ impl Backend for NativeGpu {
                     host.msg = cfg.message().repeat(n);
                     host.rnd = random_bytes(&mut rng, 32 * n);
                     let stride = alg.signature_stride().unwrap_or(0);
+                    let sign_fn = self.function(alg, Operation::Sign)?;
+                    let scratch = self.sign_scratch_bytes(alg, n)?;
                     let mut sign = KernelArgs::DsaSign {
                         sig: zeros(st, stride * n)?,
                         stride: stride as u32,
@@ -451,23 +505,27 @@ impl Backend for NativeGpu {
                         ctx_len: cfg.context.len() as u32,
                         sk,
                         rnd: htod(st, &host.rnd)?,
+                        scratch: zeros(st, scratch)?,
+                        queue: zeros(st, 8)?,
                     };
                     if op == Operation::Sign {
                         sign
                     } else {
-                        self.launch_kernel(&self.function(alg, Operation::Sign)?, n, &mut sign)?;
+                        self.launch_kernel(&sign_fn, Operation::Sign, n, &mut sign)?;
                         let KernelArgs::DsaSign {
                             mut sig,
                             msg,
                             ctx,
                             sk,
                             rnd,
+                            scratch,
+                            queue,
                             ..
                         } = sign
                         else {
                             unreachable!()
                         };
-                        drop((sk, rnd));
+                        drop((sk, rnd, scratch, queue));
                         let mut sigs = dtoh(st, &sig)?;
                         if n > 1 {
                             let t = sample[1];
@@ -491,7 +549,7 @@ impl Backend for NativeGpu {
                 }
             }
         };
-        let shape = self.shape(&func, n)?;
+        let shape = self.shape(&func, op, n)?;
         let kernel = self.kernel_info(alg, op, &func, &shape);
         Ok(Box::new(GpuBatch {
             cuda: self.ctx.clone(),

@@ -19,6 +19,31 @@ pub fn launch_shape(n: u32, max_threads_per_block: u32) -> LaunchConfig {
     }
 }
 
+/// Threads of a launch of `shape`.
+pub fn launch_threads(shape: &LaunchConfig) -> usize {
+    shape.grid_dim.0 as usize * shape.block_dim.0 as usize
+}
+
+/// Threads of a signing launch over `n` messages with blocks of `block`:
+/// the kernel's threads take messages from a queue, so more threads than
+/// the device holds at once (`resident_blocks` of them per multiprocessor,
+/// or `resident_threads` when the driver did not say) would only wait, each
+/// with a workspace; fewer than `n` is enough.
+pub fn sign_threads(
+    n: usize,
+    block: u32,
+    resident_blocks: Option<u32>,
+    sms: u32,
+    resident_threads: usize,
+) -> usize {
+    let block = block.max(1) as usize;
+    let resident = resident_blocks
+        .map(|b| b as usize * sms as usize * block)
+        .unwrap_or(resident_threads)
+        .max(block);
+    n.max(1).min(resident)
+}
+
 /// Device bytes one operation's buffers take.
 pub fn device_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usize {
     let s = alg.sizes();
@@ -116,7 +141,7 @@ pub fn memory_refusal(
         );
         if fits == 0 {
             format!(
-                "{needs}; what it needs whatever the batch ({} MiB: the kernels' local memory for every thread the device holds at once, and allocation granularity) leaves no room for even one operation: free device memory or use a device with more",
+                "{needs}; what it needs whatever the batch ({} MiB: the kernels' local memory for every thread the device holds at once, signing workspaces, and allocation granularity) leaves no room for even one operation: free device memory or use a device with more",
                 mib(fixed)
             )
         } else {
@@ -136,6 +161,17 @@ mod tests {
         assert!(c.grid_dim.0 * c.block_dim.0 >= 100_000);
         assert_eq!(launch_shape(1, 1024).grid_dim.0, 1);
         assert_eq!(launch_shape(1000, 64).block_dim.0, 64);
+    }
+
+    #[test]
+    fn signing_launches_at_most_what_the_device_holds() {
+        // 132 SMs holding 4 blocks of 128: 67,584 threads at most.
+        assert_eq!(sign_threads(1_000_000, 128, Some(4), 132, 0), 67_584);
+        assert_eq!(sign_threads(129, 128, Some(4), 132, 0), 129);
+        assert_eq!(sign_threads(0, 128, Some(4), 132, 0), 1);
+        // Without the driver's figure, the device's resident threads.
+        assert_eq!(sign_threads(1_000_000, 128, None, 2, 4096), 4096);
+        assert_eq!(launch_threads(&launch_shape(129, 1024)), 256);
     }
 
     #[test]
