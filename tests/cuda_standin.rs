@@ -112,13 +112,64 @@ fn every_operation_passes_its_gate_at_batch_1_and_129() {
     if nvrtc_or_skip("every_operation_passes_its_gate_at_batch_1_and_129").is_none() {
         return;
     }
-    for batch in ["1", "129"] {
-        let d = tempfile::tempdir().unwrap();
-        let (code, stdout, stderr) = gpu(d.path(), &[], &["--batch", batch, "--runs", "2"]);
-        assert_eq!(code, 0, "batch {batch}:\n{stdout}\n{stderr}");
-        assert!(stdout.contains("CPU stand-in driver"), "{stdout}");
-        assert_all_ok_and_emulated(d.path(), 18, &format!("batch {batch}"));
+    // The default variant (the static cost's choice: one warp per ML-KEM
+    // operation, one thread per ML-DSA one), then the one-thread ML-KEM
+    // kernels asked for by name. Each gate compares the outputs with the
+    // host build's for the same inputs, so every variant's outputs are
+    // byte-identical to every other's.
+    for (kernel, algs, expect) in [(None, "all", 18), (Some("thread"), "mlkem", 9)] {
+        for batch in ["1", "129"] {
+            let d = tempfile::tempdir().unwrap();
+            let mut args = vec!["--alg", algs, "--batch", batch, "--runs", "2"];
+            if let Some(k) = kernel {
+                args.extend(["--kernel", k]);
+            }
+            let (code, stdout, stderr) = gpu(d.path(), &[], &args);
+            let what = format!("{kernel:?} batch {batch}");
+            assert_eq!(code, 0, "{what}:\n{stdout}\n{stderr}");
+            assert!(stdout.contains("CPU stand-in driver"), "{stdout}");
+            assert_all_ok_and_emulated(d.path(), expect, &what);
+            for r in records(d.path()) {
+                let k = &r["kernel"];
+                let kem = r["algorithm"].as_str().unwrap().starts_with("ML-KEM");
+                let variant = kernel.unwrap_or(if kem { "warp" } else { "thread" });
+                assert_eq!(k["variant"], variant, "{what}: {k}");
+                let name = k["name"].as_str().unwrap();
+                assert_eq!(name.ends_with("_warp"), variant == "warp", "{what}: {k}");
+                if variant == "warp" {
+                    assert_eq!(k["threads_per_block"], 32, "{k}");
+                    assert_eq!(k["blocks"], r["batch"], "{k}");
+                    assert!(k["shared_bytes_per_block"].as_u64().unwrap() > 0, "{k}");
+                }
+            }
+        }
     }
+}
+
+#[test]
+fn a_variant_that_is_not_built_is_refused_by_name() {
+    if nvrtc_or_skip("a_variant_that_is_not_built_is_refused_by_name").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let args = [
+        "--kernel",
+        "warp",
+        "--alg",
+        "ML-DSA-44",
+        "--op",
+        "sign",
+        "--batch",
+        "1",
+        "--runs",
+        "1",
+    ];
+    let (code, stdout, stderr) = gpu(d.path(), &[], &args);
+    assert_ne!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains("ML-DSA-44 sign has no warp kernel (built: thread)"),
+        "{stdout}\n{stderr}"
+    );
 }
 
 #[test]
@@ -128,6 +179,8 @@ fn several_full_waves_of_a_small_device() {
     }
     // One multiprocessor holding 256 threads: a wave is at most two blocks
     // of 128, so 777 operations are three full waves and a partial one.
+    // One warp per ML-KEM operation: 777 blocks of 32, eight resident at
+    // once (256 threads), so many waves.
     let d = tempfile::tempdir().unwrap();
     let knobs = [("SMS", "1"), ("THREADS_PER_SM", "256")];
     let (code, stdout, stderr) = gpu(d.path(), &knobs, &["--batch", "777", "--runs", "1"]);
@@ -136,11 +189,30 @@ fn several_full_waves_of_a_small_device() {
     for r in records(d.path()) {
         let k = &r["kernel"];
         // Signing's threads take messages from a queue: its grid is what
-        // the device holds at once (two blocks), the others one thread per
-        // operation.
-        let blocks = if r["operation"] == "Sign" { 2 } else { 7 };
+        // the device holds at once (two blocks); the other one-thread
+        // kernels one thread per operation.
+        let (blocks, most) = match (k["variant"].as_str().unwrap(), r["operation"].as_str()) {
+            ("warp", _) => (777, 8),
+            (_, Some("Sign")) => (2, 2),
+            _ => (7, 2),
+        };
         assert_eq!(k["blocks"], blocks, "{k}");
-        assert!(k["resident_blocks_per_sm"].as_u64().unwrap() <= 2, "{k}");
+        assert!(k["resident_blocks_per_sm"].as_u64().unwrap() <= most, "{k}");
+        assert!(
+            k["waves"]["waves"].as_u64().unwrap() >= 3 || blocks == 2,
+            "{k}"
+        );
+    }
+    // The one-thread ML-KEM kernels at the same batch.
+    let d = tempfile::tempdir().unwrap();
+    let args = [
+        "--kernel", "thread", "--alg", "mlkem", "--batch", "777", "--runs", "1",
+    ];
+    let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_all_ok_and_emulated(d.path(), 9, "thread batch 777");
+    for r in records(d.path()) {
+        assert_eq!(r["kernel"]["blocks"], 7, "{r:#}");
     }
 }
 
@@ -194,7 +266,14 @@ fn empty_message_and_longest_context_sign_and_verify() {
 /// in `op` of `alg` (exit 3, the operation named, the record failed).
 fn assert_fault_caught(knob: &str, kernel: &str, alg: &str, op: &str) {
     let d = tempfile::tempdir().unwrap();
-    let args = ["--alg", alg, "--op", op, "--batch", "129", "--runs", "1"];
+    let variant = if kernel.ends_with("_warp") {
+        "warp"
+    } else {
+        "thread"
+    };
+    let args = [
+        "--alg", alg, "--op", op, "--batch", "129", "--runs", "1", "--kernel", variant,
+    ];
     let (code, stdout, stderr) = gpu(d.path(), &[(knob, kernel)], &args);
     assert_eq!(code, 3, "{knob}={kernel}: {stdout}\n{stderr}");
     assert!(
@@ -219,6 +298,9 @@ fn the_gate_catches_every_injected_fault() {
         ("mldsa44_keygen", "ML-DSA-44", "keygen"),
         ("mldsa65_sign", "ML-DSA-65", "sign"),
         ("mldsa87_verify", "ML-DSA-87", "verify"),
+        ("mlkem512_keygen_warp", "ML-KEM-512", "keygen"),
+        ("mlkem768_encaps_warp", "ML-KEM-768", "encaps"),
+        ("mlkem1024_decaps_warp", "ML-KEM-1024", "decaps"),
     ] {
         assert_fault_caught("CORRUPT", kernel, alg, op);
         if op != "sign" {

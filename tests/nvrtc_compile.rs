@@ -8,6 +8,7 @@
 //! a missing NVRTC is a failure.
 
 use pqcprof::backend::native_gpu::kernels;
+use pqcprof::backend::native_gpu::sizing::{variants, Variant};
 use pqcprof::core::catalog::Algorithm;
 
 mod common;
@@ -15,14 +16,16 @@ use common::nvrtc_or_skip;
 
 const ARCHS: [&str; 5] = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"];
 
-/// Every kernel entry point, sorted.
+/// Every kernel entry point (every variant of every operation), sorted.
 fn entry_points() -> Vec<String> {
     let mut v: Vec<String> = Algorithm::ALL
         .iter()
         .flat_map(|&a| {
-            a.operations()
-                .into_iter()
-                .map(move |op| kernels::kernel_name(a, op))
+            a.operations().into_iter().flat_map(move |op| {
+                variants(a, op)
+                    .iter()
+                    .map(move |&var| kernels::variant_kernel_name(a, op, var))
+            })
         })
         .chain([kernels::HOLD_KERNEL.to_string()])
         .collect();
@@ -144,19 +147,42 @@ fn kernels_command_reports_every_entry_point() {
         .collect();
     names.sort();
     assert_eq!(names, entry_points());
+    let mut cooperative = 0;
     for k in kernels {
         let regs = k["registers"].as_u64().unwrap();
+        // No kernel of any variant spills.
+        assert_eq!(k["spill_store_bytes"], 0, "{k}");
+        assert_eq!(k["spill_load_bytes"], 0, "{k}");
         // The device-side wait is tiny: a few registers, no stack.
         if k["name"] == kernels::HOLD_KERNEL {
             assert!(regs <= 32 && k["stack_bytes"] == 0, "{k}");
             continue;
         }
         assert!((16..=255).contains(&regs), "{k}");
-        // Every cryptographic kernel keeps its polynomials on the stack.
-        assert!(k["stack_bytes"].as_u64().unwrap() > 0, "{k}");
+        let name = k["name"].as_str().unwrap();
+        let variant = Variant::of_kernel(name);
+        assert_eq!(k["variant"], variant.name(), "{k}");
+        if variant == Variant::Thread {
+            // A one-thread kernel keeps its polynomials on the stack.
+            assert!(k["stack_bytes"].as_u64().unwrap() > 0, "{k}");
+            assert_eq!(k["threads_per_block"], 128, "{k}");
+        } else {
+            // A cooperative one keeps them, and its Keccak states, in shared
+            // memory: no local array at all.
+            cooperative += 1;
+            assert_eq!(k["stack_bytes"], 0, "{k}");
+            let smem = k["shared_bytes"].as_u64().unwrap();
+            assert!(smem > 0 && smem <= 48 * 1024, "{k}");
+            assert_eq!(
+                k["resident_operations_per_sm"], k["resident_blocks_per_sm"],
+                "{k}"
+            );
+        }
         let occ = k["occupancy_pct"].as_f64().unwrap();
         assert!(occ > 0.0 && occ <= 100.0, "{k}");
     }
+    // The warp variant of the nine ML-KEM operations.
+    assert_eq!(cooperative, 9);
 }
 
 #[test]

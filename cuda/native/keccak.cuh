@@ -184,6 +184,16 @@ PQC_HD void pqc_keccak_absorb(pqc_keccak *st, const pqc_u8 *in, pqc_size len) {
     st->pos = pos;
 }
 
+// Absorbs one byte (as pqc_keccak_absorb(st, &b, 1) does, without taking an
+// address, so the caller's byte stays in a register).
+PQC_HD void pqc_keccak_absorb_byte(pqc_keccak *st, pqc_u8 b) {
+    st->s[st->pos >> 3] ^= (pqc_u64)b << (8 * (st->pos & 7));
+    if (++st->pos == st->rate) {
+        pqc_keccak_f1600(st->s);
+        st->pos = 0;
+    }
+}
+
 // Appends the domain bits and pad10*1 (the domain byte carries the first 1 of
 // the padding), permutes, and enters the squeeze phase.
 PQC_HD void pqc_keccak_finalize(pqc_keccak *st, pqc_u8 domain_pad) {
@@ -249,20 +259,30 @@ PQC_HD void pqc_shake256_squeeze(pqc_keccak *st, pqc_u8 *out, pqc_size len) {
     pqc_keccak_squeeze(st, out, len);
 }
 
+// SHA3-256 and SHA3-512 in the state st (wherever the caller keeps it: a
+// cooperative kernel keeps it in shared memory).
+PQC_HD void pqc_sha3_256_in(pqc_keccak *st, pqc_u8 *out, const pqc_u8 *in, pqc_size len) {
+    pqc_keccak_init(st, PQC_SHA3_256_RATE);
+    pqc_keccak_absorb(st, in, len);
+    pqc_keccak_finalize(st, PQC_KECCAK_SHA3);
+    pqc_keccak_squeeze(st, out, 32);
+}
+
+PQC_HD void pqc_sha3_512_in(pqc_keccak *st, pqc_u8 *out, const pqc_u8 *in, pqc_size len) {
+    pqc_keccak_init(st, PQC_SHA3_512_RATE);
+    pqc_keccak_absorb(st, in, len);
+    pqc_keccak_finalize(st, PQC_KECCAK_SHA3);
+    pqc_keccak_squeeze(st, out, 64);
+}
+
 PQC_HD void pqc_sha3_256(pqc_u8 *out, const pqc_u8 *in, pqc_size len) {
     pqc_keccak st;
-    pqc_keccak_init(&st, PQC_SHA3_256_RATE);
-    pqc_keccak_absorb(&st, in, len);
-    pqc_keccak_finalize(&st, PQC_KECCAK_SHA3);
-    pqc_keccak_squeeze(&st, out, 32);
+    pqc_sha3_256_in(&st, out, in, len);
 }
 
 PQC_HD void pqc_sha3_512(pqc_u8 *out, const pqc_u8 *in, pqc_size len) {
     pqc_keccak st;
-    pqc_keccak_init(&st, PQC_SHA3_512_RATE);
-    pqc_keccak_absorb(&st, in, len);
-    pqc_keccak_finalize(&st, PQC_KECCAK_SHA3);
-    pqc_keccak_squeeze(&st, out, 64);
+    pqc_sha3_512_in(&st, out, in, len);
 }
 
 PQC_HD void pqc_shake128(pqc_u8 *out, pqc_size outlen, const pqc_u8 *in, pqc_size inlen) {

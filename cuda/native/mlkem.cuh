@@ -23,7 +23,9 @@
 // zeta^(2*BitRev7(i)+1) * R mod q. Per-thread state stays small: the matrix
 // A-hat is never stored; each entry is sampled from SHAKE128 when it is
 // needed (one polynomial buffer), and re-encryption in Decaps compares the
-// ciphertext as it is produced instead of storing c'.
+// ciphertext as it is produced instead of storing c'. (mlkem_warp.cuh, the
+// one-warp-per-operation variant, keeps A-hat in shared memory instead and
+// uses the per-pair helpers and the *_in samplers below.)
 #ifndef PQCPROF_MLKEM_CUH
 #define PQCPROF_MLKEM_CUH
 
@@ -153,25 +155,31 @@ PQC_HD_NOINLINE void pqc_mlkem_invntt(pqc_i16 *f) {
     for (int j = 0; j < 256; ++j) f[j] = pqc_mlkem_montmul(f[j], PQC_MLKEM_INVN);
 }
 
-// acc (+)= a o b in T_q (Algorithms 11, 12), times 2^-16. Inputs |a|, |b| < q
+// acc (+)= a o b in T_q (Algorithms 11, 12), times 2^-16; basemul_pair (and
+// basemul2, on the values) does the pair i (coefficients 2i, 2i+1) into
+// acc[0], acc[1]. Inputs |a|, |b| < q
 // with one of them below about q/2 in absolute value; each call adds less
 // than 2q to |acc|.
+PQC_HD void pqc_mlkem_basemul2(pqc_i16 *acc, pqc_i16 a0, pqc_i16 a1, pqc_i16 b0, pqc_i16 b1, int i,
+                               int first) {
+    const pqc_i16 g = pqc_mlkem_gammas[i];
+    pqc_i16 c0 = (pqc_i16)(pqc_mlkem_montmul(a0, b0) + pqc_mlkem_montmul(pqc_mlkem_montmul(a1, b1), g));
+    pqc_i16 c1 = (pqc_i16)(pqc_mlkem_montmul(a0, b1) + pqc_mlkem_montmul(a1, b0));
+    if (!first) {
+        c0 = (pqc_i16)(c0 + acc[0]);
+        c1 = (pqc_i16)(c1 + acc[1]);
+    }
+    acc[0] = c0;
+    acc[1] = c1;
+}
+
+PQC_HD void pqc_mlkem_basemul_pair(pqc_i16 *acc, const pqc_i16 *a, const pqc_i16 *b, int i, int first) {
+    pqc_mlkem_basemul2(acc, a[2 * i], a[2 * i + 1], b[2 * i], b[2 * i + 1], i, first);
+}
+
 PQC_HD_NOINLINE void pqc_mlkem_basemul_acc(pqc_i16 *acc, const pqc_i16 *a, const pqc_i16 *b,
                                            int first) {
-    for (int i = 0; i < 128; ++i) {
-        const pqc_i16 a0 = a[2 * i], a1 = a[2 * i + 1];
-        const pqc_i16 b0 = b[2 * i], b1 = b[2 * i + 1];
-        const pqc_i16 g = pqc_mlkem_gammas[i];
-        pqc_i16 c0 = (pqc_i16)(pqc_mlkem_montmul(a0, b0) +
-                               pqc_mlkem_montmul(pqc_mlkem_montmul(a1, b1), g));
-        pqc_i16 c1 = (pqc_i16)(pqc_mlkem_montmul(a0, b1) + pqc_mlkem_montmul(a1, b0));
-        if (!first) {
-            c0 = (pqc_i16)(c0 + acc[2 * i]);
-            c1 = (pqc_i16)(c1 + acc[2 * i + 1]);
-        }
-        acc[2 * i] = c0;
-        acc[2 * i + 1] = c1;
-    }
+    for (int i = 0; i < 128; ++i) pqc_mlkem_basemul_pair(acc + 2 * i, a, b, i, first);
 }
 
 // ---------------------------------------------------------------------------
@@ -193,20 +201,19 @@ PQC_HD pqc_u32 pqc_mlkem_bits192(pqc_u64 w0, pqc_u64 w1, pqc_u64 w2, int off, in
 // i.e. the squeezed stream read as consecutive 12-bit little-endian fields;
 // 24 bytes (three lanes) give 16 candidates and 168 = 7 * 24, so the lanes
 // never straddle a block.
-PQC_HD_NOINLINE void pqc_mlkem_sample_ntt(pqc_i16 *a, const pqc_u8 *rho, pqc_u8 x, pqc_u8 y) {
-    pqc_keccak st;
-    pqc_shake128_init(&st);
-    pqc_shake128_absorb(&st, rho, 32);
-    pqc_u8 xy[2];
-    xy[0] = x;
-    xy[1] = y;
-    pqc_shake128_absorb(&st, xy, 2);
-    pqc_shake128_finalize(&st);
+// The state st is the caller's (pqc_mlkem_sample_ntt keeps it on the thread).
+PQC_HD_NOINLINE void pqc_mlkem_sample_ntt_in(pqc_keccak *st, pqc_i16 *a, const pqc_u8 *rho, pqc_u8 x,
+                                             pqc_u8 y) {
+    pqc_shake128_init(st);
+    pqc_shake128_absorb(st, rho, 32);
+    pqc_keccak_absorb_byte(st, x);
+    pqc_keccak_absorb_byte(st, y);
+    pqc_shake128_finalize(st);
     int j = 0;
     while (j < 256) {
-        const pqc_u64 w0 = pqc_keccak_squeeze_u64(&st);
-        const pqc_u64 w1 = pqc_keccak_squeeze_u64(&st);
-        const pqc_u64 w2 = pqc_keccak_squeeze_u64(&st);
+        const pqc_u64 w0 = pqc_keccak_squeeze_u64(st);
+        const pqc_u64 w1 = pqc_keccak_squeeze_u64(st);
+        const pqc_u64 w2 = pqc_keccak_squeeze_u64(st);
         PQC_MLKEM_UNROLL
         for (int t = 0; t < 16; ++t) {
             const pqc_u32 d = pqc_mlkem_bits192(w0, w1, w2, 12 * t, 12);
@@ -215,25 +222,29 @@ PQC_HD_NOINLINE void pqc_mlkem_sample_ntt(pqc_i16 *a, const pqc_u8 *rho, pqc_u8 
     }
 }
 
+PQC_HD_NOINLINE void pqc_mlkem_sample_ntt(pqc_i16 *a, const pqc_u8 *rho, pqc_u8 x, pqc_u8 y) {
+    pqc_keccak st;
+    pqc_mlkem_sample_ntt_in(&st, a, rho, x, y);
+}
+
 // SamplePolyCBD_eta(PRF_eta(s, b)) (Algorithms 8 and PRF of 4.1): PRF is
 // SHAKE256(s || b) to 64 eta bytes. If add, adds the sample to f (f += e),
 // else sets f = e. Coefficients in [-eta, eta].
 template <int ETA>
-PQC_HD_NOINLINE void pqc_mlkem_cbd(pqc_i16 *f, const pqc_u8 *s, pqc_u8 b, int add) {
-    pqc_keccak st;
-    pqc_shake256_init(&st);
-    pqc_shake256_absorb(&st, s, 32);
-    pqc_shake256_absorb(&st, &b, 1);
-    pqc_shake256_finalize(&st);
+PQC_HD_NOINLINE void pqc_mlkem_cbd_in(pqc_keccak *st, pqc_i16 *f, const pqc_u8 *s, pqc_u8 b, int add) {
+    pqc_shake256_init(st);
+    pqc_shake256_absorb(st, s, 32);
+    pqc_keccak_absorb_byte(st, b);
+    pqc_shake256_finalize(st);
     // 2 ETA bits per coefficient, little-endian bit order (BytesToBits).
     // ETA = 2: one lane gives 16 coefficients (16 lanes = 128 bytes);
     // ETA = 3: three lanes give 32 coefficients (24 lanes = 192 bytes).
     const int lanes = ETA == 2 ? 1 : 3;
     const int per = 64 * lanes / (2 * ETA);
     for (int base = 0; base < 256; base += per) {
-        const pqc_u64 w0 = pqc_keccak_squeeze_u64(&st);
-        const pqc_u64 w1 = lanes == 3 ? pqc_keccak_squeeze_u64(&st) : 0;
-        const pqc_u64 w2 = lanes == 3 ? pqc_keccak_squeeze_u64(&st) : 0;
+        const pqc_u64 w0 = pqc_keccak_squeeze_u64(st);
+        const pqc_u64 w1 = lanes == 3 ? pqc_keccak_squeeze_u64(st) : 0;
+        const pqc_u64 w2 = lanes == 3 ? pqc_keccak_squeeze_u64(st) : 0;
         PQC_MLKEM_UNROLL
         for (int t = 0; t < per; ++t) {
             const pqc_u32 v = pqc_mlkem_bits192(w0, w1, w2, 2 * ETA * t, 2 * ETA);
@@ -249,31 +260,42 @@ PQC_HD_NOINLINE void pqc_mlkem_cbd(pqc_i16 *f, const pqc_u8 *s, pqc_u8 b, int ad
     }
 }
 
+template <int ETA>
+PQC_HD_NOINLINE void pqc_mlkem_cbd(pqc_i16 *f, const pqc_u8 *s, pqc_u8 b, int add) {
+    pqc_keccak st;
+    pqc_mlkem_cbd_in<ETA>(&st, f, s, b, add);
+}
+
 // ---------------------------------------------------------------------------
 // Encoding (Algorithms 5, 6) and compression (4.2.1)
 
 // ByteEncode_12 of f (any representative; reduced to [0, q) here).
-PQC_HD void pqc_mlkem_encode12(pqc_u8 *out, const pqc_i16 *f) {
-    for (int i = 0; i < 128; ++i) {
-        const pqc_u32 a = pqc_mlkem_canon(f[2 * i]);
-        const pqc_u32 b = pqc_mlkem_canon(f[2 * i + 1]);
-        out[3 * i] = (pqc_u8)a;
-        out[3 * i + 1] = (pqc_u8)((a >> 8) | (b << 4));
-        out[3 * i + 2] = (pqc_u8)(b >> 4);
-    }
+PQC_HD void pqc_mlkem_encode12_pair(pqc_u8 *out, pqc_i16 f0, pqc_i16 f1) {
+    const pqc_u32 a = pqc_mlkem_canon(f0);
+    const pqc_u32 b = pqc_mlkem_canon(f1);
+    out[0] = (pqc_u8)a;
+    out[1] = (pqc_u8)((a >> 8) | (b << 4));
+    out[2] = (pqc_u8)(b >> 4);
 }
 
-// ByteDecode_12 (values taken mod q, as the standard's m = q for d = 12).
+PQC_HD void pqc_mlkem_encode12(pqc_u8 *out, const pqc_i16 *f) {
+    for (int i = 0; i < 128; ++i) pqc_mlkem_encode12_pair(out + 3 * i, f[2 * i], f[2 * i + 1]);
+}
+
+// ByteDecode_12 (values taken mod q, as the standard's m = q for d = 12);
+// decode12_pair does the bytes 3i..3i+2 into f[2i], f[2i+1].
+PQC_HD void pqc_mlkem_decode12_pair(pqc_i16 *f, const pqc_u8 *in) {
+    const pqc_u32 b0 = in[0], b1 = in[1], b2 = in[2];
+    pqc_i32 a = (pqc_i32)(b0 | ((b1 & 15) << 8));
+    pqc_i32 b = (pqc_i32)((b1 >> 4) | (b2 << 4));
+    a -= PQC_MLKEM_Q & -(pqc_i32)(a >= PQC_MLKEM_Q);
+    b -= PQC_MLKEM_Q & -(pqc_i32)(b >= PQC_MLKEM_Q);
+    f[0] = (pqc_i16)a;
+    f[1] = (pqc_i16)b;
+}
+
 PQC_HD void pqc_mlkem_decode12(pqc_i16 *f, const pqc_u8 *in) {
-    for (int i = 0; i < 128; ++i) {
-        const pqc_u32 b0 = in[3 * i], b1 = in[3 * i + 1], b2 = in[3 * i + 2];
-        pqc_i32 a = (pqc_i32)(b0 | ((b1 & 15) << 8));
-        pqc_i32 b = (pqc_i32)((b1 >> 4) | (b2 << 4));
-        a -= PQC_MLKEM_Q & -(pqc_i32)(a >= PQC_MLKEM_Q);
-        b -= PQC_MLKEM_Q & -(pqc_i32)(b >= PQC_MLKEM_Q);
-        f[2 * i] = (pqc_i16)a;
-        f[2 * i + 1] = (pqc_i16)b;
-    }
+    for (int i = 0; i < 128; ++i) pqc_mlkem_decode12_pair(f + 2 * i, in + 3 * i);
 }
 
 // Section 7.2 modulus check: 1 when every 12-bit value of the 384 k bytes is

@@ -1,4 +1,7 @@
-// mlkem_kernels.cuh: batch ML-KEM kernels, one thread per operation.
+// mlkem_kernels.cuh: batch ML-KEM kernels: mlkemS_OP, one thread per
+// operation (blocks of up to 128); mlkemS_OP_warp, one warp per operation
+// (blocks of 32 threads, block i computes operation i; mlkem_warp.cuh). The
+// parameters of both are the same.
 //
 // Device only (the host build never sees this file; the CPU stand-in driver
 // compiles it under PQCPROF_CUDA_EMULATION). Buffers are contiguous
@@ -18,6 +21,7 @@
 #include "common.cuh"
 #include "keccak.cuh"
 #include "mlkem.cuh"
+#include "mlkem_warp.cuh"
 
 template <int K>
 __device__ __forceinline__ void pqc_mlkem_keygen_thread(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *d,
@@ -69,6 +73,20 @@ __device__ __forceinline__ void pqc_mlkem_decaps_thread(pqc_u8 *ss, const pqc_u8
     extern "C" __global__ void mlkem##S##_decaps(pqc_u8 *ss, const pqc_u8 *ct, const pqc_u8 *sk, \
                                                  pqc_u32 n) {                                   \
         pqc_mlkem_decaps_thread<K>(ss, ct, sk, n);                                              \
+    }                                                                                           \
+    extern "C" __global__ void __launch_bounds__(32)                                            \
+        mlkem##S##_keygen_warp(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *d, const pqc_u8 *z,        \
+                               pqc_u32 n) {                                                     \
+        pqc_mlkem_keygen_warp<K>(pk, sk, d, z, n);                                              \
+    }                                                                                           \
+    extern "C" __global__ void __launch_bounds__(32)                                            \
+        mlkem##S##_encaps_warp(pqc_u8 *ct, pqc_u8 *ss, const pqc_u8 *pk, const pqc_u8 *m,       \
+                               pqc_u32 n) {                                                     \
+        pqc_mlkem_encaps_warp<K>(ct, ss, pk, m, n);                                             \
+    }                                                                                           \
+    extern "C" __global__ void __launch_bounds__(32)                                            \
+        mlkem##S##_decaps_warp(pqc_u8 *ss, const pqc_u8 *ct, const pqc_u8 *sk, pqc_u32 n) {     \
+        pqc_mlkem_decaps_warp<K>(ss, ct, sk, n);                                                \
     }
 
 PQC_MLKEM_KERNELS(512, 2)

@@ -214,7 +214,8 @@ fn open_native(
     opts: &BenchOptions,
 ) -> Result<crate::measure::multi_device::Opened, String> {
     eprintln!("pqcprof: compiling the native kernels with NVRTC for GPU {ordinal} ...");
-    let backend = NativeGpu::new(ordinal).map_err(|e| format!("{e:#}"))?;
+    let mut backend = NativeGpu::new(ordinal).map_err(|e| format!("{e:#}"))?;
+    backend.set_variant(opts.kernel);
     match &backend.origin {
         crate::backend::native_gpu::kernels::Origin::Compiled => eprintln!(
             "pqcprof: kernels compiled for {} in {:.1} s; loaded: {}",
@@ -535,6 +536,7 @@ fn plan(
                 context_hex: args.context.clone(),
                 latency: opts.latency,
                 sample_period_ms: opts.sample_period_ms,
+                kernel: opts.kernel.map(|v| v.name()),
             })
         } else {
             session::Method::InProcess
@@ -612,6 +614,7 @@ mod tests {
             devices: crate::cmd::cli::DeviceSelection::One(0),
             sample_period_ms: None,
             latency: false,
+            kernel: None,
             out: "x".into(),
         };
         assert!(check_host_memory(&o, 1000, 1024).is_ok());

@@ -64,7 +64,7 @@ pub struct KernelsArgs {
         long,
         value_delimiter = ',',
         default_value = "sm_90",
-        value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "all"]
+        value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "all"]
     )]
     pub arch: Vec<String>,
     /// Threads per block for the occupancy estimate [default: the native-gpu
@@ -136,6 +136,11 @@ pub struct BenchArgs {
     /// Sampler period, milliseconds [default: 10 for the host, 1 for NVML]
     #[arg(long, allow_negative_numbers = true)]
     pub sample_period_ms: Option<f64>,
+    /// Native GPU kernel variant: thread (one thread per operation), warp
+    /// (one warp per operation) or block (one block per operation)
+    /// [default: the variant the static cost predicts fastest on the device]
+    #[arg(long, value_name = "VARIANT", value_parser = ["thread", "warp", "block"])]
+    pub kernel: Option<String>,
     /// Per-operation latency: batch 1, `--runs` timed single operations.
     #[arg(long)]
     pub latency: bool,
@@ -189,6 +194,8 @@ pub struct BenchOptions {
     pub sample_period_ms: Option<f64>,
     /// Latency mode.
     pub latency: bool,
+    /// The native GPU kernel variant asked for (`--kernel`).
+    pub kernel: Option<crate::backend::native_gpu::sizing::Variant>,
     /// Output folder.
     pub out: PathBuf,
 }
@@ -454,6 +461,10 @@ impl BenchArgs {
             devices,
             sample_period_ms: self.sample_period_ms,
             latency: self.latency,
+            kernel: self
+                .kernel
+                .as_deref()
+                .and_then(crate::backend::native_gpu::sizing::Variant::parse),
             out: self.out.clone(),
         })
     }

@@ -145,7 +145,9 @@ mod tests {
         gpu.kernel = Some(KernelInfo {
             name: "mlkem768_keygen".into(),
             image: "sm_90 machine code from NVRTC 13.0 (mock)".into(),
+            variant: "thread".into(),
             threads_per_block: 128,
+            shared_bytes_per_block: None,
             blocks: 782,
             registers_per_thread: Some(128),
             local_bytes_per_thread: Some(3104),

@@ -31,6 +31,8 @@ pub struct FreshChild {
     pub latency: bool,
     /// Sampler period, if given.
     pub sample_period_ms: Option<f64>,
+    /// The native GPU kernel variant asked for (`--kernel`), if any.
+    pub kernel: Option<&'static str>,
 }
 
 impl FreshChild {
@@ -63,6 +65,9 @@ impl FreshChild {
         }
         if let Some(p) = self.sample_period_ms {
             c.args(["--sample-period-ms", &p.to_string()]);
+        }
+        if let Some(k) = self.kernel {
+            c.args(["--kernel", k]);
         }
         c
     }

@@ -34,6 +34,11 @@ pub struct GateReport {
     pub checks: Vec<String>,
 }
 
+/// What a run file without `kernel.variant` ran: the one-thread kernels.
+fn thread_variant() -> String {
+    "thread".into()
+}
+
 /// A GPU kernel's launch and the resources the driver reports for it: what
 /// explains its throughput before any profiler is run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,8 +48,15 @@ pub struct KernelInfo {
     /// What the driver loaded: machine code for the device's architecture,
     /// or PTX it compiled itself.
     pub image: String,
-    /// Threads per block (one operation per thread).
+    /// The kernel variant: `thread` (one thread per operation), `warp` (one
+    /// warp per operation) or `block` (one block per operation).
+    #[serde(default = "thread_variant")]
+    pub variant: String,
+    /// Threads per block.
     pub threads_per_block: u32,
+    /// Static shared memory per block, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_bytes_per_block: Option<u32>,
     /// Blocks in the launch.
     pub blocks: u32,
     /// Registers per thread.

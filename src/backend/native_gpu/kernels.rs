@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 /// The sources, in the order they must appear.
-pub const PARTS: [(&str, &str); 8] = [
+pub const PARTS: [(&str, &str); 9] = [
     (
         "common.cuh",
         include_str!("../../../cuda/native/common.cuh"),
@@ -23,6 +23,10 @@ pub const PARTS: [(&str, &str); 8] = [
     ),
     ("mlkem.cuh", include_str!("../../../cuda/native/mlkem.cuh")),
     ("mldsa.cuh", include_str!("../../../cuda/native/mldsa.cuh")),
+    (
+        "mlkem_warp.cuh",
+        include_str!("../../../cuda/native/mlkem_warp.cuh"),
+    ),
     (
         "mlkem_kernels.cuh",
         include_str!("../../../cuda/native/mlkem_kernels.cuh"),
@@ -45,6 +49,15 @@ pub fn kernel_name(
 ) -> String {
     let set = alg.name().to_ascii_lowercase().replace('-', "");
     format!("{set}_{}", op.cli_name())
+}
+
+/// The entry point of `op` of `alg` in `variant` (`mlkem768_keygen_warp`).
+pub fn variant_kernel_name(
+    alg: crate::core::catalog::Algorithm,
+    op: crate::core::catalog::Operation,
+    variant: crate::backend::native_gpu::sizing::Variant,
+) -> String {
+    format!("{}{}", kernel_name(alg, op), variant.suffix())
 }
 
 /// A one-thread kernel that waits on the device (cuda/native/hold.cuh):

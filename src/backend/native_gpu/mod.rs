@@ -28,6 +28,9 @@ use crate::backend::native_gpu::sizing::max_batch;
 use crate::backend::native_gpu::sizing::memory_refusal;
 use crate::backend::native_gpu::sizing::peak_bytes_per_op;
 use crate::backend::native_gpu::sizing::sign_threads;
+use crate::backend::native_gpu::sizing::variant_launch_shape;
+use crate::backend::native_gpu::sizing::variants;
+use crate::backend::native_gpu::sizing::Variant;
 use crate::backend::native_gpu::sizing::ALLOCATION_GRANULARITY_BYTES;
 use crate::backend::native_gpu::sizing::MAX_LIVE_BUFFERS;
 pub mod batch;
@@ -54,6 +57,18 @@ use std::time::Instant;
 /// Backend name on the command line and in files.
 pub const NAME: &str = "native-gpu";
 
+/// Local memory per thread a cooperative kernel may have and still count as
+/// keeping its working set on chip (a Keccak state and a few scalars).
+const COOPERATIVE_MAX_LOCAL_BYTES: usize = 512;
+
+/// A loaded entry point and the variant it belongs to.
+#[derive(Clone)]
+struct Kernel {
+    func: CudaFunction,
+    variant: Variant,
+    name: String,
+}
+
 /// Our kernels on one GPU.
 pub struct NativeGpu {
     ctx: Arc<CudaContext>,
@@ -74,6 +89,10 @@ pub struct NativeGpu {
     max_threads_per_sm: u32,
     /// Multiprocessors of the device.
     sms: u32,
+    /// Shared memory (the on-chip array L1 shares) per multiprocessor, bytes.
+    shared_per_sm: usize,
+    /// The variant `--kernel` asked for.
+    requested: Option<Variant>,
 }
 
 impl NativeGpu {
@@ -138,6 +157,8 @@ impl NativeGpu {
             memory_total_mb: (ctx.total_mem().unwrap_or(0) / (1024 * 1024)) as u64,
         };
         let stream = ctx.default_stream();
+        let shared_per_sm =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
         Ok(NativeGpu {
             ctx,
             stream,
@@ -151,19 +172,89 @@ impl NativeGpu {
             resident_threads,
             max_threads_per_sm: max_threads_per_sm as u32,
             sms: sms as u32,
+            shared_per_sm,
+            requested: None,
         })
     }
 
-    fn function(&self, alg: Algorithm, op: Operation) -> anyhow::Result<CudaFunction> {
-        let name = kernels::kernel_name(alg, op);
-        self.module
+    /// Asks for `variant` (`--kernel`) instead of the predicted best one.
+    pub fn set_variant(&mut self, variant: Option<Variant>) {
+        self.requested = variant;
+    }
+
+    /// The kernel of `op` of `alg` in the variant asked for, else in the
+    /// one the static cost predicts best (`predicted_variant`).
+    fn function(&self, alg: Algorithm, op: Operation) -> anyhow::Result<Kernel> {
+        let built = variants(alg, op);
+        let variant = match self.requested {
+            Some(v) if built.contains(&v) => v,
+            Some(v) => bail!(
+                "{alg} {op} has no {} kernel (built: {})",
+                v.name(),
+                built
+                    .iter()
+                    .map(|b| b.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => self.predicted_variant(alg, op)?,
+        };
+        self.function_of(alg, op, variant)
+    }
+
+    fn function_of(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        variant: Variant,
+    ) -> anyhow::Result<Kernel> {
+        let name = kernels::variant_kernel_name(alg, op, variant);
+        let func = self
+            .module
             .load_function(&name)
-            .map_err(|e| anyhow!("kernel {name} not found in the module: {e:?}"))
+            .map_err(|e| anyhow!("kernel {name} not found in the module: {e:?}"))?;
+        Ok(Kernel {
+            func,
+            variant,
+            name,
+        })
+    }
+
+    /// The variant the static cost predicts fastest on this device: a
+    /// cooperative one (no spills, no local memory beyond a small frame)
+    /// when the one-thread kernel's local memory for the threads a
+    /// multiprocessor holds is larger than the multiprocessor's on-chip
+    /// shared memory / L1 (so its working set lives in L2 and DRAM), else
+    /// the one-thread kernel. A GPU run of every variant (`--kernel`) is
+    /// what decides; this is the default until then.
+    fn predicted_variant(&self, alg: Algorithm, op: Operation) -> anyhow::Result<Variant> {
+        use CUfunction_attribute_enum as A;
+        let thread = self.function_of(alg, op, Variant::Thread)?;
+        let local = |k: &Kernel| {
+            k.func
+                .get_attribute(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+                .unwrap_or(0)
+                .max(0) as usize
+        };
+        let resident = self.resident_blocks(&thread).unwrap_or(0) as usize
+            * thread.variant.threads_per_block(self.max_block(&thread)?) as usize;
+        let off_chip = local(&thread) * resident > self.shared_per_sm;
+        for &v in variants(alg, op).iter().filter(|v| **v != Variant::Thread) {
+            let k = self.function_of(alg, op, v)?;
+            if off_chip
+                && local(&k) <= COOPERATIVE_MAX_LOCAL_BYTES
+                && self.resident_blocks(&k).is_some()
+            {
+                return Ok(v);
+            }
+        }
+        Ok(Variant::Thread)
     }
 
     /// The most threads per block `func` may be launched with.
-    fn max_block(&self, func: &CudaFunction) -> anyhow::Result<u32> {
+    fn max_block(&self, func: &Kernel) -> anyhow::Result<u32> {
         let max = func
+            .func
             .get_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
             .map_err(|e| anyhow!("kernel attribute: {e:?}"))?;
         Ok(max.max(1) as u32)
@@ -173,7 +264,7 @@ impl NativeGpu {
     /// thread per operation, except signing, whose threads take messages
     /// from a queue: as many as the device holds at once, or fewer for a
     /// small batch (see `sign_threads`).
-    fn shape(&self, func: &CudaFunction, op: Operation, n: usize) -> anyhow::Result<LaunchConfig> {
+    fn shape(&self, func: &Kernel, op: Operation, n: usize) -> anyhow::Result<LaunchConfig> {
         let max = self.max_block(func)?;
         let threads = if op == Operation::Sign {
             sign_threads(
@@ -186,7 +277,8 @@ impl NativeGpu {
         } else {
             n
         };
-        Ok(launch_shape(
+        Ok(variant_launch_shape(
+            func.variant,
             u32::try_from(threads).context("batch too large for one launch")?,
             max,
         ))
@@ -207,7 +299,7 @@ impl NativeGpu {
         alg: Algorithm,
         op: Operation,
         cfg: &BatchConfig,
-        func: &CudaFunction,
+        func: &Kernel,
     ) -> anyhow::Result<(usize, usize, usize)> {
         let (free, _) = self
             .ctx
@@ -225,6 +317,7 @@ impl NativeGpu {
                 self.function(alg, o)?
             };
             let l = f
+                .func
                 .get_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
                 .unwrap_or(0)
                 .max(0) as usize;
@@ -250,7 +343,7 @@ impl NativeGpu {
         alg: Algorithm,
         op: Operation,
         cfg: &BatchConfig,
-        func: &CudaFunction,
+        func: &Kernel,
     ) -> anyhow::Result<()> {
         let (free, per_op, fixed) = self.memory_budget(alg, op, cfg, func)?;
         match memory_refusal(
@@ -268,9 +361,10 @@ impl NativeGpu {
 
     /// Blocks of `func` one multiprocessor holds at once (the driver's
     /// occupancy calculator), at our block size.
-    fn resident_blocks(&self, func: &CudaFunction) -> Option<u32> {
-        let block = launch_shape(1, self.max_block(func).ok()?).block_dim.0;
-        func.occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+    fn resident_blocks(&self, func: &Kernel) -> Option<u32> {
+        let block = func.variant.threads_per_block(self.max_block(func).ok()?);
+        func.func
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
             .ok()
             .filter(|b| *b > 0)
     }
@@ -280,15 +374,18 @@ impl NativeGpu {
         &self,
         alg: Algorithm,
         op: Operation,
-        func: &CudaFunction,
+        func: &Kernel,
         shape: &LaunchConfig,
     ) -> KernelInfo {
         use CUfunction_attribute_enum as A;
-        let get = |a| func.get_attribute(a).ok().map(|v| v.max(0) as u32);
+        let get = |a| func.func.get_attribute(a).ok().map(|v| v.max(0) as u32);
         let block = shape.block_dim.0;
         let per_sm = self.resident_blocks(func);
+        let _ = (alg, op);
         KernelInfo {
-            name: kernels::kernel_name(alg, op),
+            name: func.name.clone(),
+            variant: func.variant.name().into(),
+            shared_bytes_per_block: get(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
             image: self.image.clone(),
             threads_per_block: block,
             blocks: shape.grid_dim.0,
@@ -313,13 +410,13 @@ impl NativeGpu {
     /// `prepare`), and waits for it.
     fn launch_kernel(
         &self,
-        func: &CudaFunction,
+        func: &Kernel,
         op: Operation,
         n: usize,
         args: &mut KernelArgs,
     ) -> anyhow::Result<()> {
         let shape = self.shape(func, op, n)?;
-        launch_kernel(&self.stream, func, shape, n as u32, args)?;
+        launch_kernel(&self.stream, &func.func, shape, n as u32, args)?;
         self.stream
             .synchronize()
             .map_err(|e| anyhow!("kernel failed: {e:?}"))
@@ -359,7 +456,7 @@ impl Backend for NativeGpu {
         let (sms, per_sm, tpb) = (
             u64::from(self.sms),
             u64::from(per_sm),
-            u64::from(shape.block_dim.0),
+            u64::from(func.variant.operations_per_block(shape.block_dim.0)),
         );
         let Some(full) = waves::full_wave_batch(sms, per_sm, tpb, cfg.batch as u64) else {
             return cfg.batch;
@@ -556,7 +653,7 @@ impl Backend for NativeGpu {
             stream: self.stream.clone(),
             hold: self.hold_function()?,
             staged: None,
-            func,
+            func: func.func.clone(),
             shape,
             kernel,
             alg,

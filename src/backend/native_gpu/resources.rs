@@ -19,6 +19,8 @@ pub struct KernelResources {
     pub spill_store_bytes: u32,
     /// Bytes reloaded from those spills per thread.
     pub spill_load_bytes: u32,
+    /// Static shared memory per block, bytes.
+    pub shared_bytes: u32,
 }
 
 /// The first unsigned number in `s` that ends right before `unit` (e.g.
@@ -56,6 +58,7 @@ pub fn parse_ptxas_log(log: &str) -> Vec<KernelResources> {
                     stack_bytes: 0,
                     spill_store_bytes: 0,
                     spill_load_bytes: 0,
+                    shared_bytes: 0,
                 });
             }
             properties_of = None;
@@ -78,6 +81,7 @@ pub fn parse_ptxas_log(log: &str) -> Vec<KernelResources> {
         } else if line.contains(" registers") && line.contains("Used ") {
             if let (Some(k), Some(r)) = (out.last_mut(), number_before(line, " registers")) {
                 k.registers = r;
+                k.shared_bytes = number_before(line, " bytes smem").unwrap_or(0);
             }
         }
     }
@@ -97,44 +101,81 @@ pub struct SmLimits {
     pub max_blocks: u32,
     /// 32-bit registers per multiprocessor.
     pub registers: u32,
+    /// Shared memory per multiprocessor, bytes.
+    pub shared_bytes: u32,
+    /// Shared memory the system reserves per resident block, bytes.
+    pub shared_reserved_per_block: u32,
 }
 
 /// Register allocation unit, registers per warp (every architecture here).
 const REGISTER_UNIT: u32 = 256;
 
-/// The architectures the kernels are built and tested for.
-pub const SM_LIMITS: [SmLimits; 5] = [
+/// The architectures the kernels are built and tested for (Turing to
+/// Hopper), then Blackwell's (compiled where NVRTC knows them). Shared
+/// memory per multiprocessor: 64 / 164 / 100 / 100 / 228 / 228 / 128 KiB, as
+/// the Programming Guide's table gives them.
+pub const SM_LIMITS: [SmLimits; 7] = [
     SmLimits {
         arch: "sm_75",
+        shared_bytes: 65536,
+        shared_reserved_per_block: 0,
         max_warps: 32,
         max_blocks: 16,
         registers: 65536,
     },
     SmLimits {
         arch: "sm_80",
+        shared_bytes: 167936,
+        shared_reserved_per_block: 1024,
         max_warps: 64,
         max_blocks: 32,
         registers: 65536,
     },
     SmLimits {
         arch: "sm_86",
+        shared_bytes: 102400,
+        shared_reserved_per_block: 1024,
         max_warps: 48,
         max_blocks: 16,
         registers: 65536,
     },
     SmLimits {
         arch: "sm_89",
+        shared_bytes: 102400,
+        shared_reserved_per_block: 1024,
         max_warps: 48,
         max_blocks: 24,
         registers: 65536,
     },
     SmLimits {
         arch: "sm_90",
+        shared_bytes: 233472,
+        shared_reserved_per_block: 1024,
         max_warps: 64,
         max_blocks: 32,
         registers: 65536,
     },
+    SmLimits {
+        arch: "sm_100",
+        shared_bytes: 233472,
+        shared_reserved_per_block: 1024,
+        max_warps: 64,
+        max_blocks: 32,
+        registers: 65536,
+    },
+    SmLimits {
+        arch: "sm_120",
+        shared_bytes: 131072,
+        shared_reserved_per_block: 1024,
+        max_warps: 48,
+        max_blocks: 32,
+        registers: 65536,
+    },
 ];
+
+/// The architectures every build is tested for; the others of `SM_LIMITS`
+/// are compiled where this NVRTC supports them.
+pub const TESTED_ARCHS: usize = 5;
 
 /// The limits of `arch`, if it is one of `SM_LIMITS`.
 pub fn limits(arch: &str) -> Option<SmLimits> {
@@ -142,14 +183,19 @@ pub fn limits(arch: &str) -> Option<SmLimits> {
 }
 
 /// Blocks of `threads_per_block` threads using `registers` registers each
-/// that one multiprocessor holds at once (no shared memory, as our kernels
-/// use none), and the resulting occupancy in percent of its warps.
-pub fn occupancy(l: SmLimits, registers: u32, threads_per_block: u32) -> (u32, f64) {
+/// and `shared` bytes of shared memory per block that one multiprocessor
+/// holds at once, and the resulting occupancy in percent of its warps.
+pub fn occupancy(l: SmLimits, registers: u32, threads_per_block: u32, shared: u32) -> (u32, f64) {
     let warps_per_block = threads_per_block.div_ceil(32).max(1);
     let regs_per_warp = (registers.max(1) * 32).div_ceil(REGISTER_UNIT) * REGISTER_UNIT;
     let by_registers = (l.registers / regs_per_warp) / warps_per_block;
     let by_warps = l.max_warps / warps_per_block;
-    let blocks = by_registers.min(by_warps).min(l.max_blocks);
+    let by_shared = if shared == 0 {
+        u32::MAX
+    } else {
+        l.shared_bytes / (shared + l.shared_reserved_per_block)
+    };
+    let blocks = by_registers.min(by_warps).min(l.max_blocks).min(by_shared);
     let pct = 100.0 * f64::from(blocks * warps_per_block) / f64::from(l.max_warps);
     (blocks, pct)
 }
@@ -176,7 +222,7 @@ ptxas info    : Function properties for mldsa87_sign
     18464 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
 ptxas info    : Function properties for helper_not_inlined
     40 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-ptxas info    : Used 124 registers, used 0 barriers, 18464 bytes cumulative stack size
+ptxas info    : Used 124 registers, used 0 barriers, 18464 bytes cumulative stack size, 8324 bytes smem
 ptxas info    : Compiling entry function 'mlkem512_keygen' for 'sm_90'
 ptxas info    : Function properties for mlkem512_keygen
     2512 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -195,6 +241,7 @@ ptxas info    : Used 96 registers, used 0 barriers, 2512 bytes cumulative stack 
                     stack_bytes: 18464,
                     spill_store_bytes: 8,
                     spill_load_bytes: 12,
+                    shared_bytes: 8324,
                 },
                 KernelResources {
                     name: "mlkem512_keygen".into(),
@@ -202,6 +249,7 @@ ptxas info    : Used 96 registers, used 0 barriers, 2512 bytes cumulative stack 
                     stack_bytes: 2512,
                     spill_store_bytes: 0,
                     spill_load_bytes: 0,
+                    shared_bytes: 0,
                 },
             ]
         );
@@ -214,18 +262,21 @@ ptxas info    : Used 96 registers, used 0 barriers, 2512 bytes cumulative stack 
         let sm90 = limits("sm_90").unwrap();
         // 128 regs x 32 threads = 4096 per warp; 65536 / 4096 = 16 warps
         // = 4 blocks of 4 warps = 16 of 64 warps.
-        assert_eq!(occupancy(sm90, 128, 128), (4, 25.0));
+        assert_eq!(occupancy(sm90, 128, 128, 0), (4, 25.0));
+        // 12,932 bytes of shared memory per warp-block (+1 KiB reserved):
+        // 228 KiB hold 16 of them.
+        assert_eq!(occupancy(sm90, 64, 32, 12932), (16, 25.0));
         // 96 regs: 3072 per warp, 21 warps, 5 blocks = 20 warps.
-        assert_eq!(occupancy(sm90, 96, 128), (5, 31.25));
+        assert_eq!(occupancy(sm90, 96, 128, 0), (5, 31.25));
         // 130 regs round up to 4352 per warp: 15 warps, 3 blocks.
-        assert_eq!(occupancy(sm90, 130, 128), (3, 18.75));
+        assert_eq!(occupancy(sm90, 130, 128, 0), (3, 18.75));
         // 32 regs: limited by warps (64 / 4 = 16 blocks), not registers.
-        assert_eq!(occupancy(sm90, 32, 128), (16, 100.0));
+        assert_eq!(occupancy(sm90, 32, 128, 0), (16, 100.0));
         // Turing: 32 warps at most; 64 regs allow 8 blocks but warps only 8.
         let sm75 = limits("sm_75").unwrap();
-        assert_eq!(occupancy(sm75, 64, 128), (8, 100.0));
+        assert_eq!(occupancy(sm75, 64, 128, 0), (8, 100.0));
         // Tiny blocks hit the block limit.
-        assert_eq!(occupancy(sm90, 32, 32), (32, 50.0));
+        assert_eq!(occupancy(sm90, 32, 32, 0), (32, 50.0));
         assert!(limits("sm_70").is_none());
     }
 

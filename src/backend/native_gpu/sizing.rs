@@ -5,15 +5,99 @@
 use crate::core::catalog::{Algorithm, Kind, Operation};
 use cudarc::driver::LaunchConfig;
 
-/// Threads per block of every launch: one thread computes one operation.
-/// The single place to change when a block-cooperative version replaces it.
+/// Threads per block of the `thread` variant (one thread computes one
+/// operation) and of the `block` variant (one block, one operation).
 pub const THREADS_PER_BLOCK: u32 = 128;
 
-/// Launch shape for `n` operations of `func`.
+/// How a kernel shares an operation among CUDA threads: what `--kernel`
+/// chooses and each record names as `kernel.variant`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// One thread per operation, blocks of `THREADS_PER_BLOCK`.
+    Thread,
+    /// One warp (a block of 32 threads) per operation, its polynomials in
+    /// shared memory.
+    Warp,
+    /// One block of up to `THREADS_PER_BLOCK` threads per operation.
+    Block,
+}
+
+impl Variant {
+    /// Every variant, in `--kernel`'s order.
+    pub const ALL: [Variant; 3] = [Variant::Thread, Variant::Warp, Variant::Block];
+
+    /// The name on the command line and in records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Thread => "thread",
+            Variant::Warp => "warp",
+            Variant::Block => "block",
+        }
+    }
+
+    /// The variant called `name`.
+    pub fn parse(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// What an entry point of this variant adds to the operation's kernel
+    /// name (`mlkem768_keygen_warp`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Variant::Thread => "",
+            Variant::Warp => "_warp",
+            Variant::Block => "_block",
+        }
+    }
+
+    /// The variant of the entry point `kernel`, from its name.
+    pub fn of_kernel(kernel: &str) -> Variant {
+        Variant::ALL
+            .into_iter()
+            .rev()
+            .find(|v| !v.suffix().is_empty() && kernel.ends_with(v.suffix()))
+            .unwrap_or(Variant::Thread)
+    }
+
+    /// Threads per block of a launch, at most `max_threads_per_block`.
+    pub fn threads_per_block(self, max_threads_per_block: u32) -> u32 {
+        match self {
+            Variant::Warp => 32,
+            Variant::Thread | Variant::Block => THREADS_PER_BLOCK.min(max_threads_per_block.max(1)),
+        }
+    }
+
+    /// Operations one block computes.
+    pub fn operations_per_block(self, threads_per_block: u32) -> u32 {
+        match self {
+            Variant::Thread => threads_per_block,
+            Variant::Warp | Variant::Block => 1,
+        }
+    }
+}
+
+/// The variants built for `op` of `alg`, the one-thread kernel first
+/// (cuda/native/*_kernels.cuh).
+pub fn variants(alg: Algorithm, _op: Operation) -> &'static [Variant] {
+    match alg.kind() {
+        Kind::Kem => &[Variant::Thread, Variant::Warp],
+        Kind::Signature => &[Variant::Thread],
+    }
+}
+
+/// Launch shape of the `thread` variant for `n` operations (or, for
+/// signing, `n` queue threads).
 pub fn launch_shape(n: u32, max_threads_per_block: u32) -> LaunchConfig {
-    let block = THREADS_PER_BLOCK.min(max_threads_per_block.max(1));
+    variant_launch_shape(Variant::Thread, n, max_threads_per_block)
+}
+
+/// Launch shape of `variant` for `n` operations: blocks of its size, one
+/// block per operation for the cooperative ones.
+pub fn variant_launch_shape(variant: Variant, n: u32, max_threads_per_block: u32) -> LaunchConfig {
+    let block = variant.threads_per_block(max_threads_per_block);
+    let per = variant.operations_per_block(block);
     LaunchConfig {
-        grid_dim: (n.div_ceil(block), 1, 1),
+        grid_dim: (n.div_ceil(per).max(1), 1, 1),
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     }
@@ -161,6 +245,29 @@ mod tests {
         assert!(c.grid_dim.0 * c.block_dim.0 >= 100_000);
         assert_eq!(launch_shape(1, 1024).grid_dim.0, 1);
         assert_eq!(launch_shape(1000, 64).block_dim.0, 64);
+    }
+
+    #[test]
+    fn variants_name_their_kernels_and_shapes() {
+        for v in Variant::ALL {
+            assert_eq!(Variant::parse(v.name()), Some(v));
+        }
+        assert_eq!(Variant::parse("lane"), None);
+        assert_eq!(Variant::of_kernel("mlkem768_keygen_warp"), Variant::Warp);
+        assert_eq!(Variant::of_kernel("mldsa44_sign_block"), Variant::Block);
+        assert_eq!(Variant::of_kernel("mlkem768_keygen"), Variant::Thread);
+        let w = variant_launch_shape(Variant::Warp, 129, 1024);
+        assert_eq!((w.grid_dim.0, w.block_dim.0), (129, 32));
+        let t = variant_launch_shape(Variant::Thread, 129, 1024);
+        assert_eq!((t.grid_dim.0, t.block_dim.0), (2, 128));
+        assert_eq!(
+            variants(Algorithm::MlKem512, Operation::Decaps),
+            &[Variant::Thread, Variant::Warp]
+        );
+        assert_eq!(
+            variants(Algorithm::MlDsa65, Operation::Sign),
+            &[Variant::Thread]
+        );
     }
 
     #[test]
