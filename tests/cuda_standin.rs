@@ -734,14 +734,23 @@ fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
     let html = std::fs::read_to_string(&html).unwrap();
     assert!(!html.contains("id=\"t-scaling\"") && !html.contains("break-even batch"));
 
-    // Without --batch, the default is whole waves: at least 20 and at
-    // least 100,000 operations (196 waves of 512 here).
+    // Without --batch, the default is calibrated: one launch of a whole
+    // wave (512 operations here), then whole waves within the launch time
+    // aimed at, never less than one wave.
     let d = tempfile::tempdir().unwrap();
     let (code, stdout, stderr) = gpu(d.path(), &knobs, &kem512_keygen(&["--runs", "1"]));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let r = &records(d.path())[0];
-    assert_eq!(r["batch"], 196 * 512, "{r:#}");
+    let b = r["batch"].as_u64().unwrap();
+    assert!(b >= 512 && b % 512 == 0, "{r:#}");
     assert_eq!(r["kernel"]["waves"]["last_wave_fill_pct"], 100.0);
+    let basis = &r["batch_basis"];
+    assert_eq!(basis["method"], "calibrated", "{r:#}");
+    assert_eq!(basis["calibration_batch"], 512, "{r:#}");
+    assert_eq!(basis["ops_per_wave"], 512, "{r:#}");
+    let wave_s = basis["calibration_seconds"].as_f64().unwrap();
+    // The waves chosen fit the 100 ms target, or are the one-wave floor.
+    assert!(b == 512 || (b / 512) as f64 * wave_s <= 0.1 + 1e-9, "{r:#}");
 
     // A sweep top that does not fit: a clean error naming what fits, and
     // nothing measured.

@@ -29,6 +29,8 @@ pub struct Mock {
     /// mock prepared, shared with its clones: what a test reads to see that
     /// nothing ran when nothing should have.
     pub runs_made: Arc<AtomicUsize>,
+    /// Wall time each run really takes (a sleep), for time budgets.
+    pub wall: Option<Duration>,
 }
 
 impl Backend for Mock {
@@ -67,6 +69,7 @@ impl Backend for Mock {
             gate_fails: self.failing_gate.contains(&(alg, op)),
             end_to_end: self.end_to_end,
             runs_made: self.runs_made.clone(),
+            wall: self.wall,
         }))
     }
 }
@@ -77,10 +80,14 @@ struct MockBatch {
     gate_fails: bool,
     end_to_end: Option<Duration>,
     runs_made: Arc<AtomicUsize>,
+    wall: Option<Duration>,
 }
 
 impl Prepared for MockBatch {
     fn run(&mut self) -> anyhow::Result<Duration> {
+        if let Some(w) = self.wall {
+            std::thread::sleep(w);
+        }
         let d = self.durations[self.next % self.durations.len()];
         self.next += 1;
         self.runs_made.fetch_add(1, Ordering::SeqCst);

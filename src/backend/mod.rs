@@ -108,6 +108,19 @@ pub trait Backend {
     fn default_batch(&mut self, _alg: Algorithm, _op: Operation, cfg: &BatchConfig) -> usize {
         cfg.batch
     }
+    /// The default batch chosen by time, where the backend can calibrate
+    /// (a GPU): a calibration launch, then the largest whole-wave batch
+    /// whose launch is expected to take at most `target`, with how it was
+    /// chosen. `None`: no calibration here, `default_batch` applies.
+    fn calibrated_batch(
+        &mut self,
+        _alg: Algorithm,
+        _op: Operation,
+        _cfg: &BatchConfig,
+        _target: std::time::Duration,
+    ) -> Option<anyhow::Result<(usize, crate::schema::record::BatchBasis)>> {
+        None
+    }
     /// The largest batch of `op` that fits in the device's memory now, when
     /// the backend knows (a sweep without a named top goes up to it).
     fn max_batch(&mut self, _alg: Algorithm, _op: Operation, _cfg: &BatchConfig) -> Option<usize> {

@@ -299,6 +299,8 @@ fn cupqc_slot(gpu: &GpuProbe, opts: &BenchOptions) -> Slot {
 /// `bench` (every backend asked for), `cpu` (`only` liboqs) and `gpu` (`only`
 /// the GPU backends): measures, prints the summary, returns the exit code.
 pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
+    // The deadline counts from here: opening the backends (NVRTC) included.
+    let started = std::time::Instant::now();
     let mut opts = options(args, only)?;
     let out = crate::write::output::ensure_writable_dir(&opts.out)?;
     let host = system::host();
@@ -332,7 +334,10 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     let mut slots = slots(&opts, &gpu, &host, &ordinals)?;
     check_sweep_top(&mut slots, &opts)?;
     let config = run_config(args, &opts, cpu_batch, backend_settings(&slots, &opts));
-    let plan = plan(args, &opts, slots, cpu_batch)?;
+    let mut plan = plan(args, &opts, slots, cpu_batch)?;
+    plan.measure.timing.deadline = opts
+        .deadline_s
+        .map(|s| (started + std::time::Duration::from_secs_f64(s), s));
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
     let outcome = session::run(plan, RunFile::new(meta, config), &out, &cancel)?;
@@ -526,6 +531,11 @@ fn plan(
             runs: opts.runs,
             warmup_runs: opts.warmup,
             mode,
+            timing: crate::measure::runner::Timing {
+                max_seconds: opts.max_seconds,
+                launch_target_s: opts.launch_target_s,
+                ..Default::default()
+            },
         },
         method: if args.fresh_child {
             session::Method::FreshChild
@@ -587,6 +597,29 @@ fn conclude(
     // A failed gate is exit 3 whatever else happened: "not ready" is only
     // for a run where nothing failed and nothing was measured.
     let code = exit_for_failures(&outcome.run.records);
+    let cut: Vec<&crate::schema::record::Record> = outcome
+        .run
+        .records
+        .iter()
+        .filter(|r| r.cut.is_some())
+        .collect();
+    for r in &cut {
+        eprintln!(
+            "pqcprof: {} {} {} batch {}: {}",
+            r.backend,
+            r.algorithm,
+            r.operation,
+            r.batch,
+            r.cut.as_deref().unwrap_or("")
+        );
+    }
+    let by_deadline = outcome.deadline_reached
+        || cut
+            .iter()
+            .any(|r| r.cut.as_deref().is_some_and(|c| c.contains("--deadline")));
+    if code == exit::OK && by_deadline {
+        return exit::DEADLINE;
+    }
     if code == exit::OK && measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
         eprintln!("pqcprof: nothing was measured: the backends asked for are not ready (see `pqcprof check`)");
         return exit::NOT_READY;
@@ -615,6 +648,9 @@ mod tests {
             sample_period_ms: None,
             latency: false,
             kernel: None,
+            max_seconds: None,
+            deadline_s: None,
+            launch_target_s: 0.1,
             out: "x".into(),
         };
         assert!(check_host_memory(&o, 1000, 1024).is_ok());

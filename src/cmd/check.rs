@@ -48,7 +48,8 @@ pub fn verdicts(gpu: &GpuProbe) -> Vec<Verdict> {
     };
     let native_reason = gpu_reason
         .clone()
-        .or_else(|| gpu::driver_too_old(gpu.driver_api_version, &gpu.missing_driver_symbols));
+        .or_else(|| gpu::driver_too_old(gpu.driver_api_version, &gpu.missing_driver_symbols))
+        .or_else(|| gpu::nvrtc_driver_mismatch(gpu::nvrtc_version(), gpu.driver_api_version));
     let native = match (&native_reason, gpu.nvrtc.present) {
         (Some(r), _) => Verdict {
             backend: native_gpu::NAME.into(),

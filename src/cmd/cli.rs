@@ -100,8 +100,9 @@ pub struct BenchArgs {
     #[arg(long = "backend", value_name = "NAMES")]
     pub backends: Vec<String>,
     /// Operations per timed batch, or a list of batches: 1,32,1k,32k,1M (k
-    /// = 1000, M = 1,000,000) [default: 1000 on CPUs; on GPUs at least
-    /// 100000, rounded up to 20 or more whole waves of the kernel]
+    /// = 1000, M = 1,000,000) [default: 1000 on CPUs; on GPUs calibrated
+    /// per operation: the largest whole-wave batch whose launch fits
+    /// --launch-target-ms, at least one full wave]
     #[arg(
         long,
         value_name = "N[,N...]",
@@ -151,6 +152,23 @@ pub struct BenchArgs {
     /// Internal, for --fresh-process: one cold timed run, outputs checked after.
     #[arg(long, hide = true)]
     pub fresh_child: bool,
+    /// Seconds one record may take (calibration, preparation, runs): at
+    /// the limit it keeps the runs it finished, marked as cut.
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub max_seconds: Option<f64>,
+    /// Seconds the whole command may take: no run starts that would end
+    /// past it, records keep the runs they finished, and records not begun
+    /// are left out (exit 5).
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub deadline: Option<f64>,
+    /// Launch time a default GPU batch is calibrated to, milliseconds.
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 100.0,
+        allow_negative_numbers = true
+    )]
+    pub launch_target_ms: f64,
     /// Folder for results.
     #[arg(long, default_value = "outputs")]
     pub out: PathBuf,
@@ -196,8 +214,27 @@ pub struct BenchOptions {
     pub latency: bool,
     /// The native GPU kernel variant asked for (`--kernel`).
     pub kernel: Option<crate::backend::native_gpu::sizing::Variant>,
+    /// Seconds per record, if limited.
+    pub max_seconds: Option<f64>,
+    /// Seconds for the whole command, if limited.
+    pub deadline_s: Option<f64>,
+    /// Launch time a calibrated GPU batch aims at, seconds.
+    pub launch_target_s: f64,
     /// Output folder.
     pub out: PathBuf,
+}
+
+/// Largest `--max-seconds` and `--deadline` accepted: a week.
+pub const MAX_BUDGET_S: f64 = 7.0 * 86400.0;
+
+/// `value` of `--{flag}` checked: a number of seconds from 0.001 to a week.
+fn budget_seconds(flag: &str, value: Option<f64>) -> anyhow::Result<Option<f64>> {
+    match value {
+        Some(v) if !(v.is_finite() && (0.001..=MAX_BUDGET_S).contains(&v)) => bail!(
+            "invalid --{flag} {v}: must be a number of seconds from 0.001 to {MAX_BUDGET_S} (a week)"
+        ),
+        v => Ok(v),
+    }
 }
 
 /// The GPUs `--device` asks for.
@@ -351,6 +388,15 @@ impl BenchArgs {
                 bail!("invalid --sample-period-ms {p}: must be from 0.1 to 10000");
             }
         }
+        let max_seconds = budget_seconds("max-seconds", self.max_seconds)?;
+        let deadline_s = budget_seconds("deadline", self.deadline)?;
+        if !(self.launch_target_ms.is_finite() && (0.1..=60_000.0).contains(&self.launch_target_ms))
+        {
+            bail!(
+                "invalid --launch-target-ms {}: must be from 0.1 to 60000",
+                self.launch_target_ms
+            );
+        }
         let context = parse_hex(&self.context)?;
         let devices = parse_devices(self.device.as_deref().unwrap_or("0"))?;
         if context.len() > 255 {
@@ -465,6 +511,9 @@ impl BenchArgs {
                 .kernel
                 .as_deref()
                 .and_then(crate::backend::native_gpu::sizing::Variant::parse),
+            max_seconds,
+            deadline_s,
+            launch_target_s: self.launch_target_ms / 1000.0,
             out: self.out.clone(),
         })
     }

@@ -129,6 +129,7 @@ mod tests {
             runs: 1,
             warmup_runs: 1,
             mode: crate::schema::record::Mode::Throughput,
+            timing: Default::default(),
         };
         let mut gpu = crate::measure::runner::skipped(
             &crate::backend::mock::Mock::default(),

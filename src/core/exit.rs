@@ -13,6 +13,9 @@ pub const SOME_FAILED: i32 = 3;
 /// --backend ...`) is not ready here; the run file holds the skipped
 /// records with the reasons.
 pub const NOT_READY: i32 = 4;
+/// `--deadline` ran out: records begun keep the runs they finished (marked
+/// cut), records not begun are not in the run file.
+pub const DEADLINE: i32 = 5;
 /// Stopped by Ctrl-C, SIGTERM or SIGHUP; what finished is on disk.
 pub const INTERRUPTED: i32 = 130;
 
@@ -26,6 +29,7 @@ pub struct Interrupted;
 pub const HELP: &str = "Exit codes: 0 success; 1 error (bad input, unwritable output, I/O); \
 2 command-line usage error; 3 finished but a record failed its correctness gate \
 (or `check --require-gpu` found no ready GPU backend); 4 nothing measured: no backend \
-asked for is ready here (e.g. `gpu` without a GPU); 130 interrupted by Ctrl-C, SIGTERM \
+asked for is ready here (e.g. `gpu` without a GPU); 5 `--deadline` reached (finished \
+runs kept, records cut so marked, records not begun left out); 130 interrupted by Ctrl-C, SIGTERM \
 or SIGHUP (finished records stay on disk as valid JSON, the run file marked interrupted). \
 A closed output pipe (`| head`) ends pqcprof quietly, as any Unix tool (SIGPIPE).";

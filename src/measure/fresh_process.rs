@@ -334,6 +334,7 @@ mod tests {
             runs: 1,
             warmup_runs: 0,
             mode: Mode::Throughput,
+            timing: crate::measure::runner::Timing::default(),
         }
     }
 

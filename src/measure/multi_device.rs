@@ -314,6 +314,10 @@ fn device_thread(
         if tx.send(rec).is_err() {
             break;
         }
+        // A signal during the record kept its finished runs; stop here.
+        if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
     }
     line.leave();
 }
@@ -433,6 +437,7 @@ mod tests {
             runs,
             warmup_runs: 1,
             mode: Mode::Throughput,
+            timing: Default::default(),
         }
     }
 

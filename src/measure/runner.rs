@@ -11,9 +11,113 @@ use crate::core::catalog::{Algorithm, Kind, Operation};
 use crate::core::exit::Interrupted;
 use crate::core::stats::{percentile, summarize, Sample, Summary};
 use crate::monitor::{energy, RunUsage, Sampler};
-use crate::schema::record::{EndToEnd, Mode, Record, Status};
+use crate::schema::record::{ClockReport, EndToEnd, Mode, Record, Status};
 use anyhow::Context;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Default time a calibrated GPU launch aims at, seconds. 100 ms keeps the
+/// fixed costs of a timed launch (the 0.5 ms device-side hold, the events,
+/// the launch itself: tens of microseconds) under 1% and spans many waves
+/// on any GPU, while a record (warm-up, gate, 20 kernel-only and 20
+/// end-to-end runs, a one-second energy window) stays near 6 seconds, so
+/// all 18 operations fit in about two minutes of a time-limited machine.
+pub const DEFAULT_LAUNCH_TARGET_S: f64 = 0.1;
+
+/// Time budgets and the calibration target of a measurement.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Seconds one record may take (`--max-seconds`), counted from
+    /// `record_start`.
+    pub max_seconds: Option<f64>,
+    /// When the whole command must be done (`--deadline`), with its length
+    /// in seconds for the notes.
+    pub deadline: Option<(Instant, f64)>,
+    /// When the record in hand began (its calibration included); `None`:
+    /// when `measure_as` is called.
+    pub record_start: Option<Instant>,
+    /// Launch time a calibrated GPU batch aims at, seconds.
+    pub launch_target_s: f64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            max_seconds: None,
+            deadline: None,
+            record_start: None,
+            launch_target_s: DEFAULT_LAUNCH_TARGET_S,
+        }
+    }
+}
+
+impl Timing {
+    /// The earliest end of a record begun at `start`, and the budget that
+    /// sets it, in words.
+    pub fn record_end(&self, start: Instant) -> Option<(Instant, String)> {
+        let per_record = self.max_seconds.map(|s| {
+            (
+                start + Duration::from_secs_f64(s),
+                format!("--max-seconds {s}"),
+            )
+        });
+        let whole = self.deadline.map(|(at, s)| (at, format!("--deadline {s}")));
+        match (per_record, whole) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether the command's deadline has passed.
+    pub fn deadline_passed(&self) -> bool {
+        self.deadline.is_some_and(|(at, _)| Instant::now() >= at)
+    }
+}
+
+/// A record's time budget while it runs: whether a step expected to take
+/// `next` still ends before the budget does.
+#[derive(Clone)]
+struct Budget {
+    /// The record's own budget (`--max-seconds`): it never stops the
+    /// first timed run once the gate has passed.
+    record: Option<(Instant, String)>,
+    /// The command's (`--deadline`): nothing starts that would end past it.
+    deadline: Option<(Instant, String)>,
+    reserve: Duration,
+}
+
+/// Time kept back at the end of a budget for what follows the last run
+/// (the gate after the runs, freeing the batch, writing the files): 5% of
+/// the time left when the record began, at most 2 s.
+fn tail_reserve(left: Duration) -> Duration {
+    (left / 20).min(Duration::from_secs(2))
+}
+
+impl Budget {
+    /// Whether a step like the last one (`next`, with a quarter more for
+    /// jitter) ends before the budget, less its tail reserve.
+    /// The budget a step like `next` would overrun, by name; `first`: the
+    /// first timed run, which only the deadline stops.
+    fn check(&self, next: Duration, first: bool) -> Option<&str> {
+        let over =
+            |end: &(Instant, String)| Instant::now() + next + next / 4 + self.reserve > end.0;
+        if let Some(d) = self.deadline.as_ref().filter(|d| over(d)) {
+            return Some(d.1.as_str());
+        }
+        if first {
+            return None;
+        }
+        self.record
+            .as_ref()
+            .filter(|r| over(r))
+            .map(|r| r.1.as_str())
+    }
+}
+
+/// Why a record stopped before all its runs.
+fn cut_note(by: &str, done: usize, of: usize, what: &str) -> String {
+    format!("cut by {by} after {done} of {of} {what}; its statistics are over the {done} finished")
+}
 
 /// How one record is measured.
 #[derive(Debug, Clone)]
@@ -26,6 +130,8 @@ pub struct MeasureConfig {
     pub warmup_runs: usize,
     /// Throughput or latency.
     pub mode: Mode,
+    /// Time budgets and the calibration target.
+    pub timing: Timing,
 }
 
 /// Called after each timed run with (runs done, runs total).
@@ -44,6 +150,7 @@ fn blank_record(
         batch: cfg.batch.batch,
         runs: cfg.runs,
         warmup_runs: cfg.warmup_runs,
+        runs_requested: Some(cfg.runs),
         message_bytes: (alg.kind() == Kind::Signature).then_some(cfg.batch.message_size),
         sizes: alg.sizes(),
         emulated: backend.emulated(),
@@ -152,6 +259,28 @@ pub fn measure_as(
     progress: Progress<'_>,
     start: Start,
 ) -> Result<Record, Interrupted> {
+    let started = cfg.timing.record_start.unwrap_or_else(Instant::now);
+    let record = cfg.timing.max_seconds.map(|s| {
+        (
+            started + Duration::from_secs_f64(s),
+            format!("--max-seconds {s}"),
+        )
+    });
+    let deadline = cfg
+        .timing
+        .deadline
+        .map(|(at, s)| (at, format!("--deadline {s}")));
+    let reserve = cfg
+        .timing
+        .record_end(started)
+        .map_or(Duration::ZERO, |(at, _)| {
+            tail_reserve(at.saturating_duration_since(Instant::now()))
+        });
+    let budget = Budget {
+        record,
+        deadline,
+        reserve,
+    };
     let mut rec = blank_record(backend, alg, op, cfg);
     rec.sampler = sampler.describe();
     if !backend.supports(alg, op) {
@@ -173,10 +302,15 @@ pub fn measure_as(
         progress,
         &mut rec,
         start,
+        &budget,
     ) {
         Ok(()) => Ok(rec),
         Err(RunError::Interrupted) => Err(Interrupted),
         Err(RunError::Failed(reason)) => Ok(failed(rec, reason)),
+        Err(RunError::OutOfTime(reason)) => {
+            rec.reason = Some(reason);
+            Ok(rec)
+        }
     }
 }
 
@@ -189,8 +323,11 @@ fn failed(mut rec: Record, reason: String) -> Record {
 enum RunError {
     Interrupted,
     Failed(String),
+    /// The budget ran out before the first timed run: a skipped record.
+    OutOfTime(String),
 }
 
+#[allow(clippy::too_many_arguments)]
 fn timed_runs(
     prepared: &mut dyn Prepared,
     cfg: &MeasureConfig,
@@ -199,8 +336,14 @@ fn timed_runs(
     progress: Progress<'_>,
     rec: &mut Record,
     start: Start,
+    budget: &Budget,
 ) -> Result<(), RunError> {
     let fail = |what: &str, e: anyhow::Error| RunError::Failed(format!("{what}: {e:#}"));
+    // The wall time of the last launch: what the next one is expected to
+    // take, so none starts that would end past the budget.
+    let mut last_wall = Duration::ZERO;
+    // How long the gate takes: kept back for the gate after the runs.
+    let mut gate_wall = Duration::ZERO;
     // Warm-up, then the gate on the last warm-up's outputs: nothing is timed
     // unless the operation is proven to work (for a cold child, its parent
     // proved it).
@@ -212,11 +355,15 @@ fn timed_runs(
             if cancel.load(Ordering::SeqCst) {
                 return Err(RunError::Interrupted);
             }
+            let t = Instant::now();
             prepared.run().map_err(|e| fail("warm-up run failed", e))?;
+            last_wall = t.elapsed();
         }
+        let t = Instant::now();
         let gate = prepared
             .check()
             .map_err(|e| fail("correctness gate failed before timing", e))?;
+        gate_wall = t.elapsed();
         rec.gate = Some(gate);
         if start == Start::GateOnly {
             return Ok(());
@@ -225,14 +372,28 @@ fn timed_runs(
         rec.warmup_runs = 0;
     }
 
+    let budget = &Budget {
+        reserve: budget
+            .reserve
+            .max(gate_wall * 2 + Duration::from_millis(500)),
+        ..budget.clone()
+    };
+    let mut cut_by: Option<String> = None;
     for i in 0..cfg.runs {
         if cancel.load(Ordering::SeqCst) {
-            return Err(RunError::Interrupted);
+            cut_by = Some("a signal (Ctrl-C, SIGTERM or SIGHUP)".into());
+            break;
+        }
+        if let Some(by) = budget.check(last_wall, i == 0) {
+            cut_by = Some(by.to_string());
+            break;
         }
         sampler
             .start()
             .map_err(|e| fail("starting the sampler", e))?;
+        let t = Instant::now();
         let run = prepared.run();
+        last_wall = t.elapsed();
         let usage = sampler
             .stop()
             .map_err(|e| fail("stopping the sampler", e))?;
@@ -241,12 +402,24 @@ fn timed_runs(
         rec.usage.push(usage);
         progress(i + 1, cfg.runs);
     }
+    if let Some(by) = &cut_by {
+        if rec.run_seconds.is_empty() {
+            if cancel.load(Ordering::SeqCst) {
+                return Err(RunError::Interrupted);
+            }
+            return Err(RunError::OutOfTime(format!(
+                "not timed: {by} left too little time for one timed run (the correctness gate passed; one launch takes about {:.3} s)",
+                last_wall.as_secs_f64()
+            )));
+        }
+        rec.cut = Some(cut_note(by, rec.run_seconds.len(), cfg.runs, "timed runs"));
+    }
     // The sampler says what it measured in these runs, with where each
     // run's energy came from (known only once it has stopped).
     rec.sampler = sampler.describe() + &per_run_energy_sources(&rec.usage);
     rec.pinning = prepared.pinning();
-    end_to_end_runs(prepared, cfg, cancel, rec)?;
-    energy_window(prepared, cfg, sampler, cancel, rec)?;
+    end_to_end_runs(prepared, cfg, cancel, rec, budget, last_wall)?;
+    energy_window(prepared, cfg, sampler, cancel, rec, budget)?;
     // The outputs of the last timed run must be right too.
     let after = prepared
         .check()
@@ -287,8 +460,42 @@ pub fn fill_statistics(rec: &mut Record, cfg: &MeasureConfig) -> Result<(), Stri
     rec.peak_util_pct = summary_of(&rec.usage, |u| u.peak_util_pct);
     rec.mean_power_w = summary_of(&rec.usage, |u| u.mean_power_w);
     rec.energy_per_op_uj = summary_of(&rec.usage, |u| u.energy_j.map(|j| j * 1e6 / n));
+    rec.runs_requested = Some(cfg.runs);
+    rec.runs_completed = Some(rec.run_seconds.len());
+    rec.clocks = clock_report(&rec.usage);
     rec.status = Status::Ok;
     Ok(())
+}
+
+/// The SM clock range and throttle reasons over `usage`, where the sampler
+/// read clocks or reasons at all (NVML).
+pub fn clock_report(usage: &[RunUsage]) -> Option<ClockReport> {
+    let min = usage
+        .iter()
+        .filter_map(|u| u.min_sm_clock_mhz.or(u.peak_sm_clock_mhz))
+        .reduce(f64::min);
+    let max = usage
+        .iter()
+        .filter_map(|u| u.peak_sm_clock_mhz)
+        .reduce(f64::max);
+    let mut reasons: Vec<String> = vec![];
+    for r in usage.iter().flat_map(|u| &u.throttle_reasons) {
+        if !reasons.contains(r) {
+            reasons.push(r.clone());
+        }
+    }
+    if min.is_none() && max.is_none() && reasons.is_empty() {
+        return None;
+    }
+    let throttled = reasons
+        .iter()
+        .any(|r| crate::monitor::nvml::SLOWING_REASONS.contains(&r.as_str()));
+    Some(ClockReport {
+        sm_clock_min_mhz: min,
+        sm_clock_max_mhz: max,
+        throttle_reasons: reasons,
+        throttled,
+    })
 }
 
 /// Median of run times in seconds, as milliseconds.
@@ -332,6 +539,8 @@ fn end_to_end_runs(
     cfg: &MeasureConfig,
     cancel: &AtomicBool,
     rec: &mut Record,
+    budget: &Budget,
+    kernel_wall: Duration,
 ) -> Result<(), RunError> {
     let mut e2e = EndToEnd {
         timed_window: prepared.end_to_end_window().to_string(),
@@ -341,11 +550,32 @@ fn end_to_end_runs(
         batch_ms: None,
         not_measured: None,
     };
-    for i in 0..cfg.runs {
-        if cancel.load(Ordering::SeqCst) {
-            return Err(RunError::Interrupted);
+    // As many end-to-end runs as kernel-only ones finished; the first is
+    // expected to take about twice a kernel-only launch.
+    let runs = rec.run_seconds.len();
+    let mut last_wall = kernel_wall * 2;
+    for i in 0..runs {
+        let by = if cancel.load(Ordering::SeqCst) {
+            Some("a signal (Ctrl-C, SIGTERM or SIGHUP)")
+        } else {
+            budget.check(last_wall, false)
+        };
+        if let Some(by) = by {
+            let note = if i == 0 {
+                format!("no end-to-end run: cut by {by}")
+            } else {
+                cut_note(by, i, runs, "end-to-end runs")
+            };
+            rec.cut = Some(match rec.cut.take() {
+                Some(c) => format!("{c}; {note}"),
+                None => note,
+            });
+            break;
         }
-        match prepared.run_end_to_end() {
+        let t = Instant::now();
+        let r = prepared.run_end_to_end();
+        last_wall = t.elapsed();
+        match r {
             None => return Ok(()),
             Some(Ok(d)) => e2e.run_seconds.push(d.as_secs_f64()),
             Some(Err(e)) => {
@@ -375,6 +605,7 @@ fn energy_window(
     sampler: &mut dyn Sampler,
     cancel: &AtomicBool,
     rec: &mut Record,
+    budget: &Budget,
 ) -> Result<(), RunError> {
     let Some(start_mj) = sampler.energy_counter_mj() else {
         return Ok(());
@@ -382,10 +613,21 @@ fn energy_window(
     let Some(run_ms) = median_ms(&rec.run_seconds) else {
         return Ok(());
     };
-    if cancel.load(Ordering::SeqCst) {
-        return Err(RunError::Interrupted);
-    }
     let launches = energy::launches_for_window(run_ms / 1000.0);
+    let window = Duration::from_secs_f64(run_ms / 1000.0 * launches as f64);
+    let by = if cancel.load(Ordering::SeqCst) {
+        Some("a signal (Ctrl-C, SIGTERM or SIGHUP)")
+    } else {
+        budget.check(window, false)
+    };
+    if let Some(by) = by {
+        let note = format!("energy window not measured: cut by {by}");
+        rec.cut = Some(match rec.cut.take() {
+            Some(c) => format!("{c}; {note}"),
+            None => note,
+        });
+        return Ok(());
+    }
     let t0 = std::time::Instant::now();
     prepared
         .run_back_to_back(launches)
@@ -442,6 +684,7 @@ mod tests {
             runs,
             warmup_runs: 1,
             mode: Mode::Throughput,
+            timing: Timing::default(),
         }
     }
 
@@ -578,7 +821,8 @@ mod tests {
         assert!(r.is_err());
         assert_eq!(mock.runs_made.load(Ordering::SeqCst), 0);
         // Cancelled as the second of five timed runs ends: the warm-up and
-        // those two ran, nothing after them (no third run, no end-to-end).
+        // those two ran, nothing after them (no third run, no end-to-end),
+        // and the record keeps the two.
         let mut mock = Mock {
             end_to_end: Some(Duration::from_millis(1)),
             ..Mock::default()
@@ -597,8 +841,82 @@ mod tests {
                 }
             },
         );
-        assert!(r.is_err());
+        let rec = r.unwrap();
+        assert_eq!(rec.runs_completed, Some(2));
+        assert!(rec
+            .end_to_end
+            .as_ref()
+            .is_none_or(|e| e.run_seconds.is_empty()));
         assert_eq!(mock.runs_made.load(Ordering::SeqCst), 1 + 2);
+    }
+
+    #[test]
+    fn a_signal_in_the_third_run_keeps_the_two_finished() {
+        let cancel = AtomicBool::new(false);
+        let rec = measure_record(
+            &mut Mock::default(),
+            Algorithm::MlKem512,
+            Operation::KeyGen,
+            &cfg(5),
+            &mut FixedSampler,
+            &cancel,
+            &mut |done, _| {
+                if done == 2 {
+                    cancel.store(true, Ordering::SeqCst);
+                }
+            },
+        )
+        .unwrap();
+        assert_eq!(rec.status, Status::Ok);
+        assert_eq!((rec.runs_completed, rec.runs_requested), (Some(2), Some(5)));
+        assert_eq!(rec.throughput_ops_per_sec.unwrap().raw.len(), 2);
+        assert!(rec.cut.unwrap().contains("a signal"));
+    }
+
+    #[test]
+    fn max_seconds_cuts_after_the_first_run_and_a_passed_deadline_skips() {
+        // 50 ms runs, 0.3 s a record: the warm-up and a few runs, not 50.
+        let mut mock = Mock {
+            wall: Some(Duration::from_millis(50)),
+            ..Mock::default()
+        };
+        let mut c = cfg(50);
+        c.timing.max_seconds = Some(0.3);
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::KeyGen, &c);
+        assert_eq!(rec.status, Status::Ok);
+        let done = rec.runs_completed.unwrap();
+        assert!((1..50).contains(&done), "{done}");
+        assert!(rec.cut.unwrap().contains("--max-seconds 0.3"));
+        // A budget too small for any run still gives the first (the gate
+        // passed); only the deadline refuses it.
+        c.timing.max_seconds = Some(0.001);
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::KeyGen, &c);
+        assert_eq!(rec.runs_completed, Some(1));
+        c.timing.max_seconds = None;
+        c.timing.deadline = Some((Instant::now(), 0.001));
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::KeyGen, &c);
+        assert_eq!(rec.status, Status::Skipped);
+        assert!(rec.reason.unwrap().contains("--deadline 0.001"));
+        assert!(rec.run_seconds.is_empty());
+    }
+
+    #[test]
+    fn clocks_and_throttling_come_from_the_runs() {
+        let u = |min, max, r: &[&str]| RunUsage {
+            min_sm_clock_mhz: Some(min),
+            peak_sm_clock_mhz: Some(max),
+            throttle_reasons: r.iter().map(|s| s.to_string()).collect(),
+            ..RunUsage::default()
+        };
+        let c = clock_report(&[u(1500.0, 1980.0, &["gpu_idle"]), u(1200.0, 1700.0, &[])]).unwrap();
+        assert_eq!(
+            (c.sm_clock_min_mhz, c.sm_clock_max_mhz),
+            (Some(1200.0), Some(1980.0))
+        );
+        assert!(!c.throttled, "idle is not throttling");
+        let c = clock_report(&[u(900.0, 1980.0, &["sw_power_cap"])]).unwrap();
+        assert!(c.throttled && c.throttle_reasons == ["sw_power_cap"]);
+        assert_eq!(clock_report(&[RunUsage::default()]), None);
     }
 
     /// A sampler with an energy counter that reads `readings_mj` in turn,

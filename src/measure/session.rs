@@ -10,7 +10,7 @@ use crate::measure::progress::RunBar;
 use crate::measure::runner::{measure_as, skipped, MeasureConfig, Start};
 use crate::monitor::Sampler;
 use crate::schema::device::DeviceKind;
-use crate::schema::record::{Mode, Record};
+use crate::schema::record::{BatchBasis, Mode, Record, Status};
 use crate::schema::run_file::RunFile;
 use crate::write::cupqc_json;
 use crate::write::output::{write_atomic, write_json};
@@ -91,6 +91,52 @@ impl Batches {
         }
     }
 
+    /// The batches as `resolve` gives them, each with how it was chosen: a
+    /// default batch calibrated to `target` where the backend can (a GPU),
+    /// or an error naming why calibration failed.
+    pub fn resolve_with_basis(
+        &self,
+        backend: &mut dyn Backend,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &crate::backend::BatchConfig,
+        target: std::time::Duration,
+    ) -> Vec<Result<(usize, BatchBasis), String>> {
+        match self {
+            Batches::List(_) => self
+                .resolve(backend, alg, op, cfg)
+                .into_iter()
+                .map(|b| Ok((b, BatchBasis::requested("--batch"))))
+                .collect(),
+            Batches::Sweep { .. } => self
+                .resolve(backend, alg, op, cfg)
+                .into_iter()
+                .map(|b| Ok((b, BatchBasis::requested("--batch-sweep"))))
+                .collect(),
+            Batches::Default(b) => {
+                let cfg = crate::backend::BatchConfig {
+                    batch: *b,
+                    ..cfg.clone()
+                };
+                match backend.calibrated_batch(alg, op, &cfg, target) {
+                    Some(Ok(v)) => vec![Ok(v)],
+                    Some(Err(e)) => vec![Err(format!("calibrating the batch failed: {e:#}"))],
+                    None => {
+                        let b = backend.default_batch(alg, op, &cfg);
+                        vec![Ok((
+                            b,
+                            BatchBasis {
+                                method: "default".into(),
+                                detail: format!("the backend's default batch ({b})"),
+                                ..BatchBasis::requested("")
+                            },
+                        ))]
+                    }
+                }
+            }
+        }
+    }
+
     /// In a few words, for the run file's settings.
     pub fn describe(&self) -> String {
         match self {
@@ -99,7 +145,7 @@ impl Batches {
                 .map(|b| b.to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
-            Batches::Default(b) => format!("default ({b}, rounded up to whole waves on a GPU)"),
+            Batches::Default(b) => format!("default ({b} on a CPU; on a GPU calibrated: the largest whole-wave batch whose launch fits the target time)"),
             Batches::Sweep {
                 top: Some(t),
                 ..
@@ -148,6 +194,8 @@ pub struct Outcome {
     pub run: RunFile,
     /// Whether Ctrl-C stopped it.
     pub interrupted: bool,
+    /// Whether `--deadline` stopped it before every record was begun.
+    pub deadline_reached: bool,
 }
 
 /// Folder of one backend's cuPQC-shaped files: `liboqs-cpu-2t`, `native-gpu`.
@@ -367,6 +415,9 @@ pub fn run(
     };
     save(out, &run_file, &run)?;
     let mut interrupted = false;
+    let mut deadline_reached = false;
+    // How long the last ok record took (none yet: nothing known).
+    let mut last_record: Option<std::time::Duration> = None;
     'outer: for slot in plan.slots.iter_mut() {
         match slot {
             Slot::MultiDevice(m) => {
@@ -414,7 +465,59 @@ pub fn run(
                     cfg.batch.threads = t;
                     for &alg in &plan.algorithms {
                         for op in wanted_ops(alg, &plan.operations) {
-                            for b in batches.resolve(backend.as_mut(), alg, op, &cfg.batch) {
+                            if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                                interrupted = true;
+                                break 'outer;
+                            }
+                            if plan.measure.timing.deadline_passed() {
+                                deadline_reached = true;
+                                break 'outer;
+                            }
+                            cfg.timing.record_start = Some(std::time::Instant::now());
+                            let target = std::time::Duration::from_secs_f64(
+                                plan.measure.timing.launch_target_s,
+                            );
+                            let mut sweep_cut = false;
+                            for chosen in batches.resolve_with_basis(
+                                backend.as_mut(),
+                                alg,
+                                op,
+                                &cfg.batch,
+                                target,
+                            ) {
+                                let (b, basis) = match chosen {
+                                    Ok(v) => v,
+                                    Err(reason) => {
+                                        let mut rec =
+                                            skipped(backend.as_ref(), alg, op, &cfg, reason);
+                                        rec.status = Status::Failed;
+                                        eprintln!(
+                                            "pqcprof: {} {alg} {op}: {}",
+                                            backend.name(),
+                                            rec.reason.as_deref().unwrap_or("")
+                                        );
+                                        run.records.push(rec);
+                                        continue;
+                                    }
+                                };
+                                // No record begins that the deadline would cut
+                                // before its first run: the record before it
+                                // (records grow with the parameter set) is
+                                // what one is expected to take.
+                                if plan.measure.timing.deadline.is_some_and(|(at, _)| {
+                                    std::time::Instant::now() + last_record.unwrap_or_default()
+                                        >= at
+                                }) {
+                                    deadline_reached = true;
+                                    break 'outer;
+                                }
+                                if sweep_cut {
+                                    eprintln!("pqcprof: {} {alg} {op}: the batch sweep stops at batch {} (its time budget cut the last one; larger batches take longer)", backend.name(), cfg.batch.batch);
+                                    break;
+                                }
+                                if !matches!(batches, Batches::Default(_)) {
+                                    cfg.timing.record_start = Some(std::time::Instant::now());
+                                }
                                 cfg.batch.batch = b;
                                 let label = format!(
                                     "{} {}t batch {} {alg} {op}",
@@ -459,6 +562,16 @@ pub fn run(
                                 bar.finish();
                                 match result {
                                     Ok(mut rec) => {
+                                        let took = cfg
+                                            .timing
+                                            .record_start
+                                            .map_or(std::time::Duration::ZERO, |t| t.elapsed());
+                                        if rec.status == Status::Ok {
+                                            last_record = Some(took);
+                                        }
+                                        sweep_cut = matches!(batches, Batches::Sweep { .. })
+                                            && rec.cut.is_some();
+                                        rec.batch_basis = Some(basis);
                                         rec.run_windows_unix_s = watch.borrow().windows_for(&rec);
                                         if let Some(reason) = rec.reason.as_deref() {
                                             eprintln!(
@@ -467,6 +580,15 @@ pub fn run(
                                             );
                                         }
                                         run.records.push(rec);
+                                        // A signal during the record: it is kept
+                                        // with its finished runs, and the session
+                                        // stops here.
+                                        if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                                            interrupted = true;
+                                            break 'outer;
+                                        }
+                                        // Each record on disk as soon as it is done.
+                                        save(out, &run_file, &run)?;
                                     }
                                     Err(_) => {
                                         interrupted = true;
@@ -482,7 +604,15 @@ pub fn run(
             }
         }
     }
-    run.complete = !interrupted;
+    if deadline_reached {
+        let (_, s) = plan
+            .measure
+            .timing
+            .deadline
+            .unwrap_or((std::time::Instant::now(), 0.0));
+        eprintln!("pqcprof: --deadline {s} reached: the records not yet begun are not measured");
+    }
+    run.complete = !interrupted && !deadline_reached;
     run.interrupted = interrupted;
     run.metadata.machine_load = Some(load.now());
     save(out, &run_file, &run)?;
@@ -490,6 +620,7 @@ pub fn run(
         run_file,
         run,
         interrupted,
+        deadline_reached,
     })
 }
 
@@ -520,6 +651,7 @@ pub(crate) mod tests {
             runs: 3,
             warmup_runs: 0,
             mode,
+            timing: Default::default(),
         };
         let mut r = skipped(&Mock::default(), alg, op, &cfg, String::new());
         r.reason = None;

@@ -24,6 +24,13 @@ pub struct RunUsage {
     pub energy_j: Option<f64>,
     /// Peak SM clock, MHz (GPU only).
     pub peak_sm_clock_mhz: Option<f64>,
+    /// Lowest SM clock sampled during the run, MHz (GPU only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_sm_clock_mhz: Option<f64>,
+    /// NVML clock throttle reasons seen in any sample of the run, by name
+    /// (`sw_power_cap`, `hw_thermal_slowdown`, ...; GPU only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttle_reasons: Vec<String>,
     /// Number of samples taken.
     pub samples: usize,
     /// Where `energy_j` came from (`energy counter`, `integrated power

@@ -149,6 +149,41 @@ fn instant_power_mw(dev: &nvml_wrapper::Device, ok: &AtomicBool) -> Option<u32> 
     v
 }
 
+/// NVML's clock throttle reason bits (nvml.h,
+/// `nvmlClocksThrottleReason*`) and the names records use for them.
+/// (User-defined clocks share bit 0x2 with application clocks.)
+pub const THROTTLE_REASONS: [(u64, &str); 9] = [
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
+];
+
+/// The names of the throttle reason bits set in `bits`.
+pub fn throttle_reason_names(bits: u64) -> Vec<&'static str> {
+    THROTTLE_REASONS
+        .iter()
+        .filter(|(b, _)| bits & b != 0)
+        .map(|(_, n)| *n)
+        .collect()
+}
+
+/// Reasons that mean the clocks were held down by power or heat (as
+/// nvbench flags a throttled measurement); idle, application clocks,
+/// sync boost and display settings do not.
+pub const SLOWING_REASONS: [&str; 5] = [
+    "sw_power_cap",
+    "hw_slowdown",
+    "sw_thermal_slowdown",
+    "hw_thermal_slowdown",
+    "hw_power_brake_slowdown",
+];
+
 fn sample_until(
     nvml: &Nvml,
     index: u32,
@@ -174,6 +209,15 @@ fn sample_until(
         }
         if let Ok(c) = dev.clock_info(Clock::SM) {
             u.peak_sm_clock_mhz = max(u.peak_sm_clock_mhz, f64::from(c));
+            let c = f64::from(c);
+            u.min_sm_clock_mhz = Some(u.min_sm_clock_mhz.map_or(c, |x| x.min(c)));
+        }
+        if let Ok(r) = dev.current_throttle_reasons() {
+            for name in throttle_reason_names(r.bits()) {
+                if !u.throttle_reasons.iter().any(|x| x == name) {
+                    u.throttle_reasons.push(name.to_string());
+                }
+            }
         }
         let now = Instant::now();
         if let Some(mw) = instant_power_mw(&dev, instant_ok).or_else(|| dev.power_usage().ok()) {
@@ -285,6 +329,18 @@ impl Sampler for NoSampler {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn throttle_bits_have_names() {
+        use super::*;
+        assert_eq!(throttle_reason_names(0), Vec::<&str>::new());
+        assert_eq!(
+            throttle_reason_names(0x4 | 0x40),
+            ["sw_power_cap", "hw_thermal_slowdown"]
+        );
+        assert_eq!(throttle_reason_names(0x1), ["gpu_idle"]);
+        assert!(!SLOWING_REASONS.contains(&"gpu_idle"));
+    }
+
     use super::*;
 
     #[test]

@@ -227,6 +227,26 @@ pub fn driver_too_old(api: Option<u32>, missing: &[String]) -> Option<String> {
     })
 }
 
+/// Why the NVRTC found cannot serve this driver, and what to do: NVRTC
+/// emits machine code and PTX for its own CUDA version, which a driver
+/// for an older CUDA major version refuses at module load. `None` when
+/// they match or a version is unknown.
+pub fn nvrtc_driver_mismatch(nvrtc: Option<(i32, i32)>, api: Option<u32>) -> Option<String> {
+    let ((major, minor), api) = (nvrtc?, api?);
+    let driver_major = (api / 1000) as i32;
+    (major > driver_major).then(|| {
+        let series = match major {
+            13 => " (R580 or newer)",
+            12 => " (R525 or newer)",
+            _ => "",
+        };
+        format!(
+            "NVRTC {major}.{minor} needs a driver for CUDA {major}{series}; this driver supports CUDA {}: install nvidia-cuda-nvrtc {driver_major}.x (`pip install \"nvidia-cuda-nvrtc-cu{driver_major}\"` or the CUDA {driver_major} toolkit) and put its lib folder first on LD_LIBRARY_PATH, or upgrade the driver",
+            driver_version_string(api)
+        )
+    })
+}
+
 /// The symbols of `NEWER_DRIVER_SYMBOLS` libcuda does not export.
 fn missing_symbols() -> Vec<String> {
     if driver_library() != Ok(true) {
@@ -502,6 +522,16 @@ mod tests {
     #[test]
     fn versions_print_like_cuda() {
         assert_eq!(driver_version_string(12080), "12.8");
+        let m = nvrtc_driver_mismatch(Some((13, 0)), Some(12040)).unwrap();
+        assert!(
+            m.contains("NVRTC 13.0 needs a driver for CUDA 13 (R580 or newer)")
+                && m.contains("supports CUDA 12.4")
+                && m.contains("nvidia-cuda-nvrtc 12.x"),
+            "{m}"
+        );
+        assert_eq!(nvrtc_driver_mismatch(Some((12, 8)), Some(13000)), None);
+        assert_eq!(nvrtc_driver_mismatch(Some((13, 5)), Some(13000)), None);
+        assert_eq!(nvrtc_driver_mismatch(None, Some(12040)), None);
         assert_eq!(driver_version_string(13000), "13.0");
     }
 

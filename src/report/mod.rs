@@ -21,6 +21,7 @@
 
 pub mod batch_curves;
 pub mod beside;
+pub mod caveats;
 pub mod cluster_sections;
 pub mod compare;
 pub mod comparison_tables;

@@ -74,6 +74,25 @@ pub struct Record {
     /// least one: the gate checks the last warm-up's outputs); for window
     /// timing (the sweep), warm-up operations of all threads together.
     pub warmup_runs: usize,
+    /// Timed runs asked for (the same as `runs`), beside `runs_completed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_requested: Option<usize>,
+    /// Timed runs finished: fewer than `runs_requested` when a time budget
+    /// (`--max-seconds`, `--deadline`) or a signal cut the record short;
+    /// its statistics are over these runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_completed: Option<usize>,
+    /// Why the record has fewer runs than requested (or no end-to-end or
+    /// energy figure): which budget or signal cut it, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
+    /// How the batch was chosen: asked for, or calibrated to a launch time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_basis: Option<BatchBasis>,
+    /// GPU records: the SM clock range and NVML throttle reasons seen over
+    /// the timed runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocks: Option<ClockReport>,
     /// Message length signed and verified, bytes (signatures only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_bytes: Option<usize>,
@@ -202,6 +221,59 @@ pub struct ThreadShare {
     pub warmup_operations: u64,
 }
 
+/// How a record's batch was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchBasis {
+    /// `requested` (`--batch`, a list or a sweep), `calibrated` (a GPU's
+    /// default: the largest whole-wave batch whose launch fits the target
+    /// time) or `default` (the backend's fixed default, e.g. on a CPU).
+    pub method: String,
+    /// Calibration: the batch of the calibration launch (whole waves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_batch: Option<usize>,
+    /// Calibration: that launch's kernel time, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_seconds: Option<f64>,
+    /// Calibration: the launch time aimed at, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_seconds: Option<f64>,
+    /// Calibration: operations in one full wave of the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_wave: Option<u64>,
+    /// What set the batch, in words (the target time, the device's memory,
+    /// the one-wave floor).
+    pub detail: String,
+}
+
+impl BatchBasis {
+    /// A batch the user named.
+    pub fn requested(detail: impl Into<String>) -> Self {
+        BatchBasis {
+            method: "requested".into(),
+            calibration_batch: None,
+            calibration_seconds: None,
+            target_seconds: None,
+            ops_per_wave: None,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// SM clocks and throttling over a GPU record's timed runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockReport {
+    /// Lowest SM clock sampled, MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_min_mhz: Option<f64>,
+    /// Highest SM clock sampled, MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_max_mhz: Option<f64>,
+    /// Every NVML throttle reason seen in any run.
+    pub throttle_reasons: Vec<String>,
+    /// Whether a power or thermal reason held the clocks down in some run.
+    pub throttled: bool,
+}
+
 /// End-to-end timing of a GPU batch: copies in, kernel, copies out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EndToEnd {
@@ -279,6 +351,11 @@ impl Record {
             batch: 0,
             runs: 0,
             warmup_runs: 0,
+            runs_requested: None,
+            runs_completed: None,
+            cut: None,
+            batch_basis: None,
+            clocks: None,
             message_bytes: None,
             timed_window: String::new(),
             kernel: None,

@@ -3,8 +3,10 @@
 //! exercised on machines without a GPU (with outputs made by the host build
 //! of the same sources, and corrupted copies of them).
 //!
-//! Each check takes the whole batch's inputs (which live on the host anyway)
-//! and the sampled outputs, `idx.len()` slots of each, in `idx` order.
+//! Each check takes the whole batch's host-made inputs (seeds, messages,
+//! rnd: indexed by operation), and the sampled slots of everything made on
+//! the device (keys, ciphertexts, outputs: `idx.len()` slots each, in `idx`
+//! order), so no device buffer is ever copied back whole.
 //!
 //! Longer than most files: the checks of all 18 operations side by side, and
 //! about 300 lines of tests that tamper with each.
@@ -204,8 +206,8 @@ pub fn mlkem_keygen(
 pub fn mlkem_encaps(
     alg: Algorithm,
     idx: &[usize],
-    pk_all: &[u8],
-    sk_all: &[u8],
+    pk: &[u8],
+    sk: &[u8],
     m: &[u8],
     ct: &[u8],
     ss: &[u8],
@@ -220,8 +222,8 @@ pub fn mlkem_encaps(
     let kem = liboqs_kem(alg)?;
     each_sample(idx, |j, i| {
         let (gct, gss) = (slot(ct, j, lct), slot(ss, j, 32));
-        oqs_decapsulates_to(&kem, slot(sk_all, i, lsk), gct, gss)?;
-        let (hct, hss) = host::mlkem_encaps(k, slot(pk_all, i, lpk), &arr32(slot(m, i, 32)))
+        oqs_decapsulates_to(&kem, slot(sk, j, lsk), gct, gss)?;
+        let (hct, hss) = host::mlkem_encaps(k, slot(pk, j, lpk), &arr32(slot(m, i, 32)))
             .map_err(|c| anyhow!("host encaps failed with {c}"))?;
         ensure!(
             gct == hct && gss == hss,
@@ -239,8 +241,8 @@ pub fn mlkem_encaps(
 pub fn mlkem_decaps(
     alg: Algorithm,
     idx: &[usize],
-    sk_all: &[u8],
-    ct_all: &[u8],
+    sk: &[u8],
+    ct: &[u8],
     expected_ss: &[u8],
     tampered: &[usize],
     ss: &[u8],
@@ -250,16 +252,16 @@ pub fn mlkem_decaps(
     let kem = liboqs_kem(alg)?;
     each_sample(idx, |j, i| {
         let gss = slot(ss, j, 32);
-        let dec = oqs_decaps(&kem, slot(sk_all, i, lsk), slot(ct_all, i, lct))?;
+        let dec = oqs_decaps(&kem, slot(sk, j, lsk), slot(ct, j, lct))?;
         ensure!(dec == gss, "GPU decapsulation differs from liboqs's");
         if tampered.contains(&i) {
             ensure!(
-                gss != slot(expected_ss, i, 32),
+                gss != slot(expected_ss, j, 32),
                 "a tampered ciphertext gave the original secret"
             );
         } else {
             ensure!(
-                gss == slot(expected_ss, i, 32),
+                gss == slot(expected_ss, j, 32),
                 "decapsulated secret differs from the encapsulated one"
             );
         }
@@ -288,8 +290,8 @@ pub fn mldsa_keygen(
 pub fn mldsa_sign(
     alg: Algorithm,
     idx: &[usize],
-    pk_all: &[u8],
-    sk_all: &[u8],
+    pk: &[u8],
+    sk: &[u8],
     msg_all: &[u8],
     msg_len: usize,
     ctx: &[u8],
@@ -306,7 +308,7 @@ pub fn mldsa_sign(
         let msg = slot(msg_all, i, msg_len);
         let h = host::mldsa_sign(
             level,
-            slot(sk_all, i, s.secret_key_bytes),
+            slot(sk, j, s.secret_key_bytes),
             msg,
             ctx,
             &arr32(slot(rnd, i, 32)),
@@ -316,7 +318,7 @@ pub fn mldsa_sign(
             g == h,
             "GPU signature differs from the host implementation's"
         );
-        let pk = slot(pk_all, i, s.public_key_bytes);
+        let pk = slot(pk, j, s.public_key_bytes);
         ensure!(
             oqs_verifies(&oqs_sig, pk, msg, ctx, g)?,
             "liboqs rejects the GPU signature"
@@ -547,8 +549,14 @@ mod tests {
         let idx = sample_indices(n, 4);
         let pick = |buf: &[u8], len: usize| pick(buf, &idx, len);
         mlkem_keygen(alg, &idx, &d, &z, &pick(&pk, lpk), &pick(&sk, lsk)).unwrap();
-        mlkem_encaps(alg, &idx, &pk, &sk, &m, &pick(&ct, lct), &pick(&ss, 32)).unwrap();
-        mlkem_decaps(alg, &idx, &sk, &ct, &ss, &[], &pick(&ss, 32)).unwrap();
+        let (spk, ssk, sct, sss) = (
+            pick(&pk, lpk),
+            pick(&sk, lsk),
+            pick(&ct, lct),
+            pick(&ss, 32),
+        );
+        mlkem_encaps(alg, &idx, &spk, &ssk, &m, &sct, &sss).unwrap();
+        mlkem_decaps(alg, &idx, &ssk, &sct, &sss, &[], &sss).unwrap();
 
         assert_eq!(idx, [0, 1, 3, 5]);
         let mut bad_pk = pick(&pk, lpk);
@@ -568,12 +576,12 @@ mod tests {
         let mut bad_ss = pick(&ss, 32);
         bad_ss[40] ^= 1;
         fails_at(
-            mlkem_encaps(alg, &idx, &pk, &sk, &m, &pick(&ct, lct), &bad_ss),
+            mlkem_encaps(alg, &idx, &spk, &ssk, &m, &sct, &bad_ss),
             1,
             "liboqs decapsulates the GPU ciphertext to a different secret",
         );
         fails_at(
-            mlkem_decaps(alg, &idx, &sk, &ct, &ss, &[], &bad_ss),
+            mlkem_decaps(alg, &idx, &ssk, &sct, &sss, &[], &bad_ss),
             1,
             "GPU decapsulation differs from liboqs's",
         );
@@ -583,15 +591,16 @@ mod tests {
         other_ct[3 * lct..].copy_from_slice(&c5);
         other_ss[3 * 32..].copy_from_slice(&e5);
         fails_at(
-            mlkem_encaps(alg, &idx, &pk, &sk, &m, &other_ct, &other_ss),
+            mlkem_encaps(alg, &idx, &spk, &ssk, &m, &other_ct, &other_ss),
             5,
             "GPU encapsulation differs from the host implementation's",
         );
         // liboqs agrees with the GPU, but not with what was encapsulated.
-        let mut bad_expected = ss.clone();
-        bad_expected[3 * 32] ^= 1;
+        // Operation 3 is the third sampled slot (idx [0, 1, 3, 5]).
+        let mut bad_expected = sss.clone();
+        bad_expected[2 * 32] ^= 1;
         fails_at(
-            mlkem_decaps(alg, &idx, &sk, &ct, &bad_expected, &[], &pick(&ss, 32)),
+            mlkem_decaps(alg, &idx, &ssk, &sct, &bad_expected, &[], &sss),
             3,
             "decapsulated secret differs from the encapsulated one",
         );
@@ -603,18 +612,19 @@ mod tests {
         let mut gss = pick(&ss, 32);
         let rej = oqs_decaps(&k3, slot(&sk, idx[1], lsk), slot(&ct2, idx[1], lct)).unwrap();
         gss[32..64].copy_from_slice(&rej);
-        mlkem_decaps(alg, &idx, &sk, &ct2, &ss, &[idx[1]], &gss).unwrap();
+        let sct2 = pick(&ct2, lct);
+        mlkem_decaps(alg, &idx, &ssk, &sct2, &sss, &[idx[1]], &gss).unwrap();
         // Claiming the original secret for a tampered ciphertext is caught:
         // liboqs rejects it to another secret.
         fails_at(
-            mlkem_decaps(alg, &idx, &sk, &ct2, &ss, &[idx[1]], &pick(&ss, 32)),
+            mlkem_decaps(alg, &idx, &ssk, &sct2, &sss, &[idx[1]], &sss),
             1,
             "GPU decapsulation differs from liboqs's",
         );
         // And should the tampering not have taken (liboqs gives the original
         // secret too), the listed ciphertext is still caught.
         fails_at(
-            mlkem_decaps(alg, &idx, &sk, &ct, &ss, &[idx[1]], &pick(&ss, 32)),
+            mlkem_decaps(alg, &idx, &ssk, &sct, &sss, &[idx[1]], &sss),
             1,
             "a tampered ciphertext gave the original secret",
         );

@@ -248,15 +248,25 @@ pub(crate) fn htod(stream: &Arc<CudaStream>, v: &[u8]) -> anyhow::Result<CudaSli
         .map_err(|e| anyhow!("copy to the GPU failed: {e:?}"))
 }
 
-/// Overwrites the device buffer `dst` with `v` (same length).
-pub(crate) fn htod_into(
+/// Flips the bits `mask` of byte `at` of the device buffer `buf`: one
+/// byte read back and written again, the rest stays on the device.
+pub(crate) fn flip_on_device(
     stream: &Arc<CudaStream>,
-    v: &[u8],
-    dst: &mut CudaSlice<u8>,
+    buf: &mut CudaSlice<u8>,
+    at: usize,
+    mask: u8,
 ) -> anyhow::Result<()> {
+    let err = |e: cudarc::driver::DriverError| anyhow!("tampering on the GPU failed: {e:?}");
+    let mut b = [0u8; 1];
     stream
-        .memcpy_htod(v, dst)
-        .map_err(|e| anyhow!("copy to the GPU failed: {e:?}"))
+        .memcpy_dtoh(&buf.slice(at..at + 1), &mut b)
+        .map_err(err)?;
+    stream.synchronize().map_err(err)?;
+    b[0] ^= mask;
+    stream
+        .memcpy_htod(&b, &mut buf.slice_mut(at..at + 1))
+        .map_err(err)?;
+    stream.synchronize().map_err(err)
 }
 
 pub(crate) fn zeros(stream: &Arc<CudaStream>, n: usize) -> anyhow::Result<CudaSlice<u8>> {

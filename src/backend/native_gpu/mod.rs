@@ -14,13 +14,14 @@
 
 use crate::backend::native_gpu::batch::GpuBatch;
 use crate::backend::native_gpu::batch::HostSide;
-use crate::backend::native_gpu::launch::dtoh;
+use crate::backend::native_gpu::launch::dtoh_slots;
+use crate::backend::native_gpu::launch::flip_on_device;
 use crate::backend::native_gpu::launch::htod;
-use crate::backend::native_gpu::launch::htod_into;
 use crate::backend::native_gpu::launch::launch_kernel;
 use crate::backend::native_gpu::launch::random_bytes;
 use crate::backend::native_gpu::launch::zeros;
 use crate::backend::native_gpu::launch::KernelArgs;
+use crate::backend::native_gpu::sizing::host_fit;
 use crate::backend::native_gpu::sizing::launch_chain;
 use crate::backend::native_gpu::sizing::launch_shape;
 use crate::backend::native_gpu::sizing::launch_threads;
@@ -47,6 +48,7 @@ use crate::core::catalog::{Algorithm, Kind, Operation};
 use crate::core::waves;
 use crate::schema::device::KernelInfo;
 use crate::schema::device::{Device, DeviceKind};
+use crate::schema::record::BatchBasis;
 use anyhow::{anyhow, bail, ensure, Context};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute_enum};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
@@ -346,7 +348,7 @@ impl NativeGpu {
         func: &Kernel,
     ) -> anyhow::Result<()> {
         let (free, per_op, fixed) = self.memory_budget(alg, op, cfg, func)?;
-        match memory_refusal(
+        if let Some(why) = memory_refusal(
             &format!("{alg} {op}"),
             cfg.batch,
             per_op,
@@ -354,6 +356,9 @@ impl NativeGpu {
             free,
             &self.device.name,
         ) {
+            bail!(why)
+        }
+        match sizing::host_refusal(alg, op, cfg, sizing::host_available_bytes()) {
             Some(why) => bail!(why),
             None => Ok(()),
         }
@@ -422,6 +427,83 @@ impl NativeGpu {
             .map_err(|e| anyhow!("kernel failed: {e:?}"))
     }
 
+    /// One calibration launch of a whole wave (or what fits), then the
+    /// largest whole-wave batch expected to run within `target`, at least
+    /// one wave, within `fits` and `MAX_BATCH`.
+    fn calibrate(
+        &mut self,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &BatchConfig,
+        target: std::time::Duration,
+        per_wave: u64,
+        fits: usize,
+    ) -> anyhow::Result<(usize, BatchBasis)> {
+        let cap = fits.min(crate::core::batching::MAX_BATCH) as u64;
+        ensure!(cap > 0, "{alg} {op}: not even one operation fits in memory");
+        let cal = per_wave.min(cap) as usize;
+        let mut p = self.prepare(
+            alg,
+            op,
+            &BatchConfig {
+                batch: cal,
+                ..cfg.clone()
+            },
+        )?;
+        // The first launch also brings the clocks up; a second one, when
+        // cheap, is the figure taken if faster.
+        let mut t = p.run()?;
+        if t < target / 4 {
+            t = t.min(p.run()?);
+        }
+        drop(p);
+        let secs = t.as_secs_f64().max(1e-9);
+        let per_op = secs / cal as f64;
+        let wave_s = per_op * per_wave as f64;
+        let by_time = ((target.as_secs_f64() / wave_s).floor() as u64).max(1) * per_wave;
+        let (batch, detail) = if by_time > cap {
+            let b = waves::whole_waves_below(cap, per_wave, 1, 1);
+            (
+                b,
+                format!(
+                    "{} whole waves fit the {:.0} ms target, but the host and device memory hold at most {cap} operations: {b}",
+                    by_time / per_wave,
+                    target.as_secs_f64() * 1e3
+                ),
+            )
+        } else if by_time == per_wave && wave_s > target.as_secs_f64() {
+            (
+                by_time,
+                format!(
+                    "one full wave ({per_wave} operations, about {:.1} ms) is the floor, above the {:.0} ms target",
+                    wave_s * 1e3,
+                    target.as_secs_f64() * 1e3
+                ),
+            )
+        } else {
+            (
+                by_time,
+                format!(
+                    "{} whole waves of {per_wave} operations, about {:.1} ms a launch, the most within the {:.0} ms target",
+                    by_time / per_wave,
+                    wave_s * 1e3 * (by_time / per_wave) as f64,
+                    target.as_secs_f64() * 1e3
+                ),
+            )
+        };
+        Ok((
+            batch as usize,
+            BatchBasis {
+                method: "calibrated".into(),
+                calibration_batch: Some(cal),
+                calibration_seconds: Some(secs),
+                target_seconds: Some(target.as_secs_f64()),
+                ops_per_wave: Some(per_wave),
+                detail,
+            },
+        ))
+    }
+
     fn hold_function(&self) -> anyhow::Result<CudaFunction> {
         self.module
             .load_function(kernels::HOLD_KERNEL)
@@ -473,7 +555,30 @@ impl Backend for NativeGpu {
     fn max_batch(&mut self, alg: Algorithm, op: Operation, cfg: &BatchConfig) -> Option<usize> {
         let func = self.function(alg, op).ok()?;
         let (free, per_op, fixed) = self.memory_budget(alg, op, cfg, &func).ok()?;
-        Some(max_batch(free, per_op, fixed).min(u32::MAX as usize))
+        let device = max_batch(free, per_op, fixed);
+        let host = host_fit(alg, op, cfg, sizing::host_available_bytes());
+        Some(device.min(host).min(u32::MAX as usize))
+    }
+
+    fn calibrated_batch(
+        &mut self,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &BatchConfig,
+        target: std::time::Duration,
+    ) -> Option<anyhow::Result<(usize, BatchBasis)>> {
+        let func = self.function(alg, op).ok()?;
+        let per_sm = self.resident_blocks(&func)?;
+        let block = self.shape(&func, op, 1).ok()?.block_dim.0;
+        // Operations, not threads: a cooperative variant gives one
+        // operation a warp or a block.
+        let per_block = func.variant.operations_per_block(block);
+        let per_wave = u64::from(self.sms) * u64::from(per_sm) * u64::from(per_block);
+        if per_wave == 0 {
+            return None;
+        }
+        let fits = self.max_batch(alg, op, cfg)?;
+        Some(self.calibrate(alg, op, cfg, target, per_wave, fits))
     }
 
     fn prepare(
@@ -519,8 +624,11 @@ impl Backend for NativeGpu {
                         unreachable!()
                     };
                     drop((d, z));
-                    host.pk = dtoh(st, &pk)?;
-                    host.sk = dtoh(st, &sk)?;
+                    // The gate's keys: the sampled slots only.
+                    host.pk = dtoh_slots(st, &pk, &sample, lpk)?;
+                    host.sk = dtoh_slots(st, &sk, &sample, lsk)?;
+                    host.d = vec![];
+                    host.z = vec![];
                     // Encaps's gate needs the secret keys on the host only.
                     let sk = (op != Operation::Encaps).then_some(sk);
                     host.m = random_bytes(&mut rng, 32 * n);
@@ -544,18 +652,18 @@ impl Backend for NativeGpu {
                             unreachable!()
                         };
                         drop((pk, m));
-                        host.ct = dtoh(st, &ct)?;
-                        host.expected_ss = dtoh(st, &ss)?;
+                        host.m = vec![];
+                        host.expected_ss = dtoh_slots(st, &ss, &sample, 32)?;
                         drop(ss);
                         // One sampled ciphertext is tampered with, so the
-                        // batch exercises implicit rejection too; the
-                        // ciphertexts go back into the GPU's own buffer.
+                        // batch exercises implicit rejection too: one slot
+                        // changed in the GPU's own buffer, no round trip.
                         if n > 1 {
                             let t = sample[1];
-                            host.ct[t * lct + 5] ^= 0x20;
+                            flip_on_device(st, &mut ct, t * lct + 5, 0x20)?;
                             host.tampered.push(t);
                         }
-                        htod_into(st, &host.ct, &mut ct)?;
+                        host.ct = dtoh_slots(st, &ct, &sample, lct)?;
                         KernelArgs::KemDecaps {
                             ss: zeros(st, 32 * n)?,
                             ct,
@@ -584,8 +692,9 @@ impl Backend for NativeGpu {
                         unreachable!()
                     };
                     drop(xi);
-                    host.pk = dtoh(st, &pk)?;
-                    host.sk = dtoh(st, &sk)?;
+                    host.xi = vec![];
+                    host.pk = dtoh_slots(st, &pk, &sample, lpk)?;
+                    host.sk = dtoh_slots(st, &sk, &sample, lsk)?;
                     // Sign's gate needs the public keys on the host only.
                     let pk = (op != Operation::Sign).then_some(pk);
                     host.msg = cfg.message().repeat(n);
@@ -623,13 +732,13 @@ impl Backend for NativeGpu {
                             unreachable!()
                         };
                         drop((sk, rnd, scratch, queue));
-                        let mut sigs = dtoh(st, &sig)?;
+                        host.msg = vec![];
+                        host.rnd = vec![];
                         if n > 1 {
                             let t = sample[1];
-                            sigs[t * stride + 17] ^= 0x04;
+                            flip_on_device(st, &mut sig, t * stride + 17, 0x04)?;
                             host.tampered.push(t);
                         }
-                        htod_into(st, &sigs, &mut sig)?;
                         KernelArgs::DsaVerify {
                             ok: st
                                 .alloc_zeros::<i32>(n)

@@ -144,6 +144,22 @@ pub fn device_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usi
     }
 }
 
+/// Bytes per operation of the buffers the timed kernel reads (what an
+/// end-to-end run copies to the device).
+pub fn input_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usize {
+    let s = alg.sizes();
+    let (pk, sk) = (s.public_key_bytes, s.secret_key_bytes);
+    let sig = alg.signature_stride().unwrap_or(0);
+    match (alg.kind(), op) {
+        (Kind::Kem, Operation::KeyGen) => 64,
+        (Kind::Kem, Operation::Encaps) => pk + 32,
+        (Kind::Kem, _) => s.ciphertext_bytes.unwrap_or(0) + sk,
+        (Kind::Signature, Operation::KeyGen) => 32,
+        (Kind::Signature, Operation::Sign) => message + sk + 32,
+        (Kind::Signature, _) => message + sig + pk,
+    }
+}
+
 /// The operations `prepare` launches for `op`, in order, the timed one
 /// last: keys first, then ciphertexts or signatures when `op` needs them.
 pub fn launch_chain(alg: Algorithm, op: Operation) -> Vec<Operation> {
@@ -234,9 +250,130 @@ pub fn memory_refusal(
     })
 }
 
+/// Pinned host memory of the end-to-end staging, bytes, in all: two
+/// halves, one filled by the host while the other is copied, so no batch
+/// pins more than this whatever its size. `PQCPROF_STAGING_BYTES` sets
+/// another (at least 8 KiB).
+pub const STAGING_BYTES: usize = 1 << 30;
+
+/// The staging size in use: `PQCPROF_STAGING_BYTES`, else `STAGING_BYTES`.
+pub fn staging_bytes() -> usize {
+    std::env::var("PQCPROF_STAGING_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .map_or(STAGING_BYTES, |b| b.max(8 << 10))
+}
+
+/// Host bytes per operation of a native batch: the inputs generated on the
+/// host along the launch chain (seeds, messages, rnd), the pageable copy of
+/// the timed kernel's inputs that end-to-end runs stream through the
+/// pinned staging, and verify's result flags (the gate reads them all).
+/// Keys, ciphertexts and signatures stay on the device: the gate copies
+/// back only the slots it samples.
+pub fn host_bytes_per_op(alg: Algorithm, op: Operation, message: usize) -> usize {
+    let s = alg.sizes();
+    let (pk, sk) = (s.public_key_bytes, s.secret_key_bytes);
+    let ct = s.ciphertext_bytes.unwrap_or(0);
+    let sig = alg.signature_stride().unwrap_or(0);
+    use Operation::*;
+    let (generated, staged) = match (alg.kind(), op) {
+        (Kind::Kem, KeyGen) => (64, 64),
+        (Kind::Kem, Encaps) => (96, pk + 32),
+        (Kind::Kem, _) => (96, ct + sk),
+        (Kind::Signature, KeyGen) => (32, 32),
+        (Kind::Signature, Sign) => (64 + message, message + sk + 32),
+        (Kind::Signature, _) => (64 + message, message + sig + pk + 4),
+    };
+    generated + staged
+}
+
+/// Host bytes a native batch needs whatever its size: the pinned staging
+/// and the context.
+pub fn host_fixed_bytes(context: usize) -> usize {
+    staging_bytes() + context
+}
+
+/// The largest batch whose host memory (`host_bytes_per_op` each, plus
+/// `host_fixed_bytes`) fits in `available` bytes with 10% to spare.
+pub fn host_fit(
+    alg: Algorithm,
+    op: Operation,
+    cfg: &crate::backend::BatchConfig,
+    available: usize,
+) -> usize {
+    max_batch(
+        available,
+        host_bytes_per_op(alg, op, cfg.message_size),
+        host_fixed_bytes(cfg.context.len()),
+    )
+}
+
+/// Why a batch does not fit in `available` bytes of host memory, naming the
+/// largest that does; `None` when it fits.
+pub fn host_refusal(
+    alg: Algorithm,
+    op: Operation,
+    cfg: &crate::backend::BatchConfig,
+    available: usize,
+) -> Option<String> {
+    let fits = host_fit(alg, op, cfg, available);
+    let mib = |b: usize| b / (1024 * 1024);
+    (cfg.batch > fits).then(|| {
+        format!(
+            "batch {} of {alg} {op} needs about {} MiB of host memory (inputs, their end-to-end copy and {} MiB of pinned staging) but {} MiB are available; at most {fits} fits (use --batch {fits} or less)",
+            cfg.batch,
+            mib(host_bytes_per_op(alg, op, cfg.message_size)
+                .saturating_mul(cfg.batch)
+                .saturating_add(host_fixed_bytes(cfg.context.len()))),
+            mib(staging_bytes()),
+            mib(available)
+        )
+    })
+}
+
+/// Host memory available now (`MemAvailable` in /proc/meminfo), bytes;
+/// unbounded where it cannot be read.
+pub fn host_available_bytes() -> usize {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<usize>().ok())
+        })
+        .map_or(usize::MAX, |kb| kb.saturating_mul(1024))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_largest_accepted_batch_fits_host_memory() {
+        let cfg = |batch| crate::backend::BatchConfig {
+            batch,
+            threads: 1,
+            message_size: 1024,
+            context: vec![],
+        };
+        let available = 6usize << 30;
+        for alg in Algorithm::ALL {
+            for op in alg.operations() {
+                let fits = host_fit(alg, op, &cfg(1), available);
+                assert!(fits > 0, "{alg} {op}");
+                assert_eq!(host_refusal(alg, op, &cfg(fits), available), None);
+                let why = host_refusal(alg, op, &cfg(fits + 1), available).unwrap();
+                assert!(why.contains(&format!("--batch {fits}")), "{why}");
+                // What the accepted batch holds on the host fits, with room.
+                let need = host_bytes_per_op(alg, op, 1024) * fits + host_fixed_bytes(0);
+                assert!(need <= available / 10 * 9, "{alg} {op}: {need}");
+                // The host holds at least the kernel's inputs once (the
+                // end-to-end copy), never its outputs.
+                assert!(host_bytes_per_op(alg, op, 1024) >= input_bytes_per_op(alg, op, 1024));
+            }
+        }
+    }
 
     #[test]
     fn launch_shape_covers_the_batch() {

@@ -529,6 +529,14 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         "Every record in these files was measured and passed its correctness gate.",
     );
 
+    let caveats = crate::report::caveats::caveats(ds);
+    if !caveats.is_empty() {
+        s += "<h2 id=\"caveats\">Records cut short or throttled</h2><p>Their figures are over the runs that finished, or were measured while the GPU held its clocks down for power or heat.</p><ul>";
+        for c in &caveats {
+            s += &format!("<li>{}</li>", crate::report::render::escape::esc(c));
+        }
+        s += "</ul>";
+    }
     if let Some(t) = &o.emulated {
         s += "<h2 id=\"emulated\">Correctness on the CPU stand-in driver (emulated, not a GPU)</h2><p>These records ran the project's GPU kernels through the real launch path on pqcprof's CPU stand-in CUDA driver, a test fixture. They prove correctness and the launch path only: their timings are of an emulation on the CPU, say nothing about any GPU, and appear in no figure, chart or comparison above.</p>";
         s += &table_html(ds, t);

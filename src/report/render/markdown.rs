@@ -173,6 +173,14 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         o.appendix.as_ref(),
         "Every record was measured and passed its correctness gate.",
     );
+    let caveats = crate::report::caveats::caveats(ds);
+    if !caveats.is_empty() {
+        s += "## Records cut short or throttled\n\nTheir figures are over the runs that finished, or were measured while the GPU held its clocks down for power or heat.\n\n";
+        for c in &caveats {
+            let _ = writeln!(s, "- {}", md(c));
+        }
+        s += "\n";
+    }
     if let Some(t) = &o.emulated {
         s += "## Correctness on the CPU stand-in driver (emulated, not a GPU)\n\nThese records ran the GPU kernels on pqcprof's CPU stand-in CUDA driver, a test fixture: correctness and the launch path only. Their timings say nothing about any GPU and appear in no figure above.\n\n";
         let _ = writeln!(s, "{}", table_md(t));
