@@ -38,6 +38,11 @@ pub struct Timing {
     pub record_start: Option<Instant>,
     /// Launch time a calibrated GPU batch aims at, seconds.
     pub launch_target_s: f64,
+    /// The record's fair share of what `--deadline` leaves: the seconds
+    /// left when it began over the records not yet begun (itself included),
+    /// with that count. Set by the session, so that the first records of a
+    /// deadline cannot use up the time of the last ones.
+    pub share: Option<(f64, usize)>,
 }
 
 impl Default for Timing {
@@ -47,6 +52,7 @@ impl Default for Timing {
             deadline: None,
             record_start: None,
             launch_target_s: DEFAULT_LAUNCH_TARGET_S,
+            share: None,
         }
     }
 }
@@ -55,17 +61,29 @@ impl Timing {
     /// The earliest end of a record begun at `start`, and the budget that
     /// sets it, in words.
     pub fn record_end(&self, start: Instant) -> Option<(Instant, String)> {
-        let per_record = self.max_seconds.map(|s| {
-            (
-                start + Duration::from_secs_f64(s),
-                format!("--max-seconds {s}"),
-            )
-        });
+        let per_record = self.record_limit(start);
         let whole = self.deadline.map(|(at, s)| (at, format!("--deadline {s}")));
         match (per_record, whole) {
             (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
             (a, b) => a.or(b),
         }
+    }
+
+    /// The record's own limit, begun at `start`: `--max-seconds`, or its
+    /// share of the deadline when that is less, named for the cut note.
+    pub fn record_limit(&self, start: Instant) -> Option<(Instant, String)> {
+        let max = self.max_seconds.map(|s| (s, format!("--max-seconds {s}")));
+        let share = self.share.zip(self.deadline).map(|((s, n), (_, d))| {
+            (
+                s,
+                format!("its share of --deadline {d} ({s:.1} s, the time left over {n} records not yet begun)"),
+            )
+        });
+        let pick = match (max, share) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        pick.map(|(s, why)| (start + Duration::from_secs_f64(s.max(0.0)), why))
     }
 
     /// Whether the command's deadline has passed.
@@ -260,12 +278,7 @@ pub fn measure_as(
     start: Start,
 ) -> Result<Record, Interrupted> {
     let started = cfg.timing.record_start.unwrap_or_else(Instant::now);
-    let record = cfg.timing.max_seconds.map(|s| {
-        (
-            started + Duration::from_secs_f64(s),
-            format!("--max-seconds {s}"),
-        )
-    });
+    let record = cfg.timing.record_limit(started);
     let deadline = cfg
         .timing
         .deadline

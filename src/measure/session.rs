@@ -416,8 +416,27 @@ pub fn run(
     save(out, &run_file, &run)?;
     let mut interrupted = false;
     let mut deadline_reached = false;
-    // How long the last ok record took (none yet: nothing known).
-    let mut last_record: Option<std::time::Duration> = None;
+    // How long the last ok record took to finish its first timed run (its
+    // calibration, preparation, gate and warm-up included): what the next
+    // one needs at the least (none yet: nothing known).
+    let mut last_first_run: Option<std::time::Duration> = None;
+    // Records of ready backends not yet begun, for each one's share of
+    // what the deadline leaves.
+    let mut not_begun: usize = plan
+        .slots
+        .iter()
+        .map(|slot| match slot {
+            Slot::Ready { threads, .. } => {
+                threads.len()
+                    * plan
+                        .algorithms
+                        .iter()
+                        .map(|&a| wanted_ops(a, &plan.operations).len())
+                        .sum::<usize>()
+            }
+            _ => 0,
+        })
+        .sum();
     'outer: for slot in plan.slots.iter_mut() {
         match slot {
             Slot::MultiDevice(m) => {
@@ -474,6 +493,13 @@ pub fn run(
                                 break 'outer;
                             }
                             cfg.timing.record_start = Some(std::time::Instant::now());
+                            cfg.timing.share = plan.measure.timing.deadline.map(|(at, _)| {
+                                let left = at
+                                    .saturating_duration_since(std::time::Instant::now())
+                                    .as_secs_f64();
+                                (left / not_begun.max(1) as f64, not_begun.max(1))
+                            });
+                            not_begun = not_begun.saturating_sub(1);
                             let target = std::time::Duration::from_secs_f64(
                                 plan.measure.timing.launch_target_s,
                             );
@@ -505,7 +531,7 @@ pub fn run(
                                 // (records grow with the parameter set) is
                                 // what one is expected to take.
                                 if plan.measure.timing.deadline.is_some_and(|(at, _)| {
-                                    std::time::Instant::now() + last_record.unwrap_or_default()
+                                    std::time::Instant::now() + last_first_run.unwrap_or_default()
                                         >= at
                                 }) {
                                     deadline_reached = true;
@@ -526,7 +552,13 @@ pub fn run(
                                     crate::core::batching::batch_label(b)
                                 );
                                 let bar = RunBar::new(&label, cfg.runs);
-                                let mut progress = |done: usize, _: usize| bar.set(done);
+                                let first_run_done = std::cell::Cell::new(None);
+                                let mut progress = |done: usize, _: usize| {
+                                    if done == 1 && first_run_done.get().is_none() {
+                                        first_run_done.set(Some(std::time::Instant::now()));
+                                    }
+                                    bar.set(done)
+                                };
                                 let watch = crate::measure::multi_device::Watch::new(None);
                                 let mut watched = crate::measure::multi_device::Watched {
                                     inner: backend.as_mut(),
@@ -562,12 +594,13 @@ pub fn run(
                                 bar.finish();
                                 match result {
                                     Ok(mut rec) => {
-                                        let took = cfg
-                                            .timing
-                                            .record_start
-                                            .map_or(std::time::Duration::ZERO, |t| t.elapsed());
                                         if rec.status == Status::Ok {
-                                            last_record = Some(took);
+                                            if let (Some(t0), Some(t1)) =
+                                                (cfg.timing.record_start, first_run_done.get())
+                                            {
+                                                last_first_run =
+                                                    Some(t1.saturating_duration_since(t0));
+                                            }
                                         }
                                         sweep_cut = matches!(batches, Batches::Sweep { .. })
                                             && rec.cut.is_some();
@@ -667,6 +700,58 @@ pub(crate) mod tests {
             Mode::Latency => r.latency_us = s,
         }
         r
+    }
+
+    /// A deadline is shared out: the first of three records cannot use up
+    /// the time of the other two, so all three are begun and kept, each cut
+    /// at about a third of the time.
+    #[test]
+    fn a_deadline_gives_every_record_its_share() {
+        let d = tempfile::tempdir().unwrap();
+        let mock = crate::backend::mock::Mock {
+            wall: Some(std::time::Duration::from_millis(40)),
+            ..Default::default()
+        };
+        let mut measure = MeasureConfig {
+            batch: BatchConfig {
+                batch: 8,
+                threads: 1,
+                message_size: 0,
+                context: vec![],
+            },
+            runs: 200,
+            warmup_runs: 1,
+            mode: Mode::Throughput,
+            timing: Default::default(),
+        };
+        measure.timing.deadline = Some((
+            std::time::Instant::now() + std::time::Duration::from_secs(3),
+            3.0,
+        ));
+        let plan = Plan {
+            slots: vec![Slot::Ready {
+                backend: Box::new(mock),
+                sampler: Box::new(crate::monitor::nvml::NoSampler("test".into())),
+                threads: vec![1],
+                batches: Batches::List(vec![8]),
+            }],
+            algorithms: vec![Algorithm::MlKem512],
+            operations: vec![],
+            measure,
+            method: Method::InProcess,
+        };
+        let t0 = std::time::Instant::now();
+        let o = run(plan, run_with(vec![]), d.path(), &AtomicBool::new(false)).unwrap();
+        assert!(t0.elapsed() < std::time::Duration::from_secs(4));
+        let recs = &o.run.records;
+        assert_eq!(recs.len(), 3, "{recs:#?}");
+        for r in recs {
+            assert_eq!(r.status, Status::Ok, "{r:#?}");
+            let done = r.runs_completed.unwrap();
+            // About 1 s each at 40 ms a run, never the whole 3 s.
+            assert!((2..40).contains(&done), "{done} runs: {r:#?}");
+            assert!(r.cut.as_deref().unwrap().contains("--deadline 3"), "{r:#?}");
+        }
     }
 
     /// A run file of `records` with test-only settings.
