@@ -385,7 +385,10 @@ fn probe_nvrtc() -> Component {
         return Component::no(format!("NVRTC cannot be used: {why}"));
     }
     match nvrtc_version() {
-        Some((a, b)) => Component::yes(format!("NVRTC {a}.{b}")),
+        Some((a, b)) => Component::yes(match crate::probe::nvrtc_choice::chosen_note() {
+            Some(note) => format!("NVRTC {a}.{b}: {note}"),
+            None => format!("NVRTC {a}.{b}"),
+        }),
         None => Component::no(
             "libnvrtc not found on the loader path (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH)",
         ),
@@ -435,6 +438,10 @@ pub fn not_probed() -> GpuProbe {
 /// Probes everything; never panics when libraries are missing.
 pub fn probe() -> GpuProbe {
     let (driver, driver_api_version, gpus) = probe_driver();
+    // An NVRTC too new for this driver, with a compatible one installed:
+    // the binary starts again with that one (and this does not return).
+    crate::probe::nvrtc_choice::restart_if_incompatible(nvrtc_version(), driver_api_version);
+    crate::probe::nvrtc_choice::forget_link_dir();
     GpuProbe {
         missing_driver_symbols: if driver.present {
             missing_symbols()

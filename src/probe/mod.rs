@@ -4,5 +4,6 @@
 
 pub mod gpu;
 pub mod libraries;
+pub mod nvrtc_choice;
 pub mod slurm;
 pub mod system;
