@@ -986,3 +986,81 @@ fn published_files_alone_or_broken_are_said() {
         "{err}"
     );
 }
+
+/// SYNTHETIC: ML-KEM-512 Encaps measured with the thread and the warp
+/// variant (the warp one twice as fast) and Decaps with the thread one
+/// only. The variants table holds Encaps alone, with its ratio.
+#[test]
+fn kernel_variants_are_shown_side_by_side_with_their_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = read(real_run());
+    let base = v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["algorithm"] == "ML-KEM-512" && r["operation"] == "Encaps")
+        .unwrap()
+        .clone();
+    let mut recs = vec![];
+    for (op, variant, factor, shared) in [
+        ("Encaps", "thread", 10.0, 0),
+        ("Encaps", "warp", 20.0, 6656),
+        ("Decaps", "thread", 10.0, 0),
+    ] {
+        let mut r = base.clone();
+        r["operation"] = json!(op);
+        r["backend"] = json!("native-gpu");
+        r["provider"] = json!("pqcprof-native");
+        r["device"] = json!({"kind": "gpu", "name": "SYNTHETIC GPU", "memory_total_mb": 1000});
+        r["batch"] = json!(4096);
+        r["ops_per_sec"] = json!(r["ops_per_sec"].as_f64().unwrap() * factor);
+        let t = &mut r["throughput_ops_per_sec"];
+        for key in ["median", "mean", "min", "max", "p5", "p95", "q1", "q3"] {
+            if let Some(x) = t[key].as_f64() {
+                t[key] = json!(x * factor);
+            }
+        }
+        if let Some(raw) = t["raw"].as_array_mut() {
+            for x in raw.iter_mut() {
+                *x = json!(x.as_f64().unwrap() * factor);
+            }
+        }
+        r["kernel"] = json!({
+            "name": format!("mlkem512_{}", op.to_lowercase()), "image": "sm_90 machine code (SYNTHETIC)",
+            "variant": variant, "threads_per_block": 128, "blocks": 32,
+            "shared_bytes_per_block": shared, "registers_per_thread": 96,
+            "local_bytes_per_thread": 0, "resident_blocks_per_sm": 4, "occupancy_pct": 25.0
+        });
+        recs.push(r);
+    }
+    v["records"] = json!(recs);
+    let f = write(dir.path(), "variants.json", &v);
+    let out = dir.path().join("r.md");
+    let (code, _, stderr) = report(
+        &[&f],
+        &["-o", out.to_str().unwrap(), "--format", "markdown"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let md = std::fs::read_to_string(&out).unwrap();
+    let at = md
+        .find("Kernel variants side by side")
+        .unwrap_or_else(|| panic!("no variants table\n{md}"));
+    let section = &md[at..];
+    let section = &section[..section[1..].find("\n## ").map_or(section.len(), |i| i + 1)];
+    let rows: Vec<&str> = section
+        .lines()
+        .filter(|l| l.contains("| ML-KEM-512"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{section}");
+    assert!(rows.iter().all(|l| l.contains("Encaps")), "{section}");
+    assert!(
+        rows.iter()
+            .any(|l| l.contains("warp") && l.contains("2.00x") && l.contains("6656 B")),
+        "{section}"
+    );
+    assert!(
+        rows.iter()
+            .any(|l| l.contains("thread") && l.contains("1.00x")),
+        "{section}"
+    );
+}

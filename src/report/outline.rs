@@ -64,6 +64,8 @@ pub struct Outline<'r> {
     pub latency: Option<Headed>,
     /// Our GPU kernels' launch and resources, when a record has them.
     pub kernels: Option<Headed>,
+    /// Kernel variants side by side, when one operation ran with several.
+    pub variants: Option<Headed>,
     /// Saturation and break-even batches, when an operation was measured
     /// at two batch sizes or more.
     pub scaling: Option<Headed>,
@@ -154,6 +156,7 @@ impl<'r> Outline<'r> {
                 "GPU kernels: launch and resources",
                 sections::kernels_table(ds),
             ),
+            variants: headed("Kernel variants side by side", sections::variants_table(ds)),
             scaling: headed(
                 "Saturation and break-even batches",
                 crate::report::batch_curves::scaling_table(&crate::report::batch_curves::curves(

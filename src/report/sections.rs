@@ -406,6 +406,102 @@ pub fn kernels_table(ds: &Dataset) -> Table {
     t
 }
 
+/// Our kernel variants side by side, where one operation was measured
+/// with more than one (`--kernel thread|warp|block`) on the same host and
+/// device at the same batch: each variant's throughput, its ratio to the
+/// one-thread variant's, and the resources that explain it.
+pub fn variants_table(ds: &Dataset) -> Table {
+    let mut v: Vec<&Entry> = ds
+        .ok()
+        .filter(|e| e.ok_throughput().is_some() && e.rec.kernel.is_some())
+        .collect();
+    sort_entries(&mut v);
+    let key = |e: &Entry| {
+        (
+            e.rec.algorithm.clone(),
+            e.rec.operation,
+            e.rec.backend.clone(),
+            e.setup(),
+            e.host().to_string(),
+            e.rec.batch,
+        )
+    };
+    let variant = |e: &Entry| e.rec.kernel.as_ref().expect("filtered").variant.clone();
+    let mut t = Table::new(
+        "t-variants",
+        &[
+            "Algorithm",
+            "Operation",
+            "Where",
+            "Variant",
+            "Ops/s",
+            "Against thread",
+            "Registers/thread",
+            "Shared memory/block",
+            "Local memory/thread",
+            "Occupancy",
+            "Source",
+        ],
+        false,
+    );
+    for e in &v {
+        let k = e.rec.kernel.as_ref().expect("filtered");
+        let group: Vec<&&Entry> = v.iter().filter(|o| key(o) == key(e)).collect();
+        let mut names: Vec<String> = group.iter().map(|o| variant(o)).collect();
+        names.sort();
+        names.dedup();
+        if names.len() < 2 {
+            continue;
+        }
+        let ops = e.ok_throughput().expect("filtered");
+        let thread = group
+            .iter()
+            .find(|o| variant(o) == "thread")
+            .and_then(|o| o.ok_throughput());
+        let against = match thread {
+            Some(base) if base > 0.0 => {
+                let r = ops / base;
+                Cell::num(format!("{r:.2}x"))
+                    .class(if r > 1.0 {
+                        "good"
+                    } else if r < 1.0 {
+                        "bad"
+                    } else {
+                        ""
+                    })
+                    .value(r)
+            }
+            _ => Cell::empty(),
+        };
+        let opt = |v: Option<u32>, unit: &str| {
+            v.map(|v| Cell::num(format!("{v}{unit}")))
+                .unwrap_or_else(Cell::empty)
+        };
+        let occupancy = match (k.occupancy_pct, k.resident_blocks_per_sm) {
+            (Some(p), Some(b)) => Cell::num(format!("{p:.1}%")).below(format!("{b} blocks/SM")),
+            _ => Cell::empty(),
+        };
+        t.rows.push(Row {
+            filters: filters(e),
+            cells: vec![
+                Cell::text(e.rec.algorithm.clone()),
+                Cell::text(e.rec.operation.label()),
+                where_cell(e),
+                Cell::text(k.variant.clone())
+                    .below(format!("{} × {}", k.blocks, k.threads_per_block)),
+                Cell::num(units::ops(ops)).from([e.src]),
+                against,
+                opt(k.registers_per_thread, ""),
+                opt(k.shared_bytes_per_block, " B"),
+                opt(k.local_bytes_per_thread, " B"),
+                occupancy,
+                src_cell(e.src.to_string()),
+            ],
+        });
+    }
+    t
+}
+
 /// Key, ciphertext and signature sizes per algorithm.
 pub fn sizes_table(ds: &Dataset) -> Table {
     let mut v = ds.sized();

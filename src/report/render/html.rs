@@ -439,7 +439,13 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
         "<p class=\"legend\"><label><input type=\"checkbox\" id=\"all-batches\"> Show every batch size measured</label> · {}</p>",
         esc(sections::MARKER_LEGEND)
     );
-    for h in o.throughput.iter().chain(&o.latency).chain(&o.kernels) {
+    for h in o
+        .throughput
+        .iter()
+        .chain(&o.latency)
+        .chain(&o.kernels)
+        .chain(&o.variants)
+    {
         s += &headed_html(ds, h);
     }
 

@@ -132,7 +132,13 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
     }
     s += "## Results\n\nMedian time per operation, with median operations per second in parentheses.\n\n";
     let _ = writeln!(s, "{}\n", md(crate::report::sections::MARKER_LEGEND));
-    for h in o.throughput.iter().chain(&o.latency).chain(&o.kernels) {
+    for h in o
+        .throughput
+        .iter()
+        .chain(&o.latency)
+        .chain(&o.kernels)
+        .chain(&o.variants)
+    {
         s += &headed_md(h);
     }
     if !o.cluster.is_empty() {
