@@ -681,7 +681,8 @@ fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
     // wave is 4 blocks (512 operations).
     let d = tempfile::tempdir().unwrap();
     let knobs = [("SMS", "2"), ("THREADS_PER_SM", "256")];
-    let args = kem512_keygen(&["--batch-sweep", "1k", "--runs", "2"]);
+    // The one-thread kernels (the warp ones give a block to an operation).
+    let args = kem512_keygen(&["--batch-sweep", "1k", "--runs", "2", "--kernel", "thread"]);
     let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_all_ok_and_emulated(d.path(), 6, "sweep");
