@@ -739,7 +739,11 @@ fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
     // wave (512 operations here), then whole waves within the launch time
     // aimed at, never less than one wave.
     let d = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = gpu(d.path(), &knobs, &kem512_keygen(&["--runs", "1"]));
+    let (code, stdout, stderr) = gpu(
+        d.path(),
+        &knobs,
+        &kem512_keygen(&["--runs", "1", "--kernel", "thread"]),
+    );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let r = &records(d.path())[0];
     let b = r["batch"].as_u64().unwrap();
