@@ -74,6 +74,11 @@ pub struct KernelsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// List the kernel variants built for each algorithm, one line per
+    /// variant (`warp ML-KEM-512,ML-KEM-768,ML-KEM-1024`), without
+    /// compiling anything (what `--kernel` accepts for which `--alg`).
+    #[arg(long, conflicts_with_all = ["json", "arch", "threads_per_block"])]
+    pub variants: bool,
 }
 
 /// Options of `check`.

@@ -34,6 +34,10 @@ struct KernelRow {
 /// `pqcprof kernels`: the static cost of every native kernel.
 pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
     use crate::backend::native_gpu::resources;
+    if a.variants {
+        print!("{}", variants_list());
+        return Ok(exit::OK);
+    }
     if let Err(why) = crate::probe::gpu::nvrtc_library() {
         anyhow::bail!("NVRTC is needed to compile the kernels and cannot be used: {why}");
     }
@@ -148,4 +152,42 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
         println!();
     }
     Ok(exit::OK)
+}
+
+/// `kernels --variants`: for each variant, the algorithms that have it for
+/// every one of their operations, in catalogue order.
+fn variants_list() -> String {
+    use crate::backend::native_gpu::sizing::{variants, Variant};
+    use crate::core::catalog::Algorithm;
+    let algs = Algorithm::ALL;
+    let mut out = String::new();
+    for v in Variant::ALL {
+        let have: Vec<&str> = algs
+            .iter()
+            .filter(|a| {
+                a.operations()
+                    .iter()
+                    .all(|op| variants(**a, *op).contains(&v))
+            })
+            .map(|a| a.name())
+            .collect();
+        if !have.is_empty() {
+            out += &format!("{} {}\n", v.name(), have.join(","));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod variant_list_tests {
+    #[test]
+    fn every_native_algorithm_has_the_thread_variant_and_kems_the_warp_one() {
+        let list = super::variants_list();
+        let lines: Vec<&str> = list.lines().collect();
+        assert_eq!(
+            lines[0],
+            "thread ML-KEM-512,ML-KEM-768,ML-KEM-1024,ML-DSA-44,ML-DSA-65,ML-DSA-87"
+        );
+        assert_eq!(lines[1], "warp ML-KEM-512,ML-KEM-768,ML-KEM-1024");
+    }
 }
