@@ -430,7 +430,11 @@ impl Prepared for CupqcBatch {
         Some(crate::schema::device::KernelInfo {
             name: format!("cuPQC {} {}", self.alg, self.op),
             image: self.image.clone(),
+            // cuPQC gives each operation one block of Op::BlockDim threads,
+            // its working set in the shared memory the descriptor names.
+            variant: "block".into(),
             threads_per_block: info.block_threads,
+            shared_bytes_per_block: Some(info.shared_memory_size),
             blocks: self.batch.n as u32,
             registers_per_thread: None,
             local_bytes_per_thread: None,
