@@ -93,26 +93,7 @@ fn a_step_past_its_budget_is_cut_and_the_deadline_holds() {
         "a cut step fails the check\n{stdout}"
     );
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
-    for step in [
-        "check",
-        "correctness",
-        "memcheck",
-        "throughput-mlkem",
-        "throughput-mldsa-verify",
-        "throughput-mldsa-sign",
-        "variants",
-        "latency",
-        "curve-mlkem",
-        "curve-mldsa",
-        "kernels",
-        "cpu",
-        "report",
-    ] {
-        assert!(
-            summary.lines().any(|l| l.starts_with(&format!("{step} "))),
-            "{step} missing from\n{summary}"
-        );
-    }
+    common::assert_summary_names_every_step(&summary);
     let state = |step: &str| {
         summary
             .lines()

@@ -6,7 +6,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{files, outcome, pqcprof, read_json};
+use common::{files, outcome, pqcprof, read_json, tiny_run};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -16,30 +16,6 @@ fn bounded(secs: u64) -> Command {
     let mut c = pqcprof();
     c.timeout(Duration::from_secs(secs));
     c
-}
-
-/// A tiny real CPU run into `out`; its run file.
-fn tiny_run(out: &Path) -> PathBuf {
-    let (code, _, err) = outcome(
-        pqcprof()
-            .args([
-                "cpu",
-                "--alg",
-                "ML-KEM-512",
-                "--op",
-                "keygen",
-                "--batch",
-                "2",
-                "--runs",
-                "6",
-                "--threads",
-                "1",
-                "--out",
-            ])
-            .arg(out),
-    );
-    assert_eq!(code, 0, "{err}");
-    files(out, "run-", ".json").pop().expect("a run file")
 }
 
 /// A run file of a rank: the tiny run with a Slurm block.

@@ -18,35 +18,7 @@ fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pqcprof")
 }
 
-use common::{files, read_json};
-
-/// The arguments of a CPU run of a second or less.
-const TINY: [&str; 12] = [
-    "cpu",
-    "--alg",
-    "ML-KEM-512",
-    "--op",
-    "keygen",
-    "--batch",
-    "2",
-    "--runs",
-    "6",
-    "--threads",
-    "1",
-    "--out",
-];
-
-/// A tiny real run into `out`; its run file.
-fn tiny_run(out: &Path) -> PathBuf {
-    let before = files(out, "run-", ".json");
-    let (code, _, err) = outcome(pqcprof().args(TINY).arg(out));
-    assert_eq!(code, 0, "{err}");
-    let after = files(out, "run-", ".json");
-    after
-        .into_iter()
-        .find(|p| !before.contains(p))
-        .expect("a new run file")
-}
+use common::{files, read_json, tiny_run, TINY};
 
 /// A liboqs sweep of `algs` into `out` (`seconds` per window, no warm-up,
 /// no symmetric primitives), started in the background.

@@ -339,6 +339,20 @@ pub fn latency_table(ds: &Dataset) -> Table {
     t
 }
 
+/// A whole number with its unit, or an empty cell.
+fn count_cell(v: Option<u32>, unit: &str) -> Cell {
+    v.map(|v| Cell::num(format!("{v}{unit}")))
+        .unwrap_or_else(Cell::empty)
+}
+
+/// The driver's occupancy of a kernel, with its resident blocks.
+fn occupancy_cell(k: &crate::schema::device::KernelInfo) -> Cell {
+    match (k.occupancy_pct, k.resident_blocks_per_sm) {
+        (Some(p), Some(b)) => Cell::num(format!("{p:.1}%")).below(format!("{b} blocks/SM")),
+        _ => Cell::empty(),
+    }
+}
+
 /// Our GPU kernels behind throughput records: launch shape and the
 /// resources the driver reported (registers, local memory, occupancy), next
 /// to the throughput they gave.
@@ -378,14 +392,6 @@ pub fn kernels_table(ds: &Dataset) -> Table {
                 .value(w.exact_waves),
             None => Cell::empty(),
         };
-        let opt = |v: Option<u32>, unit: &str| {
-            v.map(|v| Cell::num(format!("{v}{unit}")))
-                .unwrap_or_else(Cell::empty)
-        };
-        let occupancy = match (k.occupancy_pct, k.resident_blocks_per_sm) {
-            (Some(p), Some(b)) => Cell::num(format!("{p:.1}%")).below(format!("{b} blocks/SM")),
-            _ => Cell::empty(),
-        };
         t.rows.push(Row {
             filters: filters(e),
             cells: vec![
@@ -395,9 +401,9 @@ pub fn kernels_table(ds: &Dataset) -> Table {
                 Cell::num(units::ops(e.ok_throughput().expect("filtered"))).from([e.src]),
                 Cell::text(k.name.clone()).below(k.image.clone()),
                 Cell::num(format!("{} × {}", k.blocks, k.threads_per_block)),
-                opt(k.registers_per_thread, ""),
-                opt(k.local_bytes_per_thread, " B"),
-                occupancy,
+                count_cell(k.registers_per_thread, ""),
+                count_cell(k.local_bytes_per_thread, " B"),
+                occupancy_cell(k),
                 waves,
                 src_cell(e.src.to_string()),
             ],
@@ -473,14 +479,6 @@ pub fn variants_table(ds: &Dataset) -> Table {
             }
             _ => Cell::empty(),
         };
-        let opt = |v: Option<u32>, unit: &str| {
-            v.map(|v| Cell::num(format!("{v}{unit}")))
-                .unwrap_or_else(Cell::empty)
-        };
-        let occupancy = match (k.occupancy_pct, k.resident_blocks_per_sm) {
-            (Some(p), Some(b)) => Cell::num(format!("{p:.1}%")).below(format!("{b} blocks/SM")),
-            _ => Cell::empty(),
-        };
         t.rows.push(Row {
             filters: filters(e),
             cells: vec![
@@ -491,10 +489,10 @@ pub fn variants_table(ds: &Dataset) -> Table {
                     .below(format!("{} × {}", k.blocks, k.threads_per_block)),
                 Cell::num(units::ops(ops)).from([e.src]),
                 against,
-                opt(k.registers_per_thread, ""),
-                opt(k.shared_bytes_per_block, " B"),
-                opt(k.local_bytes_per_thread, " B"),
-                occupancy,
+                count_cell(k.registers_per_thread, ""),
+                count_cell(k.shared_bytes_per_block, " B"),
+                count_cell(k.local_bytes_per_thread, " B"),
+                occupancy_cell(k),
                 src_cell(e.src.to_string()),
             ],
         });

@@ -269,3 +269,58 @@ pub fn assert_aggregate_adds_up(records: &[serde_json::Value], agg: &serde_json:
         (g, t) => panic!("total {g:?}, from the records {t:?}: {agg}"),
     }
 }
+
+/// The arguments of a CPU run of a second or less.
+pub const TINY: [&str; 12] = [
+    "cpu",
+    "--alg",
+    "ML-KEM-512",
+    "--op",
+    "keygen",
+    "--batch",
+    "2",
+    "--runs",
+    "6",
+    "--threads",
+    "1",
+    "--out",
+];
+
+/// A tiny real run into `out`; its run file.
+pub fn tiny_run(out: &Path) -> PathBuf {
+    let before = files(out, "run-", ".json");
+    let (code, _, err) = outcome(pqcprof().args(TINY).arg(out));
+    assert_eq!(code, 0, "{err}");
+    let after = files(out, "run-", ".json");
+    after
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .expect("a new run file")
+}
+
+/// The steps `scripts/gpu-check` names in its summary, in order.
+pub const GPU_CHECK_STEPS: [&str; 13] = [
+    "check",
+    "correctness",
+    "memcheck",
+    "throughput-mlkem",
+    "throughput-mldsa-verify",
+    "throughput-mldsa-sign",
+    "variants",
+    "latency",
+    "curve-mlkem",
+    "curve-mldsa",
+    "kernels",
+    "cpu",
+    "report",
+];
+
+/// Every step of `scripts/gpu-check` has its line in `summary`.
+pub fn assert_summary_names_every_step(summary: &str) {
+    for step in GPU_CHECK_STEPS {
+        assert!(
+            summary.lines().any(|l| l.starts_with(&format!("{step} "))),
+            "{step} missing from\n{summary}"
+        );
+    }
+}
