@@ -113,6 +113,14 @@ fn build_and_run(
     run(Command::new(&exe).env("PQCPROF_CUPQC_STANDIN_WORKSPACE_FAILS", "1"))
 }
 
+/// `program` built against pqcprof's stand-in SDK (its two libraries, made
+/// by `standin_libs`) and run; its output.
+fn build_and_run_on_standin(nvcc: &Path, program: &str, work: &Path) -> String {
+    let lib = standin_libs(nvcc, work);
+    let sdk = root().join("tests/fixtures/cupqc-standin");
+    build_and_run(nvcc, &sdk, &lib, &["cupqc-pk", "cupqc-hash"], program, work)
+}
+
 #[test]
 fn the_example_style_program_builds_against_the_standin() {
     let test = "the_example_style_program_builds_against_the_standin";
@@ -120,16 +128,7 @@ fn the_example_style_program_builds_against_the_standin() {
     let Some(nvcc) = nvcc_or_skip(test, work.path()) else {
         return;
     };
-    let lib = standin_libs(&nvcc, work.path());
-    let sdk = root().join("tests/fixtures/cupqc-standin");
-    let out = build_and_run(
-        &nvcc,
-        &sdk,
-        &lib,
-        &["cupqc-pk", "cupqc-hash"],
-        "roundtrip.cu",
-        work.path(),
-    );
+    let out = build_and_run_on_standin(&nvcc, "roundtrip.cu", work.path());
     assert!(
         out.contains("compiled; no GPU to run on")
             || out.contains("ML-KEM-768 secrets match; ML-DSA-65 signatures verify"),
@@ -213,16 +212,7 @@ fn a_throwing_make_workspace_is_a_named_error_not_an_abort() {
     let Some(nvcc) = nvcc_or_skip(test, work.path()) else {
         return;
     };
-    let lib = standin_libs(&nvcc, work.path());
-    let sdk = root().join("tests/fixtures/cupqc-standin");
-    let out = build_and_run(
-        &nvcc,
-        &sdk,
-        &lib,
-        &["cupqc-pk", "cupqc-hash"],
-        "workspace_failure.cu",
-        work.path(),
-    );
+    let out = build_and_run_on_standin(&nvcc, "workspace_failure.cu", work.path());
     // PQCPROF_CUPQC_E_WORKSPACE is -4 (cuda/cupqc/shim.h); "out of memory"
     // is the CUDA runtime's text for cudaErrorMemoryAllocation.
     assert!(
