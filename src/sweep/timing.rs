@@ -75,6 +75,37 @@ impl Together {
     }
 }
 
+/// The warm-up: `op` repeated until `warmup` has passed (at most `cap`
+/// times, counted in `m.warmup_ops`), giving the time per operation; none
+/// when a `known` time per operation already covers the warm-up.
+fn warm_up(
+    op: &mut dyn FnMut() -> Result<()>,
+    m: &mut Measurement,
+    warmup: Duration,
+    cap: u64,
+    known: Option<Duration>,
+    cancel: &AtomicBool,
+) -> Result<Duration> {
+    if let Some(d) = known.filter(|d| *d >= warmup && *d > Duration::ZERO) {
+        return Ok(d);
+    }
+    let start = Instant::now();
+    loop {
+        if cancel.load(Ordering::SeqCst) {
+            bail!(Interrupted);
+        }
+        if m.warmup_ops >= cap {
+            break;
+        }
+        op()?;
+        m.warmup_ops += 1;
+        if start.elapsed() >= warmup {
+            break;
+        }
+    }
+    Ok(start.elapsed() / m.warmup_ops.max(1) as u32)
+}
+
 /// [`measure_capped`] on one of several threads that share one window
 /// (`with`): each warms up on its own, then the window runs in rounds of one
 /// batch per thread, each round started by all threads together, until the
@@ -96,26 +127,7 @@ pub fn measure_together(
             bail!("the key has no signatures left to measure");
         }
         let warmup_cap = cap.map_or(u64::MAX, |c| c / 2);
-        match known {
-            Some(d) if d >= warmup && d > Duration::ZERO => Ok(d),
-            _ => {
-                let start = Instant::now();
-                loop {
-                    if cancel.load(Ordering::SeqCst) {
-                        bail!(Interrupted);
-                    }
-                    if m.warmup_ops >= warmup_cap {
-                        break;
-                    }
-                    op()?;
-                    m.warmup_ops += 1;
-                    if start.elapsed() >= warmup {
-                        break;
-                    }
-                }
-                Ok(start.elapsed() / m.warmup_ops.max(1) as u32)
-            }
-        }
+        warm_up(op, &mut m, warmup, warmup_cap, known, cancel)
     })();
     let mut err = None;
     match warm {
@@ -226,27 +238,8 @@ pub fn measure_capped(
     let window = Duration::from_secs_f64(w.window);
     // Warm-up: repeat until the warm-up time has passed; it also estimates
     // the time per operation.
-    let per_op = match known {
-        Some(d) if d >= warmup && d > Duration::ZERO => d,
-        _ => {
-            let start = Instant::now();
-            loop {
-                if cancel.load(Ordering::SeqCst) {
-                    bail!(Interrupted);
-                }
-                if m.warmup_ops >= warmup_cap {
-                    break;
-                }
-                op()?;
-                m.warmup_ops += 1;
-                if start.elapsed() >= warmup {
-                    break;
-                }
-            }
-            left -= m.warmup_ops;
-            start.elapsed() / m.warmup_ops.max(1) as u32
-        }
-    };
+    let per_op = warm_up(op, &mut m, warmup, warmup_cap, known, cancel)?;
+    left -= m.warmup_ops;
     if per_op >= window {
         // Slower than the window: one operation, as long as it needs.
         let t = Instant::now();
