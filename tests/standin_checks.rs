@@ -352,6 +352,17 @@ fn a_divergent_syncthreads_fails_the_launch() {
         "CUDA_ERROR_LAUNCH_FAILED",
         &["kernel failed: divergent __syncthreads in kernel pqcprof_standin_check_test, block 0: thread 127 exited while 127 of the block's 128 threads"],
     );
+    // `if (t < 16) __syncthreads(); else __syncthreads();`: every thread
+    // arrives, but at two different barriers.
+    assert_bug_caught(
+        7,
+        "CUDA_ERROR_LAUNCH_FAILED",
+        &[
+            "kernel failed: divergent __syncthreads in kernel pqcprof_standin_check_test, block 0: threads wait at different __syncthreads (thread 0 at ",
+            "check_kernels.cu:",
+            ", thread 16 at ",
+        ],
+    );
 }
 
 #[test]
