@@ -113,11 +113,11 @@ fn every_operation_passes_its_gate_at_batch_1_and_129() {
         return;
     }
     // The default variant (the static cost's choice: one warp per ML-KEM
-    // operation, one thread per ML-DSA one), then the one-thread ML-KEM
-    // kernels asked for by name. Each gate compares the outputs with the
-    // host build's for the same inputs, so every variant's outputs are
-    // byte-identical to every other's.
-    for (kernel, algs, expect) in [(None, "all", 18), (Some("thread"), "mlkem", 9)] {
+    // operation, one block per ML-DSA one), then the one-thread kernels
+    // asked for by name. Each gate compares the outputs with the host
+    // build's for the same inputs (signing: the same randomness), so every
+    // variant's outputs are byte-identical to every other's.
+    for (kernel, algs, expect) in [(None, "all", 18), (Some("thread"), "all", 18)] {
         for batch in ["1", "129"] {
             let d = tempfile::tempdir().unwrap();
             let mut args = vec!["--alg", algs, "--batch", batch, "--runs", "2"];
@@ -132,13 +132,22 @@ fn every_operation_passes_its_gate_at_batch_1_and_129() {
             for r in records(d.path()) {
                 let k = &r["kernel"];
                 let kem = r["algorithm"].as_str().unwrap().starts_with("ML-KEM");
-                let variant = kernel.unwrap_or(if kem { "warp" } else { "thread" });
+                let variant = kernel.unwrap_or(if kem { "warp" } else { "block" });
                 assert_eq!(k["variant"], variant, "{what}: {k}");
                 let name = k["name"].as_str().unwrap();
                 assert_eq!(name.ends_with("_warp"), variant == "warp", "{what}: {k}");
-                if variant == "warp" {
-                    assert_eq!(k["threads_per_block"], 32, "{k}");
-                    assert_eq!(k["blocks"], r["batch"], "{k}");
+                assert_eq!(name.ends_with("_block"), variant == "block", "{what}: {k}");
+                if variant != "thread" {
+                    let size = if variant == "warp" { 32 } else { 128 };
+                    assert_eq!(k["threads_per_block"], size, "{k}");
+                    // One block per operation; signing's blocks take
+                    // messages from a queue, at most one per message.
+                    if r["operation"] == "Sign" {
+                        let b = k["blocks"].as_u64().unwrap();
+                        assert!(b >= 1 && b <= r["batch"].as_u64().unwrap(), "{k}");
+                    } else {
+                        assert_eq!(k["blocks"], r["batch"], "{k}");
+                    }
                     assert!(k["shared_bytes_per_block"].as_u64().unwrap() > 0, "{k}");
                 }
             }
@@ -167,7 +176,8 @@ fn a_variant_that_is_not_built_is_refused_by_name() {
     let (code, stdout, stderr) = gpu(d.path(), &[], &args);
     assert_ne!(code, 0, "{stdout}\n{stderr}");
     assert!(
-        format!("{stdout}{stderr}").contains("ML-DSA-44 sign has no warp kernel (built: thread)"),
+        format!("{stdout}{stderr}")
+            .contains("ML-DSA-44 sign has no warp kernel (built: thread, block)"),
         "{stdout}\n{stderr}"
     );
 }
@@ -191,9 +201,12 @@ fn several_full_waves_of_a_small_device() {
         // Signing's threads take messages from a queue: its grid is what
         // the device holds at once (two blocks); the other one-thread
         // kernels one thread per operation.
+        // One block of 128 per ML-DSA operation: two resident at once, and
+        // signing's grid is those two.
         let (blocks, most) = match (k["variant"].as_str().unwrap(), r["operation"].as_str()) {
             ("warp", _) => (777, 8),
             (_, Some("Sign")) => (2, 2),
+            ("block", _) => (777, 2),
             _ => (7, 2),
         };
         assert_eq!(k["blocks"], blocks, "{k}");
@@ -203,16 +216,15 @@ fn several_full_waves_of_a_small_device() {
             "{k}"
         );
     }
-    // The one-thread ML-KEM kernels at the same batch.
+    // The one-thread kernels at the same batch.
     let d = tempfile::tempdir().unwrap();
-    let args = [
-        "--kernel", "thread", "--alg", "mlkem", "--batch", "777", "--runs", "1",
-    ];
+    let args = ["--kernel", "thread", "--batch", "777", "--runs", "1"];
     let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert_all_ok_and_emulated(d.path(), 9, "thread batch 777");
+    assert_all_ok_and_emulated(d.path(), 18, "thread batch 777");
     for r in records(d.path()) {
-        assert_eq!(r["kernel"]["blocks"], 7, "{r:#}");
+        let blocks = if r["operation"] == "Sign" { 2 } else { 7 };
+        assert_eq!(r["kernel"]["blocks"], blocks, "{r:#}");
     }
 }
 
@@ -266,11 +278,10 @@ fn empty_message_and_longest_context_sign_and_verify() {
 /// in `op` of `alg` (exit 3, the operation named, the record failed).
 fn assert_fault_caught(knob: &str, kernel: &str, alg: &str, op: &str) {
     let d = tempfile::tempdir().unwrap();
-    let variant = if kernel.ends_with("_warp") {
-        "warp"
-    } else {
-        "thread"
-    };
+    let variant = ["warp", "block"]
+        .into_iter()
+        .find(|v| kernel.ends_with(&format!("_{v}")))
+        .unwrap_or("thread");
     let args = [
         "--alg", alg, "--op", op, "--batch", "129", "--runs", "1", "--kernel", variant,
     ];
@@ -301,29 +312,45 @@ fn the_gate_catches_every_injected_fault() {
         ("mlkem512_keygen_warp", "ML-KEM-512", "keygen"),
         ("mlkem768_encaps_warp", "ML-KEM-768", "encaps"),
         ("mlkem1024_decaps_warp", "ML-KEM-1024", "decaps"),
+        ("mldsa44_keygen_block", "ML-DSA-44", "keygen"),
+        ("mldsa65_sign_block", "ML-DSA-65", "sign"),
+        ("mldsa87_verify_block", "ML-DSA-87", "verify"),
     ] {
         assert_fault_caught("CORRUPT", kernel, alg, op);
         if op != "sign" {
             assert_fault_caught("SKIP_LAST_BLOCK", kernel, alg, op);
         }
     }
-    // Signing's threads take messages from one queue: when a block never
-    // runs, the others sign its messages and every signature is right.
-    let d = tempfile::tempdir().unwrap();
-    let args = [
-        "--alg",
-        "ML-DSA-65",
-        "--op",
-        "sign",
-        "--batch",
-        "300",
-        "--runs",
-        "1",
-    ];
-    let knobs = [("SKIP_LAST_BLOCK", "mldsa65_sign")];
-    let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert_all_ok_and_emulated(d.path(), 1, "sign with its last block skipped");
+    // Signing's threads (or blocks) take messages from one queue: when a
+    // block never runs, the others sign its messages and every signature
+    // is right.
+    for variant in ["thread", "block"] {
+        let d = tempfile::tempdir().unwrap();
+        let args = [
+            "--alg",
+            "ML-DSA-65",
+            "--op",
+            "sign",
+            "--batch",
+            "300",
+            "--runs",
+            "1",
+            "--kernel",
+            variant,
+        ];
+        let skipped = if variant == "block" {
+            "mldsa65_sign_block"
+        } else {
+            "mldsa65_sign"
+        };
+        let knobs = [("SKIP_LAST_BLOCK", skipped)];
+        let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        assert_all_ok_and_emulated(d.path(), 1, "sign with its last block skipped");
+        let k = &records(d.path())[0]["kernel"];
+        assert_eq!(k["name"], skipped, "{k}");
+        assert!(k["blocks"].as_u64().unwrap() >= 2, "{k}");
+    }
 }
 
 #[test]

@@ -45,10 +45,10 @@ fn a_deadline_returns_in_time_with_finished_runs_kept() {
     .args(["--batch", "1", "--runs", "1", "--out"])
     .arg(d.path().join("warm"));
     assert_eq!(outcome(&mut warm).0, 0);
-    // Signing runs as many queue threads as the device holds at once (768
-    // here), each at least 2 ms: a launch takes about 1.5 s, so 20 runs of
-    // two records take well over 60 s, while calibration, warm-up and a
-    // first run fit each record's 15 s share.
+    // The one-thread signing kernel runs as many queue threads as the
+    // device holds at once (768 here), each at least 2 ms: a launch takes
+    // about 1.5 s, so 20 runs of two records take well over 60 s, while
+    // calibration, warm-up and a first run fit each record's 15 s share.
     let mut c = standin::pqcprof(&[("NS_PER_OP", "2000000")]);
     c.args([
         "gpu",
@@ -57,7 +57,8 @@ fn a_deadline_returns_in_time_with_finished_runs_kept() {
         "--alg",
         "ML-DSA-44,ML-DSA-65",
     ])
-    .args(["--op", "sign", "--runs", "20", "--deadline", "30", "--out"])
+    .args(["--op", "sign", "--kernel", "thread", "--runs", "20"])
+    .args(["--deadline", "30", "--out"])
     .arg(d.path().join("out"));
     let t0 = Instant::now();
     let (code, _, err) = outcome(&mut c);

@@ -78,6 +78,17 @@ size_t pqcprof_mldsa_sign_workspace_bytes(int level) {
     }
 }
 
+// Bytes of the workspace one block of the `block` signing kernel needs
+// (mldsa_sign_block_layout); 0 for an unknown level.
+size_t pqcprof_mldsa_sign_block_workspace_bytes(int level) {
+    switch (level) {
+    case 44: return sizeof(pqc_i32) * mldsa_sign_block_layout<44>::WORDS;
+    case 65: return sizeof(pqc_i32) * mldsa_sign_block_layout<65>::WORDS;
+    case 87: return sizeof(pqc_i32) * mldsa_sign_block_layout<87>::WORDS;
+    default: return 0;
+    }
+}
+
 int pqcprof_mldsa_verify(int level, const uint8_t *msg, size_t msglen, const uint8_t *ctx, size_t ctxlen,
                          const uint8_t *sig, size_t siglen, const uint8_t *pk, size_t pklen) {
     if (level != 44 && level != 65 && level != 87) return PQC_ERR_PARAM;

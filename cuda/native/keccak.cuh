@@ -20,6 +20,7 @@
 //   pqc_keccak_squeeze_u64(st)            next 8 output bytes as a little-endian
 //                                         lane; only when every squeeze so far
 //                                         was a whole number of lanes (pos % 8 == 0).
+//   pqc_keccak_squeeze_byte(st)           next output byte.
 //   pqc_shake128_init/absorb/finalize/squeeze(st, ...)  rate 168, pad 0x1F
 //   pqc_shake256_init/absorb/finalize/squeeze(st, ...)  rate 136, pad 0x1F
 //   pqc_sha3_256(out[32], in, len)   pqc_sha3_512(out[64], in, len)
@@ -239,6 +240,17 @@ PQC_HD pqc_u64 pqc_keccak_squeeze_u64(pqc_keccak *st) {
     const pqc_u64 w = st->s[st->pos >> 3];
     st->pos += 8;
     return w;
+}
+
+// Next squeezed byte (the stream pqc_keccak_squeeze gives, one byte at a
+// time, read straight from the state: no output buffer).
+PQC_HD pqc_u32 pqc_keccak_squeeze_byte(pqc_keccak *st) {
+    if (st->pos == st->rate) {
+        pqc_keccak_f1600(st->s);
+        st->pos = 0;
+    }
+    const pqc_u32 p = st->pos++;
+    return (pqc_u32)(st->s[p >> 3] >> (8 * (p & 7))) & 0xFFu;
 }
 
 PQC_HD void pqc_shake128_init(pqc_keccak *st) { pqc_keccak_init(st, PQC_SHAKE128_RATE); }

@@ -1,7 +1,7 @@
 // kernels.cu: the translation unit NVRTC compiles for the GPU.
 //
 // The Rust side (src/gpu/kernels.rs) concatenates common.cuh, keccak.cuh,
-// mlkem.cuh, mldsa.cuh, mlkem_warp.cuh, mlkem_kernels.cuh, mldsa_kernels.cuh, hold.cuh and
+// mlkem.cuh, mldsa.cuh, mlkem_warp.cuh, mldsa_block.cuh, mlkem_kernels.cuh, mldsa_kernels.cuh, hold.cuh and
 // this file,
 // dropping the quoted #include lines, so NVRTC needs no include path and no
 // system header. With nvcc, the includes below do the same job.
@@ -10,6 +10,7 @@
 #include "mlkem.cuh"
 #include "mldsa.cuh"
 #include "mlkem_warp.cuh"
+#include "mldsa_block.cuh"
 #include "mlkem_kernels.cuh"
 #include "mldsa_kernels.cuh"
 #include "hold.cuh"

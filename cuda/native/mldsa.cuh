@@ -498,6 +498,22 @@ template <int LEVEL> struct mldsa_sign_layout {
     };
 };
 
+// The workspace of a block that signs with the `block` variant
+// (mldsa_block.cuh): A^, then NTT(s1), NTT(s2), NTT(t0) of the signature it
+// works on, each polynomial's 256 words consecutive (28,672 / 48,128 /
+// 80,896 bytes for ML-DSA-44/65/87); y, w and the products stay in the
+// block's shared memory.
+template <int LEVEL> struct mldsa_sign_block_layout {
+    typedef mldsa_params<LEVEL> P;
+    enum {
+        A = 0,                          // A^[r][s] at A + (r * L + s) * 256
+        S1 = A + P::K * P::L * MLDSA_N, // NTT(s1)
+        S2 = S1 + P::L * MLDSA_N,       // NTT(s2)
+        T0 = S2 + P::K * MLDSA_N,       // NTT(t0)
+        WORDS = T0 + P::K * MLDSA_N
+    };
+};
+
 PQC_HD void mldsa_ws_store(pqc_i32 *ws, pqc_size stride, int off, const pqc_i32 *a) {
     for (int j = 0; j < MLDSA_N; ++j) ws[(pqc_size)(off + j) * stride] = a[j];
 }

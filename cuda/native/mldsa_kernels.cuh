@@ -1,4 +1,6 @@
-// mldsa_kernels.cuh: ML-DSA batch kernels, one thread per operation at a time.
+// mldsa_kernels.cuh: ML-DSA batch kernels: mldsaS_OP, one thread per
+// operation at a time; mldsaS_OP_block, one block of up to 128 threads per
+// operation (mldsa_block.cuh). The parameters of both are the same:
 //
 // For S in 44, 65, 87:
 //   mldsaS_keygen(pk, sk, xi, n)      xi n x 32, pk n x PK, sk n x SK
@@ -9,6 +11,9 @@
 //       scratch: one signing workspace per thread of the grid, interleaved
 //       (gridDim.x * blockDim.x * mldsa_sign_layout<S>::WORDS words);
 //       queue: one pqc_u32, zeroed by the host before every launch.
+//       The block variant's scratch is one mldsa_sign_block_layout<S>
+//       workspace per block of the grid (gridDim.x * WORDS words), and its
+//       blocks, not threads, take messages from the queue.
 //   mldsaS_verify(ok, msg, msg_len, ctx, ctx_len, sig, sig_stride, pk, n)
 //       ok[i] = 1 valid, 0 invalid.
 // Device only: the host build never sees this file (the CPU stand-in driver
@@ -21,6 +26,7 @@
 #include "common.cuh"
 #include "keccak.cuh"
 #include "mldsa.cuh"
+#include "mldsa_block.cuh"
 
 // Signing as a queue: the grid has as many threads as the device holds at
 // once (or fewer for a small batch), each with its own workspace. A thread
@@ -93,6 +99,22 @@ __device__ __forceinline__ void mldsa_sign_thread(pqc_u8 *sig, pqc_u32 sig_strid
         typedef mldsa_params<S> P;                                                                             \
         ok[i] = mldsa_verify<S>(pk + (pqc_size)i * P::PK_BYTES, msg + (pqc_size)i * msg_len, msg_len, ctx,    \
                                 ctx_len, sig + (pqc_size)i * sig_stride);                                      \
+    }                                                                                                          \
+    extern "C" __global__ void __launch_bounds__(128)                                                          \
+        mldsa##S##_keygen_block(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *xi, pqc_u32 n) {                         \
+        mldsa_keygen_block<S>(pk, sk, xi, n);                                                                  \
+    }                                                                                                          \
+    extern "C" __global__ void __launch_bounds__(128)                                                          \
+        mldsa##S##_sign_block(pqc_u8 *sig, pqc_u32 sig_stride, const pqc_u8 *msg, pqc_u32 msg_len,             \
+                              const pqc_u8 *ctx, pqc_u32 ctx_len, const pqc_u8 *sk, const pqc_u8 *rnd,         \
+                              pqc_i32 *scratch, pqc_u32 *queue, pqc_u32 n) {                                   \
+        mldsa_sign_block<S>(sig, sig_stride, msg, msg_len, ctx, ctx_len, sk, rnd, scratch, queue, n);          \
+    }                                                                                                          \
+    extern "C" __global__ void __launch_bounds__(128)                                                          \
+        mldsa##S##_verify_block(pqc_i32 *ok, const pqc_u8 *msg, pqc_u32 msg_len, const pqc_u8 *ctx,            \
+                                pqc_u32 ctx_len, const pqc_u8 *sig, pqc_u32 sig_stride, const pqc_u8 *pk,      \
+                                pqc_u32 n) {                                                                   \
+        mldsa_verify_block<S>(ok, msg, msg_len, ctx, ctx_len, sig, sig_stride, pk, n);                         \
     }
 
 PQC_MLDSA_KERNELS(44)

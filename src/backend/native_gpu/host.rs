@@ -60,6 +60,7 @@ mod ffi {
             attempts: *mut c_int,
         ) -> c_int;
         pub fn pqcprof_mldsa_sign_workspace_bytes(level: c_int) -> usize;
+        pub fn pqcprof_mldsa_sign_block_workspace_bytes(level: c_int) -> usize;
         pub fn pqcprof_keccak_permutations() -> i64;
         pub fn pqcprof_mldsa_verify(
             level: c_int,
@@ -299,15 +300,29 @@ pub fn keccak_permutations() -> u64 {
 /// `mldsa_sign_layout`): what each thread of a signing kernel needs; 0 for
 /// an algorithm that is not ML-DSA.
 pub fn mldsa_sign_workspace_bytes(alg: crate::core::catalog::Algorithm) -> usize {
-    use crate::core::catalog::Algorithm::*;
-    let level = match alg {
-        MlDsa44 => 44,
-        MlDsa65 => 65,
-        MlDsa87 => 87,
-        _ => return 0,
-    };
     // SAFETY: a pure function of its argument.
-    unsafe { ffi::pqcprof_mldsa_sign_workspace_bytes(level) }
+    mldsa_level(alg).map_or(0, |l| unsafe { ffi::pqcprof_mldsa_sign_workspace_bytes(l) })
+}
+
+/// Bytes of the workspace one block of the `block` signing kernel needs
+/// (cuda/native/mldsa.cuh, `mldsa_sign_block_layout`: A^, NTT(s1), NTT(s2),
+/// NTT(t0) of the signature the block works on); 0 for an algorithm that
+/// is not ML-DSA.
+pub fn mldsa_sign_block_workspace_bytes(alg: crate::core::catalog::Algorithm) -> usize {
+    // SAFETY: a pure function of its argument.
+    mldsa_level(alg).map_or(0, |l| unsafe {
+        ffi::pqcprof_mldsa_sign_block_workspace_bytes(l)
+    })
+}
+
+fn mldsa_level(alg: crate::core::catalog::Algorithm) -> Option<c_int> {
+    use crate::core::catalog::Algorithm::*;
+    match alg {
+        MlDsa44 => Some(44),
+        MlDsa65 => Some(65),
+        MlDsa87 => Some(87),
+        _ => None,
+    }
 }
 
 /// Pure ML-DSA verification with context `ctx`.

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 /// The sources, in the order they must appear.
-pub const PARTS: [(&str, &str); 9] = [
+pub const PARTS: [(&str, &str); 10] = [
     (
         "common.cuh",
         include_str!("../../../cuda/native/common.cuh"),
@@ -26,6 +26,10 @@ pub const PARTS: [(&str, &str); 9] = [
     (
         "mlkem_warp.cuh",
         include_str!("../../../cuda/native/mlkem_warp.cuh"),
+    ),
+    (
+        "mldsa_block.cuh",
+        include_str!("../../../cuda/native/mldsa_block.cuh"),
     ),
     (
         "mlkem_kernels.cuh",
@@ -354,10 +358,18 @@ fn read_cached(stem: &Path, arch: &str) -> Option<Compiled> {
 }
 
 /// Like `compile`, but reuses what the same NVRTC compiled earlier from the
-/// same source and options.
+/// same source and options (in `cache_dir`).
 pub fn compile_cached(arch: &str) -> Result<(Compiled, Origin), CompileFailure> {
+    compile_cached_in(cache_dir().as_deref(), arch)
+}
+
+/// `compile_cached` with the cache in `dir` (none: no cache).
+pub fn compile_cached_in(
+    dir: Option<&Path>,
+    arch: &str,
+) -> Result<(Compiled, Origin), CompileFailure> {
     let version = crate::probe::gpu::nvrtc_version();
-    let stem = match (cache_dir(), version) {
+    let stem = match (dir, version) {
         (Some(d), Some(v)) => Some(d.join(cache_file_stem(arch, v))),
         _ => None,
     };

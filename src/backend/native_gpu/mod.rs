@@ -263,21 +263,31 @@ impl NativeGpu {
     }
 
     /// Launch shape of `func` (the kernel of `op`) over `n` operations: one
-    /// thread per operation, except signing, whose threads take messages
-    /// from a queue: as many as the device holds at once, or fewer for a
-    /// small batch (see `sign_threads`).
+    /// thread (or warp, or block) per operation, except signing, whose
+    /// threads (the block variant: blocks) take messages from a queue: as
+    /// many as the device holds at once, or fewer for a small batch (see
+    /// `sign_threads`).
     fn shape(&self, func: &Kernel, op: Operation, n: usize) -> anyhow::Result<LaunchConfig> {
         let max = self.max_block(func)?;
-        let threads = if op == Operation::Sign {
-            sign_threads(
+        let threads = match (op, func.variant) {
+            (Operation::Sign, Variant::Block) => {
+                let block = func.variant.threads_per_block(max).max(1) as usize;
+                sign_threads(
+                    n,
+                    1,
+                    self.resident_blocks(func),
+                    self.sms,
+                    self.resident_threads / block,
+                )
+            }
+            (Operation::Sign, _) => sign_threads(
                 n,
                 launch_shape(1, max).block_dim.0,
                 self.resident_blocks(func),
                 self.sms,
                 self.resident_threads,
-            )
-        } else {
-            n
+            ),
+            _ => n,
         };
         Ok(variant_launch_shape(
             func.variant,
@@ -287,11 +297,17 @@ impl NativeGpu {
     }
 
     /// Device bytes of the signing workspaces a batch of `batch` operations
-    /// of `alg` needs (one per thread of the signing launch).
+    /// of `alg` needs (one per thread of the signing launch; the block
+    /// variant: one per block).
     fn sign_scratch_bytes(&self, alg: Algorithm, batch: usize) -> anyhow::Result<usize> {
         let f = self.function(alg, Operation::Sign)?;
         let shape = self.shape(&f, Operation::Sign, batch)?;
-        Ok(launch_threads(&shape) * host::mldsa_sign_workspace_bytes(alg))
+        Ok(match f.variant {
+            Variant::Block => {
+                shape.grid_dim.0 as usize * host::mldsa_sign_block_workspace_bytes(alg)
+            }
+            _ => launch_threads(&shape) * host::mldsa_sign_workspace_bytes(alg),
+        })
     }
 
     /// (free bytes, bytes per operation, fixed bytes) of a batch of `op`

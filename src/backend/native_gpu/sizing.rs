@@ -81,7 +81,7 @@ impl Variant {
 pub fn variants(alg: Algorithm, _op: Operation) -> &'static [Variant] {
     match alg.kind() {
         Kind::Kem => &[Variant::Thread, Variant::Warp],
-        Kind::Signature => &[Variant::Thread],
+        Kind::Signature => &[Variant::Thread, Variant::Block],
     }
 }
 
@@ -403,8 +403,10 @@ mod tests {
         );
         assert_eq!(
             variants(Algorithm::MlDsa65, Operation::Sign),
-            &[Variant::Thread]
+            &[Variant::Thread, Variant::Block]
         );
+        let b = variant_launch_shape(Variant::Block, 129, 1024);
+        assert_eq!((b.grid_dim.0, b.block_dim.0), (129, 128));
     }
 
     #[test]
