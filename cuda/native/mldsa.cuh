@@ -228,14 +228,11 @@ PQC_HD pqc_i32 mldsa_highbits(pqc_i32 r) {
 // SimpleBitPack is (0, +1) and BitPack(w, a, b) is (b, -1).
 // ---------------------------------------------------------------------------
 
-// The first n coefficients of a (a whole number of bytes when n is a
-// multiple of 8): mldsa_pack is n = 256; a cooperative kernel packs groups
-// of 8, `bits` bytes each.
-PQC_HD void mldsa_pack_n(pqc_u8 *out, const pqc_i32 *a, int n, int bits, pqc_i32 base, pqc_i32 mul) {
+PQC_HD_NOINLINE void mldsa_pack(pqc_u8 *out, const pqc_i32 *a, int bits, pqc_i32 base, pqc_i32 mul) {
     const pqc_u32 mask = (1u << bits) - 1u;
     pqc_u64 acc = 0;
     int nacc = 0;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < MLDSA_N; ++i) {
         acc |= (pqc_u64)((pqc_u32)(base + mul * a[i]) & mask) << nacc;
         nacc += bits;
         while (nacc >= 8) {
@@ -246,11 +243,11 @@ PQC_HD void mldsa_pack_n(pqc_u8 *out, const pqc_i32 *a, int n, int bits, pqc_i32
     }
 }
 
-PQC_HD void mldsa_unpack_n(pqc_i32 *a, const pqc_u8 *in, int n, int bits, pqc_i32 base, pqc_i32 mul) {
+PQC_HD_NOINLINE void mldsa_unpack(pqc_i32 *a, const pqc_u8 *in, int bits, pqc_i32 base, pqc_i32 mul) {
     const pqc_u32 mask = (1u << bits) - 1u;
     pqc_u64 acc = 0;
     int nacc = 0;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < MLDSA_N; ++i) {
         while (nacc < bits) {
             acc |= (pqc_u64)(*in++) << nacc;
             nacc += 8;
@@ -259,14 +256,6 @@ PQC_HD void mldsa_unpack_n(pqc_i32 *a, const pqc_u8 *in, int n, int bits, pqc_i3
         acc >>= bits;
         nacc -= bits;
     }
-}
-
-PQC_HD_NOINLINE void mldsa_pack(pqc_u8 *out, const pqc_i32 *a, int bits, pqc_i32 base, pqc_i32 mul) {
-    mldsa_pack_n(out, a, MLDSA_N, bits, base, mul);
-}
-
-PQC_HD_NOINLINE void mldsa_unpack(pqc_i32 *a, const pqc_u8 *in, int bits, pqc_i32 base, pqc_i32 mul) {
-    mldsa_unpack_n(a, in, MLDSA_N, bits, base, mul);
 }
 
 // ---------------------------------------------------------------------------
@@ -495,6 +484,19 @@ PQC_HD int mldsa_keygen_internal(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *xi) {
 // workspaces of all its threads (stride = threads), so the 32 lanes of a warp
 // reading the same word of their own workspaces read 128 consecutive bytes.
 // ---------------------------------------------------------------------------
+template <int LEVEL> struct mldsa_sign_layout {
+    typedef mldsa_params<LEVEL> P;
+    enum {
+        A = 0,                              // A^[r][s] at A + (r * L + s) * 256
+        S1 = A + P::K * P::L * MLDSA_N,     // NTT(s1)
+        S2 = S1 + P::L * MLDSA_N,           // NTT(s2)
+        T0 = S2 + P::K * MLDSA_N,           // NTT(t0)
+        Y = T0 + P::K * MLDSA_N,            // y of the current attempt
+        YHAT = Y + P::L * MLDSA_N,          // NTT(y)
+        W = YHAT + P::L * MLDSA_N,          // w, then w - c s2
+        WORDS = W + P::K * MLDSA_N
+    };
+};
 
 // The workspace of a block that signs with the `block` variant
 // (mldsa_block.cuh): A^, then NTT(s1), NTT(s2), NTT(t0) of the signature it
@@ -511,24 +513,6 @@ template <int LEVEL> struct mldsa_sign_block_layout {
         WORDS = T0 + P::K * MLDSA_N
     };
 };
-
-// The one-thread kernel's workspace: the block's, then y, NTT(y) and w,
-// which a block keeps in shared memory.
-template <int LEVEL> struct mldsa_sign_layout {
-    typedef mldsa_params<LEVEL> P;
-    typedef mldsa_sign_block_layout<LEVEL> B;
-    enum {
-        A = B::A,                  // A^[r][s] at A + (r * L + s) * 256
-        S1 = B::S1,                // NTT(s1)
-        S2 = B::S2,                // NTT(s2)
-        T0 = B::T0,                // NTT(t0)
-        Y = B::WORDS,              // y of the current attempt
-        YHAT = Y + P::L * MLDSA_N, // NTT(y)
-        W = YHAT + P::L * MLDSA_N, // w, then w - c s2
-        WORDS = W + P::K * MLDSA_N
-    };
-};
-
 
 PQC_HD void mldsa_ws_store(pqc_i32 *ws, pqc_size stride, int off, const pqc_i32 *a) {
     for (int j = 0; j < MLDSA_N; ++j) ws[(pqc_size)(off + j) * stride] = a[j];

@@ -77,6 +77,40 @@ __device__ __forceinline__ void mldsa_blk_invntt(pqc_i32 *f, int npoly) {
     __syncthreads();
 }
 
+// Group g of 8 coefficients of mldsa_pack / mldsa_unpack: `bits` bytes at
+// out + g * bits (8 coefficients are a whole number of bytes).
+__device__ __forceinline__ void mldsa_blk_pack8(pqc_u8 *out, const pqc_i32 *a, int bits, pqc_i32 base,
+                                                pqc_i32 mul) {
+    const pqc_u32 mask = (1u << bits) - 1u;
+    pqc_u64 acc = 0;
+    int nacc = 0;
+    for (int i = 0; i < 8; ++i) {
+        acc |= (pqc_u64)((pqc_u32)(base + mul * a[i]) & mask) << nacc;
+        nacc += bits;
+        while (nacc >= 8) {
+            *out++ = (pqc_u8)acc;
+            acc >>= 8;
+            nacc -= 8;
+        }
+    }
+}
+
+__device__ __forceinline__ void mldsa_blk_unpack8(pqc_i32 *a, const pqc_u8 *in, int bits, pqc_i32 base,
+                                                  pqc_i32 mul) {
+    const pqc_u32 mask = (1u << bits) - 1u;
+    pqc_u64 acc = 0;
+    int nacc = 0;
+    for (int i = 0; i < 8; ++i) {
+        while (nacc < bits) {
+            acc |= (pqc_u64)(*in++) << nacc;
+            nacc += 8;
+        }
+        a[i] = base + mul * (pqc_i32)((pqc_u32)acc & mask);
+        acc >>= bits;
+        nacc -= bits;
+    }
+}
+
 // RejNTTPoly(rho || s || r) in the state st (the stream of
 // mldsa_rej_ntt_poly). acc == 0: coefficient j goes to out[j]; else
 // mont(A[j] * acc[j]) is added to out[j] with atomicAdd.
@@ -232,7 +266,7 @@ __device__ __forceinline__ void mldsa_keygen_block(pqc_u8 *pk_all, pqc_u8 *sk_al
     MLDSA_BLK_FOR(g, (P::L + P::K) * 32) {
         const int poly = g >> 5, q = g & 31;
         const pqc_i32 *a = poly < P::L ? &sm.s1[poly][8 * q] : &sm.s2[poly - P::L][8 * q];
-        mldsa_pack_n(sk + P::SK_S1 + poly * P::POLY_ETA + q * P::ETA_BITS, a, 8, P::ETA_BITS, P::ETA, -1);
+        mldsa_blk_pack8(sk + P::SK_S1 + poly * P::POLY_ETA + q * P::ETA_BITS, a, P::ETA_BITS, P::ETA, -1);
     }
     MLDSA_BLK_FOR(c, P::K * MLDSA_N) sm.t[c >> 8][c & 255] = 0;
     __syncthreads();
@@ -255,8 +289,8 @@ __device__ __forceinline__ void mldsa_keygen_block(pqc_u8 *pk_all, pqc_u8 *sk_al
     __syncthreads();
     MLDSA_BLK_FOR(g, P::K * 32) {
         const int r = g >> 5, q = g & 31;
-        mldsa_pack_n(pk + 32 + r * P::POLY_T1 + q * 10, &sm.t[r][8 * q], 8, 10, 0, 1);
-        mldsa_pack_n(sk + P::SK_T0 + r * P::POLY_T0 + q * 13, &sm.s2[r][8 * q], 8, 13, 1 << (MLDSA_D - 1), -1);
+        mldsa_blk_pack8(pk + 32 + r * P::POLY_T1 + q * 10, &sm.t[r][8 * q], 10, 0, 1);
+        mldsa_blk_pack8(sk + P::SK_T0 + r * P::POLY_T0 + q * 13, &sm.s2[r][8 * q], 13, 1 << (MLDSA_D - 1), -1);
     }
     // The barrier orders the block's writes of pk before thread 0 reads it.
     __syncthreads();
@@ -267,15 +301,6 @@ __device__ __forceinline__ void mldsa_keygen_block(pqc_u8 *pk_all, pqc_u8 *sk_al
         pqc_shake256_finalize(st);
         pqc_shake256_squeeze(st, sk + 64, 64); // tr = H(pk, 64)
     }
-}
-
-// <<c x>> for npoly polynomials x at src (NTT domain, in the signing
-// workspace): NTT^-1(NTT(c) o x) into dst.
-__device__ __forceinline__ void mldsa_blk_times_c(pqc_i32 (*dst)[MLDSA_N], const pqc_i32 *c, const pqc_i32 *src,
-                                                  int npoly) {
-    MLDSA_BLK_FOR(i, npoly * MLDSA_N) dst[i >> 8][i & 255] = mldsa_mont_reduce((pqc_i64)c[i & 255] * src[i]);
-    __syncthreads();
-    mldsa_blk_invntt(&dst[0][0], npoly);
 }
 
 // ---------------------------------------------------------------------------
@@ -336,7 +361,7 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
             w[r][8 * q + i] = v;
             hb[i] = mldsa_highbits<P::GAMMA2>(v);
         }
-        mldsa_pack_n(sm.w1 + r * P::POLY_W1 + q * P::W1_BITS, hb, 8, P::W1_BITS, 0, 1);
+        mldsa_blk_pack8(sm.w1 + r * P::POLY_W1 + q * P::W1_BITS, hb, P::W1_BITS, 0, 1);
     }
     __syncthreads();
     // c~ = H(mu || w1Encode(w1), lambda/4); c = SampleInBall(c~).
@@ -353,7 +378,12 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
     MLDSA_BLK_FOR(i, P::CT_BYTES) sig[i] = sm.ct[i];
     mldsa_blk_ntt(sm.c, 1);
     // z = y + <<c s1>>; reject if ||z|| >= gamma1 - beta.
-    mldsa_blk_times_c(tmp, sm.c, ws + W::S1, P::L);
+    MLDSA_BLK_FOR(c, P::L * MLDSA_N) {
+        const int s = c >> 8, j = c & 255;
+        tmp[s][j] = mldsa_mont_reduce((pqc_i64)sm.c[j] * ws[W::S1 + s * MLDSA_N + j]);
+    }
+    __syncthreads();
+    mldsa_blk_invntt(&tmp[0][0], P::L);
     MLDSA_BLK_FOR(c, P::L * MLDSA_N) {
         const int s = c >> 8, j = c & 255;
         const pqc_i32 z = mldsa_centre(mldsa_modq(y[s][j] + tmp[s][j]));
@@ -364,12 +394,17 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
     if (sm.reject[0]) return 0;
     MLDSA_BLK_FOR(g, P::L * 32) {
         const int s = g >> 5, q = g & 31;
-        mldsa_pack_n(sig + P::SIG_Z + s * P::POLY_Z + q * P::Z_BITS, &tmp[s][8 * q], 8, P::Z_BITS, P::GAMMA1, -1);
+        mldsa_blk_pack8(sig + P::SIG_Z + s * P::POLY_Z + q * P::Z_BITS, &tmp[s][8 * q], P::Z_BITS, P::GAMMA1, -1);
     }
     MLDSA_BLK_FOR(i, P::OMEGA + P::K) sig[P::SIG_H + i] = 0;
     __syncthreads();
     // r0 = LowBits(w - <<c s2>>); w becomes w - <<c s2>>.
-    mldsa_blk_times_c(tmp, sm.c, ws + W::S2, P::K);
+    MLDSA_BLK_FOR(c, P::K * MLDSA_N) {
+        const int r = c >> 8, j = c & 255;
+        tmp[r][j] = mldsa_mont_reduce((pqc_i64)sm.c[j] * ws[W::S2 + r * MLDSA_N + j]);
+    }
+    __syncthreads();
+    mldsa_blk_invntt(&tmp[0][0], P::K);
     MLDSA_BLK_FOR(c, P::K * MLDSA_N) {
         const int r = c >> 8, j = c & 255;
         const pqc_i32 v = mldsa_modq(w[r][j] - tmp[r][j]);
@@ -381,7 +416,12 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
     __syncthreads();
     if (sm.reject[1]) return 0;
     // h = MakeHint(-<<c t0>>, w - <<c s2>> + <<c t0>>): tmp holds the flags.
-    mldsa_blk_times_c(tmp, sm.c, ws + W::T0, P::K);
+    MLDSA_BLK_FOR(c, P::K * MLDSA_N) {
+        const int r = c >> 8, j = c & 255;
+        tmp[r][j] = mldsa_mont_reduce((pqc_i64)sm.c[j] * ws[W::T0 + r * MLDSA_N + j]);
+    }
+    __syncthreads();
+    mldsa_blk_invntt(&tmp[0][0], P::K);
     MLDSA_BLK_FOR(c, P::K * MLDSA_N) {
         const int r = c >> 8, j = c & 255;
         const pqc_i32 ct0 = mldsa_modq(tmp[r][j]);
@@ -443,9 +483,9 @@ __device__ __forceinline__ void mldsa_sign_setup_block(mldsa_blk_sign_smem<LEVEL
         const int poly = g >> 5, q = g & 31;
         pqc_i32 *a = &sm.u.p[poly][8 * q];
         if (poly < P::L + P::K)
-            mldsa_unpack_n(a, sk + P::SK_S1 + poly * P::POLY_ETA + q * P::ETA_BITS, 8, P::ETA_BITS, P::ETA, -1);
+            mldsa_blk_unpack8(a, sk + P::SK_S1 + poly * P::POLY_ETA + q * P::ETA_BITS, P::ETA_BITS, P::ETA, -1);
         else
-            mldsa_unpack_n(a, sk + P::SK_T0 + (poly - P::L - P::K) * P::POLY_T0 + q * 13, 8, 13,
+            mldsa_blk_unpack8(a, sk + P::SK_T0 + (poly - P::L - P::K) * P::POLY_T0 + q * 13, 13,
                               1 << (MLDSA_D - 1), -1);
     }
     __syncthreads();
@@ -542,11 +582,11 @@ __device__ __forceinline__ void mldsa_verify_block(pqc_i32 *ok_all, const pqc_u8
         const int poly = g >> 5, q = g & 31;
         pqc_i32 *a = &sm.p[poly][8 * q];
         if (poly < P::L) {
-            mldsa_unpack_n(a, sig + P::SIG_Z + poly * P::POLY_Z + q * P::Z_BITS, 8, P::Z_BITS, P::GAMMA1, -1);
+            mldsa_blk_unpack8(a, sig + P::SIG_Z + poly * P::POLY_Z + q * P::Z_BITS, P::Z_BITS, P::GAMMA1, -1);
             for (int i = 0; i < 8; ++i)
                 if (mldsa_abs(a[i]) >= P::GAMMA1 - P::BETA) sm.bad = 1;
         } else {
-            mldsa_unpack_n(a, pk + 32 + (poly - P::L) * P::POLY_T1 + q * 10, 8, 10, 0, 1);
+            mldsa_blk_unpack8(a, pk + 32 + (poly - P::L) * P::POLY_T1 + q * 10, 10, 0, 1);
             for (int i = 0; i < 8; ++i) a[i] <<= MLDSA_D;
         }
     }
@@ -590,7 +630,7 @@ __device__ __forceinline__ void mldsa_verify_block(pqc_i32 *ok_all, const pqc_u8
             }
             w1[i] = r1;
         }
-        mldsa_pack_n(sm.w1 + r * P::POLY_W1 + q * P::W1_BITS, w1, 8, P::W1_BITS, 0, 1);
+        mldsa_blk_pack8(sm.w1 + r * P::POLY_W1 + q * P::W1_BITS, w1, P::W1_BITS, 0, 1);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
