@@ -62,12 +62,17 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
     let mut all = vec![];
     for arch in archs {
         let limits = resources::limits(arch).expect("listed");
-        eprintln!("pqcprof: compiling the native kernels for {arch} with ptxas's report ...");
+        eprintln!("pqcprof: the native kernels for {arch}, with ptxas's report ...");
         let tested = resources::SM_LIMITS[..resources::TESTED_ARCHS]
             .iter()
             .any(|l| l.arch == arch);
         let found = match resources::kernel_resources(arch) {
-            Ok(f) => f,
+            Ok((f, origin)) => {
+                if let crate::backend::native_gpu::kernels::Origin::Cache(p) = origin {
+                    eprintln!("pqcprof: {arch}: from the cache ({})", p.display());
+                }
+                f
+            }
             // Blackwell under `all`: only where this NVRTC knows it.
             Err(e) if all_archs && !tested => {
                 eprintln!("pqcprof: {arch} skipped: {nvrtc} cannot compile for it ({e})");

@@ -5,9 +5,12 @@
 //! dependency order with their quoted `#include` lines dropped, so NVRTC
 //! needs neither an include path nor any system header. `#line` directives
 //! keep NVRTC's messages pointing at the original files. NVRTC makes both
-//! PTX and machine code (cubin) for the device's own architecture; both are
-//! cached on disk (see `cache_dir`), keyed by the source, the options and
-//! NVRTC's version, so a GPU machine compiles once.
+//! PTX and machine code (cubin) for the device's own architecture, with
+//! ptxas's report of every kernel's registers and memory in its log; all
+//! three are cached on disk (see `cache_dir`), keyed by the source, the
+//! options and NVRTC's version, so a machine compiles once. Processes that
+//! share a cache (one task per GPU of a node) take turns: one compiles,
+//! the others wait for it and read what it wrote.
 
 use std::path::{Path, PathBuf};
 
@@ -132,6 +135,10 @@ fn nvrtc_options(arch: &str) -> Vec<String> {
         format!("--gpu-architecture={arch}"),
         "--std=c++17".into(),
         "-DPQCPROF_NVRTC=1".into(),
+        // ptxas's report (registers, stack, spills, shared memory) in the
+        // log, kept with the kernels for `pqcprof kernels`; it changes no
+        // code.
+        "--ptxas-options=-v".into(),
     ];
     v.extend(experiment_options());
     v
@@ -149,17 +156,14 @@ pub struct Compiled {
     /// target): loads with no JIT step, so a driver older than this NVRTC,
     /// which would refuse the newer PTX ISA, still runs it.
     pub cubin: Vec<u8>,
+    /// NVRTC's log, with ptxas's report of every entry point
+    /// (`resources::parse_ptxas_log` reads it).
+    pub log: String,
 }
 
 /// Compiles the kernels for `arch` (e.g. `sm_90`) to PTX and machine code.
 /// NVRTC must be present (see `gpu::probe::nvrtc_version`).
 pub fn compile(arch: &str) -> Result<Compiled, CompileFailure> {
-    compile_with(arch, &[]).map(|(c, _)| c)
-}
-
-/// Like `compile`, with `extra` NVRTC options after the usual ones (e.g.
-/// `--ptxas-options=-v`); also returns NVRTC's log.
-pub fn compile_with(arch: &str, extra: &[&str]) -> Result<(Compiled, String), CompileFailure> {
     use cudarc::nvrtc::{result, sys};
     use std::ffi::{CStr, CString};
     let fail = |message: String, log: String| CompileFailure {
@@ -191,8 +195,7 @@ pub fn compile_with(arch: &str, extra: &[&str]) -> Result<(Compiled, String), Co
             })
             .unwrap_or_default()
     };
-    let mut options = nvrtc_options(arch);
-    options.extend(extra.iter().map(|o| o.to_string()));
+    let options = nvrtc_options(arch);
     // SAFETY: `prog.0` is a live program; the options are plain strings.
     unsafe { result::compile_program(prog.0, &options) }
         .map_err(|e| fail(format!("{e:?}"), log()))?;
@@ -219,14 +222,12 @@ pub fn compile_with(arch: &str, extra: &[&str]) -> Result<(Compiled, String), Co
             log(),
         ));
     }
-    Ok((
-        Compiled {
-            arch: arch.into(),
-            ptx,
-            cubin,
-        },
-        log(),
-    ))
+    Ok(Compiled {
+        arch: arch.into(),
+        ptx,
+        cubin,
+        log: log(),
+    })
 }
 
 /// Where compiled kernels are kept between runs: `$PQCPROF_PTX_CACHE`, else
@@ -331,30 +332,111 @@ pub enum Origin {
     Cache(PathBuf),
 }
 
-/// The PTX and machine-code files of a cache entry. (Not
-/// `Path::with_extension`: the stem holds a dot, in NVRTC's version.)
-fn cache_paths(stem: &Path) -> (PathBuf, PathBuf) {
-    let with = |ext: &str| {
-        let mut name = stem.as_os_str().to_owned();
-        name.push(ext);
-        PathBuf::from(name)
-    };
-    (with(".ptx"), with(".cubin"))
+/// The files of a cache entry, named by adding a type to `stem` (not
+/// `Path::with_extension`: the stem holds a dot, in NVRTC's version).
+fn cache_file(stem: &Path, ext: &str) -> PathBuf {
+    let mut name = stem.as_os_str().to_owned();
+    name.push(ext);
+    PathBuf::from(name)
 }
 
-/// Cached kernels, if both files are present and plausibly whole.
+/// The PTX, machine-code and log files of a cache entry.
+fn cache_paths(stem: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    (
+        cache_file(stem, ".ptx"),
+        cache_file(stem, ".cubin"),
+        cache_file(stem, ".log"),
+    )
+}
+
+/// Whether NVRTC's `log` holds ptxas's report up to the last entry point.
+fn is_whole_log(log: &str) -> bool {
+    log.contains(&format!("Compiling entry function '{LAST_ENTRY}'"))
+}
+
+/// Cached kernels, if all three files are present and plausibly whole.
 fn read_cached(stem: &Path, arch: &str) -> Option<Compiled> {
-    let (ptx_path, cubin_path) = cache_paths(stem);
+    let (ptx_path, cubin_path, log_path) = cache_paths(stem);
     let ptx = std::fs::read_to_string(ptx_path).ok()?;
     let cubin = std::fs::read(cubin_path).ok()?;
+    let log = std::fs::read_to_string(log_path).ok()?;
     let ok = is_whole_ptx(&ptx, arch)
         && is_whole_cubin(&cubin)
-        && cubin_arch(&cubin).as_deref() == Some(arch);
+        && cubin_arch(&cubin).as_deref() == Some(arch)
+        && is_whole_log(&log);
     ok.then(|| Compiled {
         arch: arch.into(),
         ptx,
         cubin,
+        log,
     })
+}
+
+/// How long a process waits for another one compiling the same kernels
+/// before it compiles them itself (a compile takes one to two minutes; a
+/// process that died let go of the lock already).
+const CACHE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// An exclusive lock on a cache entry (`flock` on `<stem>.lock`), held
+/// while it is compiled and written; let go when dropped, or by the kernel
+/// when the process ends however it ends.
+struct CacheLock(std::fs::File);
+
+impl CacheLock {
+    /// Takes the lock of `stem`, waiting up to `wait` for another holder
+    /// (saying so once). `None` when the lock file cannot be made (a
+    /// read-only cache) or the wait ran out: the caller compiles unlocked.
+    fn take(stem: &Path, wait: std::time::Duration) -> Option<CacheLock> {
+        use std::os::fd::AsRawFd;
+        let path = cache_file(stem, ".lock");
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).ok()?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .ok()?;
+        let t0 = std::time::Instant::now();
+        let mut said = false;
+        loop {
+            // SAFETY: a plain system call on a descriptor `file` owns.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc == 0 {
+                return Some(CacheLock(file));
+            }
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK)
+                && err.raw_os_error() != Some(libc::EINTR)
+            {
+                return None;
+            }
+            if t0.elapsed() >= wait {
+                eprintln!(
+                    "pqcprof: {} is still locked after {:.0?}; compiling the kernels without waiting longer",
+                    path.display(),
+                    wait
+                );
+                return None;
+            }
+            if !said {
+                eprintln!(
+                    "pqcprof: another pqcprof is compiling the same kernels ({}); waiting for it",
+                    path.display()
+                );
+                said = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for CacheLock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: as in `take`; closing the file would let go as well.
+        let _ = unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
 }
 
 /// Like `compile`, but reuses what the same NVRTC compiled earlier from the
@@ -370,22 +452,35 @@ pub fn compile_cached_in(
 ) -> Result<(Compiled, Origin), CompileFailure> {
     let version = crate::probe::gpu::nvrtc_version();
     let stem = match (dir, version) {
-        (Some(d), Some(v)) => Some(d.join(cache_file_stem(arch, v))),
-        _ => None,
+        (Some(d), Some(v)) => d.join(cache_file_stem(arch, v)),
+        _ => return compile(arch).map(|c| (c, Origin::Compiled)),
     };
-    if let Some(stem) = &stem {
-        if let Some(hit) = read_cached(stem, arch) {
-            return Ok((hit, Origin::Cache(cache_paths(stem).1)));
-        }
+    cached_or(&stem, arch, CACHE_LOCK_WAIT, || compile(arch))
+}
+
+/// The entry at `stem` if it is whole, else what `make` returns, written
+/// there. The lock is taken before the second look, so of processes that
+/// start together one runs `make` and the others read its files.
+fn cached_or(
+    stem: &Path,
+    arch: &str,
+    wait: std::time::Duration,
+    make: impl FnOnce() -> Result<Compiled, CompileFailure>,
+) -> Result<(Compiled, Origin), CompileFailure> {
+    let (ptx_path, cubin_path, log_path) = cache_paths(stem);
+    if let Some(hit) = read_cached(stem, arch) {
+        return Ok((hit, Origin::Cache(cubin_path)));
     }
-    let compiled = compile(arch)?;
-    if let Some(stem) = &stem {
-        // A cache that cannot be written only costs the next run a compile.
-        // The PTX goes first: a cache entry is whole only with both files.
-        let (ptx_path, cubin_path) = cache_paths(stem);
-        let _ = crate::write::output::write_atomic(&ptx_path, compiled.ptx.as_bytes())
-            .and_then(|_| crate::write::output::write_atomic(&cubin_path, &compiled.cubin));
+    let _lock = CacheLock::take(stem, wait);
+    if let Some(hit) = read_cached(stem, arch) {
+        return Ok((hit, Origin::Cache(cubin_path)));
     }
+    let compiled = make()?;
+    // A cache that cannot be written only costs the next run a compile.
+    // The machine code goes last: an entry is whole only with all three.
+    let _ = crate::write::output::write_atomic(&log_path, compiled.log.as_bytes())
+        .and_then(|_| crate::write::output::write_atomic(&ptx_path, compiled.ptx.as_bytes()))
+        .and_then(|_| crate::write::output::write_atomic(&cubin_path, &compiled.cubin));
     Ok((compiled, Origin::Compiled))
 }
 
@@ -393,6 +488,7 @@ pub fn compile_cached_in(
 mod tests {
     use super::*;
     use crate::core::catalog::{Algorithm, Operation};
+    use std::time::Duration;
 
     #[test]
     fn the_unit_has_no_includes_and_names_are_stable() {
@@ -424,9 +520,10 @@ mod tests {
         assert_ne!(a, cache_file_stem("sm_90", (12, 8)));
         assert!(a.starts_with("native-sm_90-nvrtc13.0-"));
         // The dot in the version must survive adding the file types.
-        let (ptx, cubin) = cache_paths(Path::new(&a));
+        let (ptx, cubin, log) = cache_paths(Path::new(&a));
         assert_eq!(ptx.to_str().unwrap(), format!("{a}.ptx"));
         assert_eq!(cubin.to_str().unwrap(), format!("{a}.cubin"));
+        assert_eq!(log.to_str().unwrap(), format!("{a}.log"));
         assert_ne!(fnv1a64(&[b"ab", b"c"]), fnv1a64(&[b"a", b"bc"]));
     }
 
@@ -480,13 +577,22 @@ mod tests {
     fn only_whole_cached_kernels_are_used() {
         let d = tempfile::tempdir().unwrap();
         let stem = d.path().join("native-sm_90-nvrtc13.0-x");
-        let (ptx_path, cubin_path) = cache_paths(&stem);
+        let (ptx_path, cubin_path, log_path) = cache_paths(&stem);
         let ptx = ".target sm_90\n.entry mldsa87_verify(\n{\n}\n";
         std::fs::write(&ptx_path, ptx).unwrap();
         assert!(read_cached(&stem, "sm_90").is_none(), "no machine code yet");
         std::fs::write(&cubin_path, fake_cubin(b"mldsa87_verify", 2)).unwrap();
-        let hit = read_cached(&stem, "sm_90").expect("both files whole");
+        assert!(read_cached(&stem, "sm_90").is_none(), "no log yet");
+        std::fs::write(
+            &log_path,
+            "ptxas info    : Compiling entry function 'mldsa65_verify' for 'sm_90'\n",
+        )
+        .unwrap();
+        assert!(read_cached(&stem, "sm_90").is_none(), "log cut short");
+        std::fs::write(&log_path, LOG).unwrap();
+        let hit = read_cached(&stem, "sm_90").expect("all three files whole");
         assert_eq!((hit.ptx.as_str(), hit.arch.as_str()), (ptx, "sm_90"));
+        assert_eq!(hit.log, LOG);
         assert!(read_cached(&stem, "sm_80").is_none(), "wrong target");
         let other = ".target sm_80\n.entry mldsa87_verify(\n{\n}\n";
         std::fs::write(&ptx_path, other).unwrap();
@@ -504,5 +610,83 @@ mod tests {
             read_cached(&stem, "sm_90").is_none(),
             "truncated machine code"
         );
+    }
+
+    const LOG: &str = "ptxas info    : Compiling entry function 'mldsa87_verify' for 'sm_90'\n";
+
+    /// What a compile of `arch` might return, standing in for NVRTC.
+    fn fake_compiled(arch: &str) -> Compiled {
+        Compiled {
+            arch: arch.into(),
+            ptx: format!(".target {arch}\n.entry mldsa87_verify(\n{{\n}}\n"),
+            cubin: fake_cubin(b"mldsa87_verify", 2),
+            log: LOG.into(),
+        }
+    }
+
+    #[test]
+    fn processes_sharing_a_cache_compile_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let d = tempfile::tempdir().unwrap();
+        let stem = d.path().join("native-sm_90-nvrtc13.0-y");
+        let makes = AtomicUsize::new(0);
+        // Four at once (flock locks between open files, so threads stand in
+        // for processes): one compiles, slowly; the others wait and read.
+        let origins: Vec<Origin> = std::thread::scope(|s| {
+            let jobs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        cached_or(&stem, "sm_90", Duration::from_secs(60), || {
+                            makes.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(300));
+                            Ok(fake_compiled("sm_90"))
+                        })
+                        .unwrap()
+                        .1
+                    })
+                })
+                .collect();
+            jobs.into_iter().map(|j| j.join().unwrap()).collect()
+        });
+        assert_eq!(makes.load(Ordering::SeqCst), 1, "{origins:?}");
+        assert_eq!(
+            origins.iter().filter(|o| **o == Origin::Compiled).count(),
+            1,
+            "{origins:?}"
+        );
+        let hit = read_cached(&stem, "sm_90").expect("written whole");
+        assert_eq!(hit.log, LOG);
+    }
+
+    #[test]
+    fn a_lock_held_too_long_is_not_waited_for_forever() {
+        let d = tempfile::tempdir().unwrap();
+        let stem = d.path().join("native-sm_90-nvrtc13.0-z");
+        let held = CacheLock::take(&stem, Duration::ZERO).expect("free");
+        let t0 = std::time::Instant::now();
+        let (_, origin) = cached_or(&stem, "sm_90", Duration::from_millis(300), || {
+            Ok(fake_compiled("sm_90"))
+        })
+        .unwrap();
+        assert_eq!(origin, Origin::Compiled);
+        let waited = t0.elapsed();
+        assert!(waited >= Duration::from_millis(300), "{waited:?}");
+        assert!(
+            CacheLock::take(&stem, Duration::ZERO).is_none(),
+            "still held"
+        );
+        drop(held);
+        assert!(CacheLock::take(&stem, Duration::ZERO).is_some(), "let go");
+        // A failed compile writes nothing.
+        let other = d.path().join("native-sm_80-nvrtc13.0-z");
+        let failed = cached_or(&other, "sm_80", Duration::ZERO, || {
+            Err(CompileFailure {
+                arch: "sm_80".into(),
+                message: "boom".into(),
+                log: String::new(),
+            })
+        });
+        assert!(failed.is_err());
+        assert!(read_cached(&other, "sm_80").is_none());
     }
 }

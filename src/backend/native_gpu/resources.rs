@@ -200,13 +200,19 @@ pub fn occupancy(l: SmLimits, registers: u32, threads_per_block: u32, shared: u3
     (blocks, pct)
 }
 
-/// Compiles the kernels for `arch` with ptxas's report on and reads it.
+/// The kernels for `arch` (compiled, or read from the cache with the log
+/// of the compile that made them) and ptxas's report in that log.
 pub fn kernel_resources(
     arch: &str,
-) -> Result<Vec<KernelResources>, crate::backend::native_gpu::kernels::CompileFailure> {
-    let (_, log) =
-        crate::backend::native_gpu::kernels::compile_with(arch, &["--ptxas-options=-v"])?;
-    Ok(parse_ptxas_log(&log))
+) -> Result<
+    (
+        Vec<KernelResources>,
+        crate::backend::native_gpu::kernels::Origin,
+    ),
+    crate::backend::native_gpu::kernels::CompileFailure,
+> {
+    let (compiled, origin) = crate::backend::native_gpu::kernels::compile_cached(arch)?;
+    Ok((parse_ptxas_log(&compiled.log), origin))
 }
 
 #[cfg(test)]
