@@ -9,17 +9,20 @@
 
 use pqcprof::backend::native_gpu::kernels;
 use pqcprof::backend::native_gpu::sizing::{variants, Variant};
-use pqcprof::core::catalog::Algorithm;
+use pqcprof::core::catalog::{Algorithm, Family};
 
 mod common;
 use common::nvrtc_or_skip;
 
 const ARCHS: [&str; 5] = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"];
 
-/// Every kernel entry point (every variant of every operation), sorted.
-fn entry_points() -> Vec<String> {
+/// Every kernel entry point of `unit` (every variant of every operation of
+/// its algorithms, and its own device-side wait), sorted; `None`: of every
+/// unit, the wait once.
+fn entry_points_of(unit: Option<Family>) -> Vec<String> {
     let mut v: Vec<String> = Algorithm::ALL
         .iter()
+        .filter(|a| unit.is_none_or(|u| a.family() == u))
         .flat_map(|&a| {
             a.operations().into_iter().flat_map(move |op| {
                 variants(a, op)
@@ -33,11 +36,16 @@ fn entry_points() -> Vec<String> {
     v
 }
 
-/// `pqcprof kernels --arch ARCH --json` with `env` set: its one
+fn entry_points() -> Vec<String> {
+    entry_points_of(None)
+}
+
+/// `pqcprof kernels --arch ARCH --json ARGS` with `env` set: its one
 /// architecture's entry.
-fn kernels_json(arch: &str, env: &[(&str, &str)]) -> serde_json::Value {
+fn kernels_json(arch: &str, args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqcprof"))
         .args(["kernels", "--arch", arch, "--json"])
+        .args(args)
         // The cache the stand-in tests share: sm_90 is compiled once a run.
         .env("PQCPROF_PTX_CACHE", common::standin::ptx_cache())
         .envs(env.iter().copied())
@@ -71,62 +79,81 @@ fn kernels_compile_for_turing_to_hopper_and_are_cached() {
             fresh.path().to_path_buf()
         }
     };
-    // One NVRTC program per thread: the architectures compile in parallel.
+    // One NVRTC program per thread: the architectures and units compile in
+    // parallel.
+    let jobs: Vec<(&str, Family)> = ARCHS
+        .iter()
+        .flat_map(|&a| kernels::UNITS.map(|u| (a, u)))
+        .collect();
     let compiled: Vec<_> = std::thread::scope(|s| {
-        let jobs: Vec<_> = ARCHS
-            .map(|arch| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|&(arch, unit)| {
                 let d = dir(arch);
                 s.spawn(move || {
                     let t0 = std::time::Instant::now();
-                    (kernels::compile_cached_in(Some(&d), arch), t0.elapsed())
+                    (
+                        kernels::compile_cached_in(Some(&d), unit, arch),
+                        t0.elapsed(),
+                    )
                 })
             })
-            .into_iter()
             .collect();
-        jobs.into_iter().map(|j| j.join().unwrap()).collect()
+        handles.into_iter().map(|j| j.join().unwrap()).collect()
     });
     let mut sm80 = None;
-    for (arch, (compiled, took)) in ARCHS.into_iter().zip(compiled) {
+    for ((arch, unit), (compiled, took)) in jobs.iter().copied().zip(compiled) {
         let (compiled, origin) = compiled.unwrap_or_else(|e| panic!("{e}"));
         if arch != "sm_90" {
-            assert_eq!(origin, kernels::Origin::Compiled, "{arch}");
+            assert_eq!(origin, kernels::Origin::Compiled, "{arch} {unit:?}");
         }
-        assert_eq!(compiled.arch, arch);
+        assert_eq!((compiled.arch.as_str(), compiled.unit), (arch, unit));
         let text = &compiled.ptx;
         let cubin = &compiled.cubin;
         assert!(
             cubin.starts_with(b"\x7fELF"),
-            "{arch}: machine code is not ELF"
+            "{arch} {unit:?}: machine code is not ELF"
         );
         assert_eq!(kernels::cubin_arch(cubin).as_deref(), Some(arch));
         assert!(
             text.contains(&format!(".target {arch}")),
-            "{arch}: wrong target"
+            "{arch} {unit:?}: wrong target"
         );
+        let mine = entry_points_of(Some(unit));
         for name in entry_points() {
-            assert!(
-                text.contains(&format!(".entry {name}(")),
-                "{arch}: entry {name} missing"
-            );
             let needle = format!("\0{name}\0");
-            assert!(
-                cubin.windows(needle.len()).any(|w| w == needle.as_bytes()),
-                "{arch}: entry {name} missing from the machine code"
+            let in_cubin = cubin.windows(needle.len()).any(|w| w == needle.as_bytes());
+            let in_ptx = text.contains(&format!(".entry {name}("));
+            // Each unit holds its own family's entry points, and only those.
+            let expected = mine.contains(&name);
+            assert_eq!(in_ptx, expected, "{arch} {unit:?}: PTX entry {name}");
+            assert_eq!(
+                in_cubin, expected,
+                "{arch} {unit:?}: entry {name} in the machine code"
             );
         }
+        // ptxas's report of every entry point is in the log kept with it.
+        let mut reported: Vec<String> =
+            pqcprof::backend::native_gpu::resources::parse_ptxas_log(&compiled.log)
+                .into_iter()
+                .map(|k| k.name)
+                .collect();
+        reported.sort();
+        assert_eq!(reported, mine, "{arch} {unit:?}");
         eprintln!(
-            "{arch}: {} bytes of PTX, {} bytes of machine code in {:.1?} ({origin:?})",
+            "{arch} {unit:?}: {} bytes of PTX, {} bytes of machine code in {:.1?} ({origin:?})",
             text.len(),
             cubin.len(),
             took
         );
-        if arch == "sm_80" {
+        if arch == "sm_80" && unit == Family::MlDsa {
             sm80 = Some(compiled);
         }
     }
     // Asked again, an architecture comes from the cache, unchanged.
     let first = sm80.unwrap();
-    let (second, origin) = kernels::compile_cached_in(Some(fresh.path()), "sm_80").unwrap();
+    let (second, origin) =
+        kernels::compile_cached_in(Some(fresh.path()), Family::MlDsa, "sm_80").unwrap();
     match origin {
         kernels::Origin::Cache(p) => assert!(p.starts_with(fresh.path()), "{}", p.display()),
         other => panic!("second compile did not use the cache: {other:?}"),
@@ -134,24 +161,20 @@ fn kernels_compile_for_turing_to_hopper_and_are_cached() {
     assert_eq!(first.ptx, second.ptx);
     assert_eq!(first.cubin, second.cubin);
     assert_eq!(first.log, second.log);
-    // ptxas's report of every entry point is in the log that was kept.
-    let report = pqcprof::backend::native_gpu::resources::parse_ptxas_log(&second.log);
-    let mut reported: Vec<String> = report.into_iter().map(|k| k.name).collect();
-    reported.sort();
-    assert_eq!(reported, entry_points());
-    // Four files per architecture compiled here: PTX, machine code, NVRTC's
-    // log and the lock its compile held; nothing else (no temporary file
-    // left behind).
+    // Four files per unit and architecture compiled here: PTX, machine
+    // code, NVRTC's log and the lock its compile held; nothing else (no
+    // temporary file left behind).
     let mut files: Vec<String> = std::fs::read_dir(fresh.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    assert_eq!(files.len(), 4 * (ARCHS.len() - 1), "{files:?}");
+    let entries = kernels::UNITS.len() * (ARCHS.len() - 1);
+    assert_eq!(files.len(), 4 * entries, "{files:?}");
     for ext in [".cubin", ".ptx", ".log", ".lock"] {
         assert_eq!(
             files.iter().filter(|f| f.ends_with(ext)).count(),
-            ARCHS.len() - 1,
+            entries,
             "{ext}: {files:?}"
         );
     }
@@ -164,7 +187,7 @@ fn kernels_command_reports_every_entry_point() {
     }
     // From the cache the stand-in tests share (its log holds ptxas's
     // report): no second compile of sm_90 in a test run.
-    let arch = kernels_json("sm_90", &[]);
+    let arch = kernels_json("sm_90", &[], &[]);
     assert_eq!(arch["arch"], "sm_90");
     assert_eq!(arch["threads_per_block"], 128);
     let kernels = arch["kernels"].as_array().unwrap();
@@ -218,7 +241,22 @@ fn experiment_options_reach_nvrtc_and_are_named() {
     if nvrtc_or_skip("PQCPROF_NVRTC_OPTIONS test").is_none() {
         return;
     }
-    let arch = kernels_json("sm_80", &[("PQCPROF_NVRTC_OPTIONS", "--maxrregcount=64")]);
+    // ML-KEM's unit only (`--alg mlkem`): its one-thread kernels use 108
+    // to 140 registers uncapped (sm_90), so the cap shows.
+    let arch = kernels_json(
+        "sm_80",
+        &["--alg", "mlkem"],
+        &[("PQCPROF_NVRTC_OPTIONS", "--maxrregcount=64")],
+    );
+    let names: Vec<&str> = arch["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    let mut names: Vec<String> = names.into_iter().map(String::from).collect();
+    names.sort();
+    assert_eq!(names, entry_points_of(Some(Family::MlKem)));
     assert!(
         arch["nvrtc"]
             .as_str()

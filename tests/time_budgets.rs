@@ -46,10 +46,14 @@ fn a_deadline_returns_in_time_with_finished_runs_kept() {
     .arg(d.path().join("warm"));
     assert_eq!(outcome(&mut warm).0, 0);
     // The one-thread signing kernel runs as many queue threads as the
-    // device holds at once (768 here), each at least 2 ms: a launch takes
-    // about 1.5 s, so 20 runs of two records take well over 60 s, while
-    // calibration, warm-up and a first run fit each record's 15 s share.
-    let mut c = standin::pqcprof(&[("NS_PER_OP", "2000000")]);
+    // device holds at once (384 on one multiprocessor), each at least 4 ms:
+    // a launch takes about 1.5 s, so 20 runs of two records take well over
+    // 60 s, while calibration, warm-up and a first run fit each record's
+    // 15 s share. One multiprocessor keeps the emulation's own CPU time
+    // under that floor even while other tests load both cores (with two,
+    // 768 ML-DSA-65 signatures took 3.4 s a launch beside NVRTC compiles,
+    // and the second record's share held no timed run).
+    let mut c = standin::pqcprof(&[("NS_PER_OP", "4000000"), ("SMS", "1")]);
     c.args([
         "gpu",
         "--backend",

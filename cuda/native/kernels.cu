@@ -1,10 +1,12 @@
-// kernels.cu: the translation unit NVRTC compiles for the GPU.
+// kernels.cu: every native kernel in one file, for nvcc (e.g. `nvcc -cubin
+// -arch=sm_90 -Icuda/native cuda/native/kernels.cu`).
 //
-// The Rust side (src/gpu/kernels.rs) concatenates common.cuh, keccak.cuh,
-// mlkem.cuh, mldsa.cuh, mlkem_warp.cuh, mldsa_block.cuh, mlkem_kernels.cuh, mldsa_kernels.cuh, hold.cuh and
-// this file,
-// dropping the quoted #include lines, so NVRTC needs no include path and no
-// system header. With nvcc, the includes below do the same job.
+// NVRTC compiles two translation units instead, which the Rust side
+// (src/backend/native_gpu/kernels.rs) assembles by concatenation with the
+// quoted #include lines dropped, so NVRTC needs no include path and no
+// system header: ML-KEM's (common.cuh, keccak.cuh, mlkem.cuh,
+// mlkem_warp.cuh, mlkem_kernels.cuh, hold.cuh) and ML-DSA's (common.cuh,
+// keccak.cuh, mldsa.cuh, mldsa_block.cuh, mldsa_kernels.cuh, hold.cuh).
 #include "common.cuh"
 #include "keccak.cuh"
 #include "mlkem.cuh"

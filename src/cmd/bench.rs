@@ -213,20 +213,29 @@ fn open_native(
     ordinal: usize,
     opts: &BenchOptions,
 ) -> Result<crate::measure::multi_device::Opened, String> {
-    eprintln!("pqcprof: compiling the native kernels with NVRTC for GPU {ordinal} ...");
-    let mut backend = NativeGpu::new(ordinal).map_err(|e| format!("{e:#}"))?;
+    use crate::backend::native_gpu::kernels;
+    let units = kernels::units_for(&opts.algorithms);
+    let names: Vec<&str> = units.iter().map(|&u| kernels::unit_name(u)).collect();
+    eprintln!(
+        "pqcprof: compiling the native kernels ({}) with NVRTC for GPU {ordinal} ...",
+        names.join(", ")
+    );
+    let mut backend = NativeGpu::new(ordinal, &units).map_err(|e| format!("{e:#}"))?;
     backend.set_variant(opts.kernel);
-    match &backend.origin {
-        crate::backend::native_gpu::kernels::Origin::Compiled => eprintln!(
-            "pqcprof: kernels compiled for {} in {:.1} s; loaded: {}",
-            backend.arch, backend.compile_seconds, backend.image
-        ),
-        crate::backend::native_gpu::kernels::Origin::Cache(p) => eprintln!(
-            "pqcprof: kernels for {} read from the cache {}; loaded: {}",
-            backend.arch,
-            p.display(),
-            backend.image
-        ),
+    for u in &backend.units {
+        let name = kernels::unit_name(u.unit);
+        match &u.origin {
+            kernels::Origin::Compiled => eprintln!(
+                "pqcprof: {name} kernels compiled for {} in {:.1} s; loaded: {}",
+                backend.arch, u.compile_seconds, u.image
+            ),
+            kernels::Origin::Cache(p) => eprintln!(
+                "pqcprof: {name} kernels for {} read from the cache {}; loaded: {}",
+                backend.arch,
+                p.display(),
+                u.image
+            ),
+        }
     }
     let sampler = gpu_sampler(&backend.pci_bus_id.clone(), ordinal, opts);
     Ok((Box::new(backend), sampler))

@@ -74,10 +74,15 @@ pub struct KernelsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Algorithms whose kernels to report: names (ML-KEM-768, mldsa44, ...)
+    /// or groups (all, mlkem, mldsa), comma-separated; only their families'
+    /// translation units are compiled [default: all]
+    #[arg(long = "alg", value_name = "NAMES")]
+    pub algorithms: Vec<String>,
     /// List the kernel variants built for each algorithm, one line per
     /// variant (`warp ML-KEM-512,ML-KEM-768,ML-KEM-1024`), without
     /// compiling anything (what `--kernel` accepts for which `--alg`).
-    #[arg(long, conflicts_with_all = ["json", "arch", "threads_per_block"])]
+    #[arg(long, conflicts_with_all = ["json", "arch", "threads_per_block", "algorithms"])]
     pub variants: bool,
 }
 

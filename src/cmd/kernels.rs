@@ -46,6 +46,16 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
             "NVRTC is needed to compile the kernels and was not found (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH)"
         );
     };
+    let algs = crate::core::catalog::parse_algorithms(&a.algorithms).map_err(anyhow::Error::msg)?;
+    let units = native_gpu::kernels::units_for(&algs);
+    // A kernel's name starts with its parameter set's (`mlkem768_`).
+    let prefixes: Vec<String> = algs
+        .iter()
+        .map(|alg| format!("{}_", alg.name().to_ascii_lowercase().replace('-', "")))
+        .collect();
+    let wanted = |name: &str| {
+        name == native_gpu::kernels::HOLD_KERNEL || prefixes.iter().any(|p| name.starts_with(p))
+    };
     let all_archs = a.arch.iter().any(|x| x == "all");
     let archs: Vec<&'static str> = if all_archs {
         resources::SM_LIMITS.iter().map(|l| l.arch).collect()
@@ -66,10 +76,12 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
         let tested = resources::SM_LIMITS[..resources::TESTED_ARCHS]
             .iter()
             .any(|l| l.arch == arch);
-        let found = match resources::kernel_resources(arch) {
-            Ok((f, origin)) => {
-                if let crate::backend::native_gpu::kernels::Origin::Cache(p) = origin {
-                    eprintln!("pqcprof: {arch}: from the cache ({})", p.display());
+        let found = match resources::kernel_resources(arch, &units) {
+            Ok((f, origins)) => {
+                for origin in origins {
+                    if let native_gpu::kernels::Origin::Cache(p) = origin {
+                        eprintln!("pqcprof: {arch}: from the cache ({})", p.display());
+                    }
                 }
                 f
             }
@@ -86,6 +98,7 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
         );
         let kernels = found
             .into_iter()
+            .filter(|r| wanted(&r.name))
             .map(|r| {
                 use native_gpu::sizing::Variant;
                 let variant = Variant::of_kernel(&r.name);

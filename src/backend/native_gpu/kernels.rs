@@ -1,53 +1,91 @@
-//! The native kernels' source, assembled into one translation unit for
-//! NVRTC, and its compilation.
+//! The native kernels' sources, assembled into one translation unit per
+//! family (ML-KEM, ML-DSA) for NVRTC, and their compilation.
 //!
 //! `cuda/native/*.cuh` are embedded at build time and concatenated in
 //! dependency order with their quoted `#include` lines dropped, so NVRTC
 //! needs neither an include path nor any system header. `#line` directives
-//! keep NVRTC's messages pointing at the original files. NVRTC makes both
-//! PTX and machine code (cubin) for the device's own architecture, with
-//! ptxas's report of every kernel's registers and memory in its log; all
-//! three are cached on disk (see `cache_dir`), keyed by the source, the
-//! options and NVRTC's version, so a machine compiles once. Processes that
-//! share a cache (one task per GPU of a node) take turns: one compiles,
-//! the others wait for it and read what it wrote.
+//! keep NVRTC's messages pointing at the original files. A run compiles
+//! only the families it measures, each in its own thread: ML-DSA's unit
+//! costs several times ML-KEM's. NVRTC makes both PTX and machine code
+//! (cubin) for the device's own architecture, with ptxas's report of every
+//! kernel's registers and memory in its log; all three are cached on disk
+//! (see `cache_dir`), keyed by the unit, its source, the options and
+//! NVRTC's version, so a machine compiles once. Processes that share a
+//! cache (one task per GPU of a node) take turns: one compiles, the others
+//! wait for it and read what it wrote.
 
+use crate::core::catalog::Family;
 use std::path::{Path, PathBuf};
 
-/// The sources, in the order they must appear.
-pub const PARTS: [(&str, &str); 10] = [
-    (
-        "common.cuh",
-        include_str!("../../../cuda/native/common.cuh"),
-    ),
-    (
-        "keccak.cuh",
-        include_str!("../../../cuda/native/keccak.cuh"),
-    ),
+const COMMON: (&str, &str) = (
+    "common.cuh",
+    include_str!("../../../cuda/native/common.cuh"),
+);
+const KECCAK: (&str, &str) = (
+    "keccak.cuh",
+    include_str!("../../../cuda/native/keccak.cuh"),
+);
+const HOLD: (&str, &str) = ("hold.cuh", include_str!("../../../cuda/native/hold.cuh"));
+
+/// ML-KEM's unit, in the order its sources must appear.
+const MLKEM_PARTS: [(&str, &str); 6] = [
+    COMMON,
+    KECCAK,
     ("mlkem.cuh", include_str!("../../../cuda/native/mlkem.cuh")),
-    ("mldsa.cuh", include_str!("../../../cuda/native/mldsa.cuh")),
     (
         "mlkem_warp.cuh",
         include_str!("../../../cuda/native/mlkem_warp.cuh"),
     ),
     (
-        "mldsa_block.cuh",
-        include_str!("../../../cuda/native/mldsa_block.cuh"),
-    ),
-    (
         "mlkem_kernels.cuh",
         include_str!("../../../cuda/native/mlkem_kernels.cuh"),
+    ),
+    HOLD,
+];
+
+/// ML-DSA's unit, in the order its sources must appear.
+const MLDSA_PARTS: [(&str, &str); 6] = [
+    COMMON,
+    KECCAK,
+    ("mldsa.cuh", include_str!("../../../cuda/native/mldsa.cuh")),
+    (
+        "mldsa_block.cuh",
+        include_str!("../../../cuda/native/mldsa_block.cuh"),
     ),
     (
         "mldsa_kernels.cuh",
         include_str!("../../../cuda/native/mldsa_kernels.cuh"),
     ),
-    ("hold.cuh", include_str!("../../../cuda/native/hold.cuh")),
-    (
-        "kernels.cu",
-        include_str!("../../../cuda/native/kernels.cu"),
-    ),
+    HOLD,
 ];
+
+/// The translation units, one per family.
+pub const UNITS: [Family; 2] = [Family::MlKem, Family::MlDsa];
+
+/// The sources of `unit`'s translation unit, in order. Each ends with
+/// `hold.cuh`: every module holds its own device-side wait.
+pub fn parts(unit: Family) -> &'static [(&'static str, &'static str)] {
+    match unit {
+        Family::MlKem => &MLKEM_PARTS,
+        Family::MlDsa => &MLDSA_PARTS,
+    }
+}
+
+/// `mlkem` or `mldsa`: the unit's name in cache files and messages.
+pub fn unit_name(unit: Family) -> &'static str {
+    match unit {
+        Family::MlKem => "mlkem",
+        Family::MlDsa => "mldsa",
+    }
+}
+
+/// The units `algs` need, in `UNITS` order.
+pub fn units_for(algs: &[crate::core::catalog::Algorithm]) -> Vec<Family> {
+    UNITS
+        .into_iter()
+        .filter(|u| algs.iter().any(|a| a.family() == *u))
+        .collect()
+}
 
 /// Kernel entry points, as named in the sources.
 pub fn kernel_name(
@@ -72,10 +110,10 @@ pub fn variant_kernel_name(
 /// of the timed window.
 pub const HOLD_KERNEL: &str = "pqcprof_hold";
 
-/// The whole translation unit NVRTC compiles.
-pub fn source() -> String {
+/// The translation unit NVRTC compiles for `unit`.
+pub fn source(unit: Family) -> String {
     let mut out = String::new();
-    for (name, text) in PARTS {
+    for (name, text) in parts(unit) {
         out.push_str(&format!("#line 1 \"{name}\"\n"));
         for line in text.lines() {
             let t = line.trim_start();
@@ -97,8 +135,10 @@ pub fn arch_for(cc: (u32, u32)) -> String {
 
 /// A compile failure with NVRTC's log.
 #[derive(Debug, thiserror::Error)]
-#[error("NVRTC could not compile the native kernels for {arch}: {message}\n{log}")]
+#[error("NVRTC could not compile the native {} kernels for {arch}: {message}\n{log}", unit_name(*.unit))]
 pub struct CompileFailure {
+    /// The unit.
+    pub unit: Family,
     /// Target architecture.
     pub arch: String,
     /// NVRTC's status.
@@ -147,6 +187,8 @@ fn nvrtc_options(arch: &str) -> Vec<String> {
 /// What NVRTC made of the unit for one architecture.
 #[derive(Debug, Clone)]
 pub struct Compiled {
+    /// The unit.
+    pub unit: Family,
     /// `sm_XY` it was compiled for.
     pub arch: String,
     /// The PTX, kept for inspection and as a fallback the driver can
@@ -161,18 +203,21 @@ pub struct Compiled {
     pub log: String,
 }
 
-/// Compiles the kernels for `arch` (e.g. `sm_90`) to PTX and machine code.
-/// NVRTC must be present (see `gpu::probe::nvrtc_version`).
-pub fn compile(arch: &str) -> Result<Compiled, CompileFailure> {
+/// Compiles `unit`'s kernels for `arch` (e.g. `sm_90`) to PTX and machine
+/// code. NVRTC must be present (see `gpu::probe::nvrtc_version`).
+pub fn compile(unit: Family, arch: &str) -> Result<Compiled, CompileFailure> {
     use cudarc::nvrtc::{result, sys};
     use std::ffi::{CStr, CString};
     let fail = |message: String, log: String| CompileFailure {
+        unit,
         arch: arch.into(),
         message,
         log,
     };
-    let src = CString::new(source()).map_err(|e| fail(format!("{e}"), String::new()))?;
-    let name = c"pqcprof_native.cu";
+    let src = CString::new(source(unit)).map_err(|e| fail(format!("{e}"), String::new()))?;
+    let file = CString::new(format!("pqcprof_{}.cu", unit_name(unit)))
+        .map_err(|e| fail(format!("{e}"), String::new()))?;
+    let name = file.as_c_str();
     let prog = result::create_program(&src, Some(name))
         .map_err(|e| fail(format!("nvrtcCreateProgram: {e:?}"), String::new()))?;
     // Destroys the program however this function returns.
@@ -223,6 +268,7 @@ pub fn compile(arch: &str) -> Result<Compiled, CompileFailure> {
         ));
     }
     Ok(Compiled {
+        unit,
         arch: arch.into(),
         ptx,
         cubin,
@@ -258,22 +304,27 @@ fn fnv1a64(parts: &[&[u8]]) -> u64 {
     h
 }
 
-/// Cache file stem (`.ptx` and `.cubin` are added): the source, the options
-/// and NVRTC's version all count.
-pub fn cache_file_stem(arch: &str, nvrtc: (i32, i32)) -> String {
-    let src = source();
+/// Cache file stem (`.ptx`, `.cubin`, `.log` and `.lock` are added): the
+/// unit, its source, the options and NVRTC's version all count.
+pub fn cache_file_stem(unit: Family, arch: &str, nvrtc: (i32, i32)) -> String {
+    let src = source(unit);
     let opts = nvrtc_options(arch).join(" ");
     let h = fnv1a64(&[
         src.as_bytes(),
         opts.as_bytes(),
         format!("{}.{}", nvrtc.0, nvrtc.1).as_bytes(),
     ]);
-    format!("native-{arch}-nvrtc{}.{}-{h:016x}", nvrtc.0, nvrtc.1)
+    format!(
+        "native-{}-{arch}-nvrtc{}.{}-{h:016x}",
+        unit_name(unit),
+        nvrtc.0,
+        nvrtc.1
+    )
 }
 
-/// The last entry point the unit defines: a file that names it was not cut
-/// short.
-const LAST_ENTRY: &str = "mldsa87_verify";
+/// The last entry point every unit defines (hold.cuh comes last): a file
+/// that names it was not cut short.
+const LAST_ENTRY: &str = HOLD_KERNEL;
 
 /// Whether `ptx` is plausibly whole PTX for `arch`: it names its target and
 /// ends the last entry point.
@@ -355,7 +406,7 @@ fn is_whole_log(log: &str) -> bool {
 }
 
 /// Cached kernels, if all three files are present and plausibly whole.
-fn read_cached(stem: &Path, arch: &str) -> Option<Compiled> {
+fn read_cached(stem: &Path, unit: Family, arch: &str) -> Option<Compiled> {
     let (ptx_path, cubin_path, log_path) = cache_paths(stem);
     let ptx = std::fs::read_to_string(ptx_path).ok()?;
     let cubin = std::fs::read(cubin_path).ok()?;
@@ -365,6 +416,7 @@ fn read_cached(stem: &Path, arch: &str) -> Option<Compiled> {
         && cubin_arch(&cubin).as_deref() == Some(arch)
         && is_whole_log(&log);
     ok.then(|| Compiled {
+        unit,
         arch: arch.into(),
         ptx,
         cubin,
@@ -441,21 +493,58 @@ impl Drop for CacheLock {
 
 /// Like `compile`, but reuses what the same NVRTC compiled earlier from the
 /// same source and options (in `cache_dir`).
-pub fn compile_cached(arch: &str) -> Result<(Compiled, Origin), CompileFailure> {
-    compile_cached_in(cache_dir().as_deref(), arch)
+pub fn compile_cached(unit: Family, arch: &str) -> Result<(Compiled, Origin), CompileFailure> {
+    compile_cached_in(cache_dir().as_deref(), unit, arch)
 }
 
 /// `compile_cached` with the cache in `dir` (none: no cache).
 pub fn compile_cached_in(
     dir: Option<&Path>,
+    unit: Family,
     arch: &str,
 ) -> Result<(Compiled, Origin), CompileFailure> {
     let version = crate::probe::gpu::nvrtc_version();
     let stem = match (dir, version) {
-        (Some(d), Some(v)) => d.join(cache_file_stem(arch, v)),
-        _ => return compile(arch).map(|c| (c, Origin::Compiled)),
+        (Some(d), Some(v)) => d.join(cache_file_stem(unit, arch, v)),
+        _ => return compile(unit, arch).map(|c| (c, Origin::Compiled)),
     };
-    cached_or(&stem, arch, CACHE_LOCK_WAIT, || compile(arch))
+    cached_or(&stem, unit, arch, CACHE_LOCK_WAIT, || compile(unit, arch))
+}
+
+/// What compiling (or reading) one unit gave, and how long it took.
+pub struct UnitBuild {
+    /// The kernels.
+    pub compiled: Compiled,
+    /// Compiled now, or read from the cache.
+    pub origin: Origin,
+    /// Seconds it took.
+    pub seconds: f64,
+}
+
+/// `compile_cached` for each of `units`, each in its own thread (NVRTC
+/// compiles separate programs concurrently); in the order given.
+pub fn compile_units_cached(
+    units: &[Family],
+    arch: &str,
+) -> Vec<Result<UnitBuild, CompileFailure>> {
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = units
+            .iter()
+            .map(|&unit| {
+                s.spawn(move || {
+                    let t0 = std::time::Instant::now();
+                    compile_cached(unit, arch).map(|(compiled, origin)| UnitBuild {
+                        compiled,
+                        origin,
+                        seconds: t0.elapsed().as_secs_f64(),
+                    })
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|j| j.join().expect("an NVRTC thread panicked"))
+            .collect()
+    })
 }
 
 /// The entry at `stem` if it is whole, else what `make` returns, written
@@ -463,16 +552,17 @@ pub fn compile_cached_in(
 /// start together one runs `make` and the others read its files.
 fn cached_or(
     stem: &Path,
+    unit: Family,
     arch: &str,
     wait: std::time::Duration,
     make: impl FnOnce() -> Result<Compiled, CompileFailure>,
 ) -> Result<(Compiled, Origin), CompileFailure> {
     let (ptx_path, cubin_path, log_path) = cache_paths(stem);
-    if let Some(hit) = read_cached(stem, arch) {
+    if let Some(hit) = read_cached(stem, unit, arch) {
         return Ok((hit, Origin::Cache(cubin_path)));
     }
     let _lock = CacheLock::take(stem, wait);
-    if let Some(hit) = read_cached(stem, arch) {
+    if let Some(hit) = read_cached(stem, unit, arch) {
         return Ok((hit, Origin::Cache(cubin_path)));
     }
     let compiled = make()?;
@@ -491,16 +581,28 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn the_unit_has_no_includes_and_names_are_stable() {
+    fn the_units_have_no_includes_and_names_are_stable() {
         // Entry points are made by macros; tests/nvrtc_compile.rs finds
         // every one of them in the compiled PTX.
-        let s = source();
-        assert!(!s.lines().any(|l| l.trim_start().starts_with("#include \"")));
-        assert!(!s.contains("#include <"), "NVRTC has no system headers");
-        for (name, _) in PARTS {
-            assert!(s.contains(&format!("#line 1 \"{name}\"")), "{name} missing");
+        for unit in UNITS {
+            let s = source(unit);
+            assert!(!s.lines().any(|l| l.trim_start().starts_with("#include \"")));
+            assert!(!s.contains("#include <"), "NVRTC has no system headers");
+            for (name, _) in parts(unit) {
+                assert!(s.contains(&format!("#line 1 \"{name}\"")), "{name} missing");
+            }
+            assert_eq!(parts(unit).last().unwrap().0, "hold.cuh");
         }
-        let _ = Algorithm::ALL;
+        // Each unit holds its own family's kernels only.
+        assert!(source(Family::MlKem).contains("mlkem_kernels.cuh"));
+        assert!(!source(Family::MlKem).contains("mldsa_kernels.cuh"));
+        assert!(source(Family::MlDsa).contains("mldsa_kernels.cuh"));
+        assert!(!source(Family::MlDsa).contains("mlkem_kernels.cuh"));
+        assert_eq!(units_for(&[Algorithm::MlDsa65]), vec![Family::MlDsa]);
+        assert_eq!(
+            units_for(&[Algorithm::MlDsa44, Algorithm::MlKem512]),
+            vec![Family::MlKem, Family::MlDsa]
+        );
         assert_eq!(
             kernel_name(Algorithm::MlKem768, Operation::KeyGen),
             "mlkem768_keygen"
@@ -514,11 +616,12 @@ mod tests {
 
     #[test]
     fn cache_names_change_with_arch_and_nvrtc_and_are_stable() {
-        let a = cache_file_stem("sm_90", (13, 0));
-        assert_eq!(a, cache_file_stem("sm_90", (13, 0)));
-        assert_ne!(a, cache_file_stem("sm_80", (13, 0)));
-        assert_ne!(a, cache_file_stem("sm_90", (12, 8)));
-        assert!(a.starts_with("native-sm_90-nvrtc13.0-"));
+        let a = cache_file_stem(Family::MlDsa, "sm_90", (13, 0));
+        assert_eq!(a, cache_file_stem(Family::MlDsa, "sm_90", (13, 0)));
+        assert_ne!(a, cache_file_stem(Family::MlDsa, "sm_80", (13, 0)));
+        assert_ne!(a, cache_file_stem(Family::MlDsa, "sm_90", (12, 8)));
+        assert_ne!(a, cache_file_stem(Family::MlKem, "sm_90", (13, 0)));
+        assert!(a.starts_with("native-mldsa-sm_90-nvrtc13.0-"));
         // The dot in the version must survive adding the file types.
         let (ptx, cubin, log) = cache_paths(Path::new(&a));
         assert_eq!(ptx.to_str().unwrap(), format!("{a}.ptx"));
@@ -546,7 +649,7 @@ mod tests {
 
     #[test]
     fn cubin_arch_reads_both_abi_versions() {
-        let mut c = fake_cubin(b"mldsa87_verify", 1);
+        let mut c = fake_cubin(b"pqcprof_hold", 1);
         assert_eq!(cubin_arch(&c).as_deref(), Some("sm_90"));
         c[0x30..0x34].copy_from_slice(&0x0600_4b04u32.to_le_bytes());
         assert_eq!(cubin_arch(&c).as_deref(), Some("sm_75"));
@@ -559,11 +662,11 @@ mod tests {
 
     #[test]
     fn only_whole_cubins_pass() {
-        let good = fake_cubin(b"..mldsa87_verify..", 3);
+        let good = fake_cubin(b"..pqcprof_hold..", 3);
         assert!(is_whole_cubin(&good));
         assert!(!is_whole_cubin(&good[..good.len() - 1]), "truncated");
         assert!(
-            !is_whole_cubin(&fake_cubin(b"..mldsa65_verify..", 3)),
+            !is_whole_cubin(&fake_cubin(b"..mldsa87_verify..", 3)),
             "last entry missing"
         );
         let mut big_endian = good.clone();
@@ -578,48 +681,64 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let stem = d.path().join("native-sm_90-nvrtc13.0-x");
         let (ptx_path, cubin_path, log_path) = cache_paths(&stem);
-        let ptx = ".target sm_90\n.entry mldsa87_verify(\n{\n}\n";
+        let ptx = ".target sm_90\n.entry pqcprof_hold(\n{\n}\n";
         std::fs::write(&ptx_path, ptx).unwrap();
-        assert!(read_cached(&stem, "sm_90").is_none(), "no machine code yet");
-        std::fs::write(&cubin_path, fake_cubin(b"mldsa87_verify", 2)).unwrap();
-        assert!(read_cached(&stem, "sm_90").is_none(), "no log yet");
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
+            "no machine code yet"
+        );
+        std::fs::write(&cubin_path, fake_cubin(b"pqcprof_hold", 2)).unwrap();
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
+            "no log yet"
+        );
         std::fs::write(
             &log_path,
-            "ptxas info    : Compiling entry function 'mldsa65_verify' for 'sm_90'\n",
+            "ptxas info    : Compiling entry function 'mldsa87_verify' for 'sm_90'\n",
         )
         .unwrap();
-        assert!(read_cached(&stem, "sm_90").is_none(), "log cut short");
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
+            "log cut short"
+        );
         std::fs::write(&log_path, LOG).unwrap();
-        let hit = read_cached(&stem, "sm_90").expect("all three files whole");
+        let hit = read_cached(&stem, Family::MlDsa, "sm_90").expect("all three files whole");
         assert_eq!((hit.ptx.as_str(), hit.arch.as_str()), (ptx, "sm_90"));
         assert_eq!(hit.log, LOG);
-        assert!(read_cached(&stem, "sm_80").is_none(), "wrong target");
-        let other = ".target sm_80\n.entry mldsa87_verify(\n{\n}\n";
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_80").is_none(),
+            "wrong target"
+        );
+        let other = ".target sm_80\n.entry pqcprof_hold(\n{\n}\n";
         std::fs::write(&ptx_path, other).unwrap();
         assert!(
-            read_cached(&stem, "sm_80").is_none(),
+            read_cached(&stem, Family::MlDsa, "sm_80").is_none(),
             "machine code for sm_90"
         );
         std::fs::write(&ptx_path, ptx).unwrap();
         std::fs::write(&ptx_path, &ptx[..ptx.len() - 2]).unwrap();
-        assert!(read_cached(&stem, "sm_90").is_none(), "truncated PTX");
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
+            "truncated PTX"
+        );
         std::fs::write(&ptx_path, ptx).unwrap();
-        let cut = fake_cubin(b"mldsa87_verify", 2);
+        let cut = fake_cubin(b"pqcprof_hold", 2);
         std::fs::write(&cubin_path, &cut[..cut.len() - 10]).unwrap();
         assert!(
-            read_cached(&stem, "sm_90").is_none(),
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
             "truncated machine code"
         );
     }
 
-    const LOG: &str = "ptxas info    : Compiling entry function 'mldsa87_verify' for 'sm_90'\n";
+    const LOG: &str = "ptxas info    : Compiling entry function 'pqcprof_hold' for 'sm_90'\n";
 
     /// What a compile of `arch` might return, standing in for NVRTC.
     fn fake_compiled(arch: &str) -> Compiled {
         Compiled {
+            unit: Family::MlDsa,
             arch: arch.into(),
-            ptx: format!(".target {arch}\n.entry mldsa87_verify(\n{{\n}}\n"),
-            cubin: fake_cubin(b"mldsa87_verify", 2),
+            ptx: format!(".target {arch}\n.entry pqcprof_hold(\n{{\n}}\n"),
+            cubin: fake_cubin(b"pqcprof_hold", 2),
             log: LOG.into(),
         }
     }
@@ -636,11 +755,17 @@ mod tests {
             let jobs: Vec<_> = (0..4)
                 .map(|_| {
                     s.spawn(|| {
-                        cached_or(&stem, "sm_90", Duration::from_secs(60), || {
-                            makes.fetch_add(1, Ordering::SeqCst);
-                            std::thread::sleep(Duration::from_millis(300));
-                            Ok(fake_compiled("sm_90"))
-                        })
+                        cached_or(
+                            &stem,
+                            Family::MlDsa,
+                            "sm_90",
+                            Duration::from_secs(60),
+                            || {
+                                makes.fetch_add(1, Ordering::SeqCst);
+                                std::thread::sleep(Duration::from_millis(300));
+                                Ok(fake_compiled("sm_90"))
+                            },
+                        )
                         .unwrap()
                         .1
                     })
@@ -654,7 +779,7 @@ mod tests {
             1,
             "{origins:?}"
         );
-        let hit = read_cached(&stem, "sm_90").expect("written whole");
+        let hit = read_cached(&stem, Family::MlDsa, "sm_90").expect("written whole");
         assert_eq!(hit.log, LOG);
     }
 
@@ -664,9 +789,13 @@ mod tests {
         let stem = d.path().join("native-sm_90-nvrtc13.0-z");
         let held = CacheLock::take(&stem, Duration::ZERO).expect("free");
         let t0 = std::time::Instant::now();
-        let (_, origin) = cached_or(&stem, "sm_90", Duration::from_millis(300), || {
-            Ok(fake_compiled("sm_90"))
-        })
+        let (_, origin) = cached_or(
+            &stem,
+            Family::MlDsa,
+            "sm_90",
+            Duration::from_millis(300),
+            || Ok(fake_compiled("sm_90")),
+        )
         .unwrap();
         assert_eq!(origin, Origin::Compiled);
         let waited = t0.elapsed();
@@ -679,14 +808,15 @@ mod tests {
         assert!(CacheLock::take(&stem, Duration::ZERO).is_some(), "let go");
         // A failed compile writes nothing.
         let other = d.path().join("native-sm_80-nvrtc13.0-z");
-        let failed = cached_or(&other, "sm_80", Duration::ZERO, || {
+        let failed = cached_or(&other, Family::MlDsa, "sm_80", Duration::ZERO, || {
             Err(CompileFailure {
+                unit: Family::MlDsa,
                 arch: "sm_80".into(),
                 message: "boom".into(),
                 log: String::new(),
             })
         });
         assert!(failed.is_err());
-        assert!(read_cached(&other, "sm_80").is_none());
+        assert!(read_cached(&other, Family::MlDsa, "sm_80").is_none());
     }
 }

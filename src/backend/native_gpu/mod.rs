@@ -44,7 +44,7 @@ pub mod sizing;
 
 use crate::backend::{Backend, BatchConfig, Prepared};
 
-use crate::core::catalog::{Algorithm, Kind, Operation};
+use crate::core::catalog::{Algorithm, Family, Kind, Operation};
 use crate::core::waves;
 use crate::schema::device::KernelInfo;
 use crate::schema::device::{Device, DeviceKind};
@@ -54,7 +54,6 @@ use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute_enum};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
 use rand::SeedableRng;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Backend name on the command line and in files.
 pub const NAME: &str = "native-gpu";
@@ -71,22 +70,30 @@ struct Kernel {
     name: String,
 }
 
-/// Our kernels on one GPU.
-pub struct NativeGpu {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+/// One family's kernels, loaded.
+pub struct LoadedUnit {
+    /// The family (`kernels::UNITS`).
+    pub unit: Family,
     module: Arc<CudaModule>,
-    device: Device,
-    /// `sm_XY` the kernels were compiled for.
-    pub arch: String,
-    /// PCI bus id, for NVML.
-    pub pci_bus_id: String,
     /// Seconds NVRTC (or reading the cache) took.
     pub compile_seconds: f64,
     /// Whether the kernels were compiled now or read from the cache.
     pub origin: kernels::Origin,
     /// What the driver loaded: machine code, or PTX it compiled itself.
     pub image: String,
+}
+
+/// Our kernels on one GPU.
+pub struct NativeGpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// The families this backend was opened for, in `kernels::UNITS` order.
+    pub units: Vec<LoadedUnit>,
+    device: Device,
+    /// `sm_XY` the kernels were compiled for.
+    pub arch: String,
+    /// PCI bus id, for NVML.
+    pub pci_bus_id: String,
     resident_threads: usize,
     max_threads_per_sm: u32,
     /// Multiprocessors of the device.
@@ -98,9 +105,10 @@ pub struct NativeGpu {
 }
 
 impl NativeGpu {
-    /// Opens GPU `ordinal`, compiles the kernels for it and loads them.
-    /// The caller has checked (gpu::probe) that the driver and NVRTC exist.
-    pub fn new(ordinal: usize) -> anyhow::Result<Self> {
+    /// Opens GPU `ordinal`, compiles the kernels of `units` for it (each
+    /// family's unit in its own thread) and loads them. The caller has
+    /// checked (gpu::probe) that the driver and NVRTC exist.
+    pub fn new(ordinal: usize, units: &[Family]) -> anyhow::Result<Self> {
         let ctx =
             CudaContext::new(ordinal).map_err(|e| anyhow!("cannot open GPU {ordinal}: {e:?}"))?;
         // One stream, synchronised explicitly: cudarc's per-buffer events
@@ -127,32 +135,43 @@ impl NativeGpu {
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
         let resident_threads = sms * max_threads_per_sm;
         let arch = kernels::arch_for(cc);
-        let t0 = Instant::now();
-        let (compiled, origin) = kernels::compile_cached(&arch)?;
-        let compile_seconds = t0.elapsed().as_secs_f64();
         let nvrtc = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
-        // Machine code first: no JIT, and no dependence on the driver
-        // knowing this NVRTC's PTX ISA. The PTX is the fallback.
-        let (module, image) = match ctx.load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin))
-        {
-            Ok(m) => (m, format!("{arch} machine code from {nvrtc}")),
-            Err(cubin_err) => {
-                let m = ctx
-                    .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx))
-                    .map_err(|e| {
-                        anyhow!(
-                            "loading the compiled kernels failed: machine code: {cubin_err:?}; PTX: {e:?}"
-                        )
-                    })?;
-                eprintln!(
-                    "pqcprof: the driver refused the {arch} machine code ({cubin_err:?}); it compiled the PTX instead"
-                );
-                (
-                    m,
-                    format!("PTX from {nvrtc}, compiled by the driver (machine code refused: {cubin_err:?})"),
-                )
-            }
-        };
+        let mut loaded = vec![];
+        for built in kernels::compile_units_cached(units, &arch) {
+            let built = built?;
+            let unit = built.compiled.unit;
+            let name = kernels::unit_name(unit);
+            // Machine code first: no JIT, and no dependence on the driver
+            // knowing this NVRTC's PTX ISA. The PTX is the fallback.
+            let (module, image) = match ctx
+                .load_module(cudarc::nvrtc::Ptx::from_binary(built.compiled.cubin))
+            {
+                Ok(m) => (m, format!("{arch} machine code from {nvrtc}")),
+                Err(cubin_err) => {
+                    let m = ctx
+                        .load_module(cudarc::nvrtc::Ptx::from_src(built.compiled.ptx))
+                        .map_err(|e| {
+                            anyhow!(
+                                "loading the compiled {name} kernels failed: machine code: {cubin_err:?}; PTX: {e:?}"
+                            )
+                        })?;
+                    eprintln!(
+                        "pqcprof: the driver refused the {arch} machine code of the {name} kernels ({cubin_err:?}); it compiled the PTX instead"
+                    );
+                    (
+                        m,
+                        format!("PTX from {nvrtc}, compiled by the driver (machine code refused: {cubin_err:?})"),
+                    )
+                }
+            };
+            loaded.push(LoadedUnit {
+                unit,
+                module,
+                compile_seconds: built.seconds,
+                origin: built.origin,
+                image,
+            });
+        }
         let device = Device {
             kind: DeviceKind::Gpu,
             name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
@@ -164,13 +183,10 @@ impl NativeGpu {
         Ok(NativeGpu {
             ctx,
             stream,
-            module,
+            units: loaded,
             device,
             arch,
             pci_bus_id,
-            compile_seconds,
-            origin,
-            image,
             resident_threads,
             max_threads_per_sm: max_threads_per_sm as u32,
             sms: sms as u32,
@@ -212,6 +228,7 @@ impl NativeGpu {
     ) -> anyhow::Result<Kernel> {
         let name = kernels::variant_kernel_name(alg, op, variant);
         let func = self
+            .unit(alg)?
             .module
             .load_function(&name)
             .map_err(|e| anyhow!("kernel {name} not found in the module: {e:?}"))?;
@@ -402,12 +419,13 @@ impl NativeGpu {
         let get = |a| func.func.get_attribute(a).ok().map(|v| v.max(0) as u32);
         let block = shape.block_dim.0;
         let per_sm = self.resident_blocks(func);
-        let _ = (alg, op);
+        let _ = op;
+        let image = self.unit(alg).map(|u| u.image.clone()).unwrap_or_default();
         KernelInfo {
             name: func.name.clone(),
             variant: func.variant.name().into(),
             shared_bytes_per_block: get(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
-            image: self.image.clone(),
+            image,
             threads_per_block: block,
             blocks: shape.grid_dim.0,
             registers_per_thread: get(A::CU_FUNC_ATTRIBUTE_NUM_REGS),
@@ -520,8 +538,23 @@ impl NativeGpu {
         ))
     }
 
-    fn hold_function(&self) -> anyhow::Result<CudaFunction> {
-        self.module
+    /// The loaded unit of `alg`'s family.
+    fn unit(&self, alg: Algorithm) -> anyhow::Result<&LoadedUnit> {
+        self.units
+            .iter()
+            .find(|u| u.unit == alg.family())
+            .ok_or_else(|| {
+                anyhow!(
+                    "the {} kernels were not compiled: this backend was opened for other algorithms than {alg}",
+                    kernels::unit_name(alg.family())
+                )
+            })
+    }
+
+    /// The device-side wait of `alg`'s module.
+    fn hold_function(&self, alg: Algorithm) -> anyhow::Result<CudaFunction> {
+        self.unit(alg)?
+            .module
             .load_function(kernels::HOLD_KERNEL)
             .map_err(|e| {
                 anyhow!(
@@ -776,7 +809,7 @@ impl Backend for NativeGpu {
         Ok(Box::new(GpuBatch {
             cuda: self.ctx.clone(),
             stream: self.stream.clone(),
-            hold: self.hold_function()?,
+            hold: self.hold_function(alg)?,
             staged: None,
             func: func.func.clone(),
             shape,

@@ -200,19 +200,33 @@ pub fn occupancy(l: SmLimits, registers: u32, threads_per_block: u32, shared: u3
     (blocks, pct)
 }
 
-/// The kernels for `arch` (compiled, or read from the cache with the log
-/// of the compile that made them) and ptxas's report in that log.
+/// The kernels of `units` for `arch` (compiled, each unit in its own
+/// thread, or read from the cache with the log of the compile that made
+/// them) and ptxas's report in those logs, every entry point once (each
+/// unit has its own copy of the device-side wait); with where each unit came
+/// from.
 pub fn kernel_resources(
     arch: &str,
+    units: &[crate::core::catalog::Family],
 ) -> Result<
     (
         Vec<KernelResources>,
-        crate::backend::native_gpu::kernels::Origin,
+        Vec<crate::backend::native_gpu::kernels::Origin>,
     ),
     crate::backend::native_gpu::kernels::CompileFailure,
 > {
-    let (compiled, origin) = crate::backend::native_gpu::kernels::compile_cached(arch)?;
-    Ok((parse_ptxas_log(&compiled.log), origin))
+    let mut found: Vec<KernelResources> = vec![];
+    let mut origins = vec![];
+    for built in crate::backend::native_gpu::kernels::compile_units_cached(units, arch) {
+        let built = built?;
+        for k in parse_ptxas_log(&built.compiled.log) {
+            if !found.iter().any(|f| f.name == k.name) {
+                found.push(k);
+            }
+        }
+        origins.push(built.origin);
+    }
+    Ok((found, origins))
 }
 
 #[cfg(test)]
