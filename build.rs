@@ -23,9 +23,20 @@ fn output(cmd: &str, args: &[&str]) -> Option<String> {
 fn main() {
     let commit =
         output("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = output("git", &["status", "--porcelain", "--untracked-files=no"])
-        .map(|s| !s.is_empty())
-        .unwrap_or(false);
+    // --no-optional-locks: `git status` would otherwise rewrite .git/index
+    // when it refreshes stat data (always, on a fresh clone), and .git/index
+    // is watched below: the next cargo command would rebuild the crate.
+    let dirty = output(
+        "git",
+        &[
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+        ],
+    )
+    .map(|s| !s.is_empty())
+    .unwrap_or(false);
     println!(
         "cargo:rustc-env=PQCPROF_GIT_COMMIT={commit}{}",
         if dirty { "-dirty" } else { "" }

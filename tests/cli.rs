@@ -78,6 +78,15 @@ fn bad_input_names_the_value_and_what_is_valid() {
             .code(2)
             .stderr(predicate::str::contains(needle));
     }
+    // And its algorithms, before looking for NVRTC (none on this path).
+    pqcprof()
+        .args(["kernels", "--alg", "ML-KEM-2048"])
+        .env("LD_LIBRARY_PATH", "")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--alg: unknown algorithm 'ML-KEM-2048'; valid: ML-KEM-512",
+        ));
 }
 
 #[test]

@@ -38,6 +38,9 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
         print!("{}", variants_list());
         return Ok(exit::OK);
     }
+    // Bad names are refused before NVRTC is looked for.
+    let algs = crate::core::catalog::parse_algorithms(&a.algorithms)
+        .map_err(|e| anyhow::anyhow!("--alg: {e}"))?;
     if let Err(why) = crate::probe::gpu::nvrtc_library() {
         anyhow::bail!("NVRTC is needed to compile the kernels and cannot be used: {why}");
     }
@@ -46,7 +49,6 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
             "NVRTC is needed to compile the kernels and was not found (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH)"
         );
     };
-    let algs = crate::core::catalog::parse_algorithms(&a.algorithms).map_err(anyhow::Error::msg)?;
     let units = native_gpu::kernels::units_for(&algs);
     // A kernel's name starts with its parameter set's (`mlkem768_`).
     let prefixes: Vec<String> = algs
