@@ -68,6 +68,8 @@ struct Kernel {
     func: CudaFunction,
     variant: Variant,
     name: String,
+    /// What the driver loaded for its unit (`LoadedUnit::image`).
+    image: String,
 }
 
 /// One family's kernels, loaded.
@@ -227,8 +229,8 @@ impl NativeGpu {
         variant: Variant,
     ) -> anyhow::Result<Kernel> {
         let name = kernels::variant_kernel_name(alg, op, variant);
-        let func = self
-            .unit(alg)?
+        let unit = self.unit(alg)?;
+        let func = unit
             .module
             .load_function(&name)
             .map_err(|e| anyhow!("kernel {name} not found in the module: {e:?}"))?;
@@ -236,6 +238,7 @@ impl NativeGpu {
             func,
             variant,
             name,
+            image: unit.image.clone(),
         })
     }
 
@@ -419,13 +422,12 @@ impl NativeGpu {
         let get = |a| func.func.get_attribute(a).ok().map(|v| v.max(0) as u32);
         let block = shape.block_dim.0;
         let per_sm = self.resident_blocks(func);
-        let _ = op;
-        let image = self.unit(alg).map(|u| u.image.clone()).unwrap_or_default();
+        let _ = (alg, op);
         KernelInfo {
             name: func.name.clone(),
             variant: func.variant.name().into(),
             shared_bytes_per_block: get(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
-            image,
+            image: func.image.clone(),
             threads_per_block: block,
             blocks: shape.grid_dim.0,
             registers_per_thread: get(A::CU_FUNC_ATTRIBUTE_NUM_REGS),
