@@ -53,7 +53,7 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
     // A kernel's name starts with its parameter set's (`mlkem768_`).
     let prefixes: Vec<String> = algs
         .iter()
-        .map(|alg| format!("{}_", alg.name().to_ascii_lowercase().replace('-', "")))
+        .map(|&alg| format!("{}_", native_gpu::kernels::set_name(alg)))
         .collect();
     let wanted = |name: &str| {
         name == native_gpu::kernels::HOLD_KERNEL || prefixes.iter().any(|p| name.starts_with(p))

@@ -92,8 +92,12 @@ pub fn kernel_name(
     alg: crate::core::catalog::Algorithm,
     op: crate::core::catalog::Operation,
 ) -> String {
-    let set = alg.name().to_ascii_lowercase().replace('-', "");
-    format!("{set}_{}", op.cli_name())
+    format!("{}_{}", set_name(alg), op.cli_name())
+}
+
+/// The parameter set as kernel names begin with it (`mlkem768`).
+pub fn set_name(alg: crate::core::catalog::Algorithm) -> String {
+    alg.name().to_ascii_lowercase().replace('-', "")
 }
 
 /// The entry point of `op` of `alg` in `variant` (`mlkem768_keygen_warp`).
