@@ -97,7 +97,7 @@ mod without_the_sdk {
 
     #[test]
     fn check_says_the_backend_is_not_built_and_how_to_enable_it() {
-        pqcprof()
+        let out = pqcprof()
             .arg("check")
             .assert()
             .success()
@@ -106,7 +106,20 @@ mod without_the_sdk {
                 predicate::str::is_match(r"cupqc\s+not ready\s+not part of this build").unwrap(),
             )
             .stdout(predicate::str::contains("scripts/fetch-cupqc"))
-            .stdout(predicate::str::contains("nvcc"));
+            .stdout(predicate::str::contains("nvcc"))
+            .get_output()
+            .stdout
+            .clone();
+        // The advice is given once, on the backend's line (the build's own
+        // note carries a shorter copy of it, for its cargo warning).
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches("to enable it").count(), 1, "{text}");
+        assert_eq!(text.matches("scripts/fetch-cupqc").count(), 1, "{text}");
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("cupqc "))
+            .expect("a cupqc backend line");
+        assert!(line.contains("to enable it"), "{line}");
         let out = pqcprof().args(["check", "--json"]).output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["cupqc_build"]["built"], false);

@@ -94,10 +94,14 @@ fn cupqc_verdict(gpu: &GpuProbe, gpu_reason: Option<&str>) -> Verdict {
         }
     );
     let (ready, detail) = if !b.built {
+        let note = b.finding();
+        // What the machine has now, unless it repeats the build's finding.
         let sdk_now = if gpu.cupqc_sdk.present {
-            format!("an SDK is present now ({})", gpu.cupqc_sdk.detail)
+            format!("; an SDK is present now ({})", gpu.cupqc_sdk.detail)
+        } else if note.contains("no cuPQC SDK") {
+            String::new()
         } else {
-            gpu.cupqc_sdk.detail.clone()
+            format!("; {}", gpu.cupqc_sdk.detail)
         };
         // A build that failed says how to see the failure; one that found
         // nothing says how to get an SDK and nvcc.
@@ -108,7 +112,7 @@ fn cupqc_verdict(gpu: &GpuProbe, gpu_reason: Option<&str>) -> Verdict {
         };
         (
             false,
-            format!("not part of this build ({}; {sdk_now}){how}", b.note),
+            format!("not part of this build ({note}{sdk_now}){how}"),
         )
     } else if b.standin {
         (
@@ -298,7 +302,7 @@ pub fn render_check(
     };
     s += &format!(
         "  cuPQC build   {} (SDK at build time: {}; nvcc: {})\n",
-        b.note,
+        b.finding(),
         none(&b.sdk),
         none(&b.nvcc)
     );

@@ -63,6 +63,15 @@ pub fn build_info() -> BuildInfo {
 }
 
 impl BuildInfo {
+    /// The build's note without the advice the build script adds for its
+    /// warning (`; to enable it: ...`): `check` gives a fuller one once.
+    pub fn finding(&self) -> &str {
+        self.note
+            .split("; to enable it:")
+            .next()
+            .unwrap_or_default()
+    }
+
     /// Whether the compiled code runs on a GPU of compute capability `cc`:
     /// SASS for `XY` runs on `X.Y'` with `Y' >= Y`; the embedded PTX of `XY`
     /// is compiled by the driver for any `cc` at or above `X.Y`.
