@@ -484,25 +484,11 @@ PQC_HD int mldsa_keygen_internal(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *xi) {
 // workspaces of all its threads (stride = threads), so the 32 lanes of a warp
 // reading the same word of their own workspaces read 128 consecutive bytes.
 // ---------------------------------------------------------------------------
-template <int LEVEL> struct mldsa_sign_layout {
-    typedef mldsa_params<LEVEL> P;
-    enum {
-        A = 0,                              // A^[r][s] at A + (r * L + s) * 256
-        S1 = A + P::K * P::L * MLDSA_N,     // NTT(s1)
-        S2 = S1 + P::L * MLDSA_N,           // NTT(s2)
-        T0 = S2 + P::K * MLDSA_N,           // NTT(t0)
-        Y = T0 + P::K * MLDSA_N,            // y of the current attempt
-        YHAT = Y + P::L * MLDSA_N,          // NTT(y)
-        W = YHAT + P::L * MLDSA_N,          // w, then w - c s2
-        WORDS = W + P::K * MLDSA_N
-    };
-};
-
-// The workspace of a block that signs with the `block` variant
-// (mldsa_block.cuh): A^, then NTT(s1), NTT(s2), NTT(t0) of the signature it
-// works on, each polynomial's 256 words consecutive (28,672 / 48,128 /
-// 80,896 bytes for ML-DSA-44/65/87); y, w and the products stay in the
-// block's shared memory.
+// The key's part of a signing workspace: A^, then NTT(s1), NTT(s2), NTT(t0),
+// each polynomial's 256 words consecutive. It is the whole workspace of a
+// block that signs with the `block` variant (mldsa_block.cuh; 28,672 /
+// 48,128 / 80,896 bytes for ML-DSA-44/65/87), whose y, w and products stay
+// in the block's shared memory.
 template <int LEVEL> struct mldsa_sign_block_layout {
     typedef mldsa_params<LEVEL> P;
     enum {
@@ -511,6 +497,23 @@ template <int LEVEL> struct mldsa_sign_block_layout {
         S2 = S1 + P::L * MLDSA_N,       // NTT(s2)
         T0 = S2 + P::K * MLDSA_N,       // NTT(t0)
         WORDS = T0 + P::K * MLDSA_N
+    };
+};
+
+// A one-thread signer's workspace: the key's part, then what one attempt of
+// the rejection loop computes.
+template <int LEVEL> struct mldsa_sign_layout {
+    typedef mldsa_params<LEVEL> P;
+    typedef mldsa_sign_block_layout<LEVEL> Key;
+    enum {
+        A = Key::A,
+        S1 = Key::S1,
+        S2 = Key::S2,
+        T0 = Key::T0,
+        Y = Key::WORDS,            // y of the current attempt
+        YHAT = Y + P::L * MLDSA_N, // NTT(y)
+        W = YHAT + P::L * MLDSA_N, // w, then w - c s2
+        WORDS = W + P::K * MLDSA_N
     };
 };
 
