@@ -23,7 +23,6 @@ use crate::backend::native_gpu::launch::zeros;
 use crate::backend::native_gpu::launch::KernelArgs;
 use crate::backend::native_gpu::sizing::host_fit;
 use crate::backend::native_gpu::sizing::launch_chain;
-use crate::backend::native_gpu::sizing::launch_shape;
 use crate::backend::native_gpu::sizing::launch_threads;
 use crate::backend::native_gpu::sizing::max_batch;
 use crate::backend::native_gpu::sizing::memory_refusal;
@@ -289,24 +288,18 @@ impl NativeGpu {
     /// `sign_threads`).
     fn shape(&self, func: &Kernel, op: Operation, n: usize) -> anyhow::Result<LaunchConfig> {
         let max = self.max_block(func)?;
-        let threads = match (op, func.variant) {
-            (Operation::Sign, Variant::Block) => {
-                let block = func.variant.threads_per_block(max).max(1) as usize;
+        let threads = match op {
+            Operation::Sign => {
+                let block = func.variant.threads_per_block(max).max(1);
+                let per_block = func.variant.operations_per_block(block).max(1);
                 sign_threads(
                     n,
-                    1,
+                    per_block,
                     self.resident_blocks(func),
                     self.sms,
-                    self.resident_threads / block,
+                    self.resident_threads / (block / per_block).max(1) as usize,
                 )
             }
-            (Operation::Sign, _) => sign_threads(
-                n,
-                launch_shape(1, max).block_dim.0,
-                self.resident_blocks(func),
-                self.sms,
-                self.resident_threads,
-            ),
             _ => n,
         };
         Ok(variant_launch_shape(
