@@ -291,13 +291,13 @@ impl NativeGpu {
         let threads = match op {
             Operation::Sign => {
                 let block = func.variant.threads_per_block(max).max(1);
-                let per_block = func.variant.operations_per_block(block).max(1);
+                let per_block = func.variant.operations_per_block(block);
                 sign_threads(
                     n,
                     per_block,
                     self.resident_blocks(func),
                     self.sms,
-                    self.resident_threads / (block / per_block).max(1) as usize,
+                    self.resident_threads / (block / per_block) as usize,
                 )
             }
             _ => n,
@@ -404,18 +404,11 @@ impl NativeGpu {
     }
 
     /// What a record says of the kernel it timed.
-    fn kernel_info(
-        &self,
-        alg: Algorithm,
-        op: Operation,
-        func: &Kernel,
-        shape: &LaunchConfig,
-    ) -> KernelInfo {
+    fn kernel_info(&self, func: &Kernel, shape: &LaunchConfig) -> KernelInfo {
         use CUfunction_attribute_enum as A;
         let get = |a| func.func.get_attribute(a).ok().map(|v| v.max(0) as u32);
         let block = shape.block_dim.0;
         let per_sm = self.resident_blocks(func);
-        let _ = (alg, op);
         KernelInfo {
             name: func.name.clone(),
             variant: func.variant.name().into(),
@@ -800,7 +793,7 @@ impl Backend for NativeGpu {
             }
         };
         let shape = self.shape(&func, op, n)?;
-        let kernel = self.kernel_info(alg, op, &func, &shape);
+        let kernel = self.kernel_info(&func, &shape);
         Ok(Box::new(GpuBatch {
             cuda: self.ctx.clone(),
             stream: self.stream.clone(),
