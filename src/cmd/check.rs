@@ -95,10 +95,10 @@ fn cupqc_verdict(gpu: &GpuProbe, gpu_reason: Option<&str>) -> Verdict {
     );
     let (ready, detail) = if !b.built {
         let note = b.finding();
-        // What the machine has now, unless it repeats the build's finding.
+        // What the machine has now, unless the build found no SDK either.
         let sdk_now = if gpu.cupqc_sdk.present {
             format!("; an SDK is present now ({})", gpu.cupqc_sdk.detail)
-        } else if note.contains("no cuPQC SDK") {
+        } else if b.sdk.is_empty() {
             String::new()
         } else {
             format!("; {}", gpu.cupqc_sdk.detail)
