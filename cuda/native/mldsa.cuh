@@ -500,19 +500,14 @@ template <int LEVEL> struct mldsa_sign_block_layout {
     };
 };
 
-// A one-thread signer's workspace: the key's part, then what one attempt of
-// the rejection loop computes.
-template <int LEVEL> struct mldsa_sign_layout {
+// A one-thread signer's workspace: the key's part (A, S1, S2, T0 inherited),
+// then what one attempt of the rejection loop computes.
+template <int LEVEL> struct mldsa_sign_layout : mldsa_sign_block_layout<LEVEL> {
     typedef mldsa_params<LEVEL> P;
-    typedef mldsa_sign_block_layout<LEVEL> Key;
     enum {
-        A = Key::A,
-        S1 = Key::S1,
-        S2 = Key::S2,
-        T0 = Key::T0,
-        Y = Key::WORDS,            // y of the current attempt
-        YHAT = Y + P::L * MLDSA_N, // NTT(y)
-        W = YHAT + P::L * MLDSA_N, // w, then w - c s2
+        Y = mldsa_sign_block_layout<LEVEL>::WORDS, // y of the current attempt
+        YHAT = Y + P::L * MLDSA_N,                 // NTT(y)
+        W = YHAT + P::L * MLDSA_N,                 // w, then w - c s2
         WORDS = W + P::K * MLDSA_N
     };
 };
