@@ -3,9 +3,12 @@
 //! the run file, every GPU of a node at once ([`multi_device`]), fresh
 //! processes per measurement ([`fresh_process`]), signals and progress.
 
+pub mod budget;
 pub mod fresh_process;
 pub mod multi_device;
+pub mod plan;
 pub mod progress;
 pub mod runner;
 pub mod session;
 pub mod signals;
+pub mod views;

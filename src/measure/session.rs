@@ -1,190 +1,29 @@
-//! A benchmark session: every requested backend, thread count, algorithm and
-//! operation, measured one after another. The run file and the cuPQC-shaped
-//! files are rewritten after each algorithm, atomically, so Ctrl-C or a
-//! crash late in a session loses nothing already measured.
+//! A benchmark session: walks the steps of a `Plan` (every requested
+//! backend, thread count, algorithm and operation, in order) and keeps
+//! every record in the run file. The run file and the cuPQC-shaped files
+//! are rewritten after each record and each algorithm, atomically, so
+//! Ctrl-C or a crash late in a session loses nothing already measured.
+//!
+//! The plan (`crate::measure::plan`) says what runs; the runner
+//! (`crate::measure::runner`) measures one record; the views
+//! (`crate::measure::views`) are what the run file is written as.
 
 use crate::backend::Backend;
-
-use crate::core::catalog::{Algorithm, Family, Operation};
+use crate::core::catalog::{Algorithm, Operation};
 use crate::measure::progress::RunBar;
 use crate::measure::runner::{measure_as, skipped, MeasureConfig, Start};
 use crate::monitor::Sampler;
-use crate::schema::device::DeviceKind;
-use crate::schema::record::{BatchBasis, Mode, Record, Status};
+use crate::schema::record::{BatchBasis, Mode, Status};
 use crate::schema::run_file::RunFile;
-use crate::write::cupqc_json;
-use crate::write::output::{write_atomic, write_json};
+use crate::write::output::write_json;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-/// A backend with the sampler that watches it, or the reason it cannot run.
-pub enum Slot {
-    /// Ready to measure.
-    Ready {
-        /// The backend.
-        backend: Box<dyn Backend>,
-        /// Its sampler.
-        sampler: Box<dyn Sampler>,
-        /// Thread counts to measure (CPU); `[1]` for a GPU.
-        threads: Vec<usize>,
-        /// Batches to measure on this backend.
-        batches: Batches,
-    },
-    /// One GPU backend on several devices of this node at once.
-    MultiDevice(crate::measure::multi_device::MultiDevice),
-    /// Asked for but not ready: every record is `skipped` with this reason.
-    NotReady {
-        /// Backend name.
-        name: String,
-        /// Why.
-        reason: String,
-    },
-}
-
-/// Which batches a backend measures for each (algorithm, operation).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Batches {
-    /// These batches.
-    List(Vec<usize>),
-    /// The backend's own default (`Backend::default_batch`; a GPU rounds
-    /// up to whole waves), starting from this one.
-    Default(usize),
-    /// Powers of 4 from 1 up to `top`, or without one up to what the
-    /// backend says fits (`Backend::max_batch`), else `fallback_top`.
-    Sweep {
-        /// The largest batch named by the user.
-        top: Option<usize>,
-        /// The top when neither the user nor the backend gives one.
-        fallback_top: usize,
-    },
-}
-
-impl Batches {
-    /// The batches of `op` of `alg` on `backend`, in increasing order for
-    /// a sweep; `cfg` carries the message size and context.
-    pub fn resolve(
-        &self,
-        backend: &mut dyn Backend,
-        alg: Algorithm,
-        op: Operation,
-        cfg: &crate::backend::BatchConfig,
-    ) -> Vec<usize> {
-        match self {
-            Batches::List(v) => v.clone(),
-            Batches::Default(b) => {
-                let cfg = crate::backend::BatchConfig {
-                    batch: *b,
-                    ..cfg.clone()
-                };
-                vec![backend.default_batch(alg, op, &cfg)]
-            }
-            Batches::Sweep { top, fallback_top } => {
-                let top = top
-                    .or_else(|| {
-                        backend
-                            .max_batch(alg, op, cfg)
-                            .map(|m| m.min(crate::core::batching::MAX_BATCH))
-                    })
-                    .unwrap_or(*fallback_top);
-                crate::core::batching::sweep_points(top)
-            }
-        }
-    }
-
-    /// The batches as `resolve` gives them, each with how it was chosen: a
-    /// default batch calibrated to `target` where the backend can (a GPU),
-    /// or an error naming why calibration failed.
-    pub fn resolve_with_basis(
-        &self,
-        backend: &mut dyn Backend,
-        alg: Algorithm,
-        op: Operation,
-        cfg: &crate::backend::BatchConfig,
-        target: std::time::Duration,
-    ) -> Vec<Result<(usize, BatchBasis), String>> {
-        match self {
-            Batches::List(_) => self
-                .resolve(backend, alg, op, cfg)
-                .into_iter()
-                .map(|b| Ok((b, BatchBasis::requested("--batch"))))
-                .collect(),
-            Batches::Sweep { .. } => self
-                .resolve(backend, alg, op, cfg)
-                .into_iter()
-                .map(|b| Ok((b, BatchBasis::requested("--batch-sweep"))))
-                .collect(),
-            Batches::Default(b) => {
-                let cfg = crate::backend::BatchConfig {
-                    batch: *b,
-                    ..cfg.clone()
-                };
-                match backend.calibrated_batch(alg, op, &cfg, target) {
-                    Some(Ok(v)) => vec![Ok(v)],
-                    Some(Err(e)) => vec![Err(format!("calibrating the batch failed: {e:#}"))],
-                    None => {
-                        let b = backend.default_batch(alg, op, &cfg);
-                        vec![Ok((
-                            b,
-                            BatchBasis {
-                                method: "default".into(),
-                                detail: format!("the backend's default batch ({b})"),
-                                ..BatchBasis::requested("")
-                            },
-                        ))]
-                    }
-                }
-            }
-        }
-    }
-
-    /// In a few words, for the run file's settings.
-    pub fn describe(&self) -> String {
-        match self {
-            Batches::List(v) => v
-                .iter()
-                .map(|b| b.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            Batches::Default(b) => format!("default ({b} on a CPU; on a GPU calibrated: the largest whole-wave batch whose launch fits the target time)"),
-            Batches::Sweep {
-                top: Some(t),
-                ..
-            } => format!("sweep: powers of 4 from 1 to {t}"),
-            Batches::Sweep {
-                top: None,
-                fallback_top,
-            } => format!(
-                "sweep: powers of 4 from 1 to what fits in the device's memory (else {fallback_top})"
-            ),
-        }
-    }
-}
-
-/// What to measure.
-pub struct Plan {
-    /// Backends in order.
-    pub slots: Vec<Slot>,
-    /// Algorithms in order.
-    pub algorithms: Vec<Algorithm>,
-    /// Operations to keep (empty: all of each algorithm).
-    pub operations: Vec<Operation>,
-    /// Measurement settings (the thread count is set per slot).
-    pub measure: MeasureConfig,
-    /// In process (the default), or cuPQC_benchmark's fresh processes.
-    pub method: Method,
-}
-
-/// How each record's timed runs are made.
-#[derive(Debug, Clone, Default)]
-pub enum Method {
-    /// Warm-up, gate and every timed run in this process.
-    #[default]
-    InProcess,
-    /// `--fresh-process`: gate here, each timed run in a new process.
-    FreshParent(crate::measure::fresh_process::FreshChild),
-    /// `--fresh-child`: one cold timed run for a fresh-process parent.
-    FreshChild,
-}
+pub use crate::measure::plan::{Batches, Method, Plan, RecordStep, Slot, Step};
+pub use crate::measure::views::{
+    view_dir, write_all, HeadlineSource, HEADLINE_SOURCES, SEED_LAYOUT_BACKENDS,
+};
 
 /// How a session ended.
 pub struct Outcome {
@@ -198,470 +37,408 @@ pub struct Outcome {
     pub deadline_reached: bool,
 }
 
-/// Folder of one backend's cuPQC-shaped files: `liboqs-cpu-2t`, `native-gpu`.
-pub fn view_dir(rec: &Record) -> String {
-    match rec.device.kind {
-        DeviceKind::Cpu => format!("{}-{}t", rec.backend, rec.threads),
-        DeviceKind::Gpu => rec.backend.clone(),
-    }
-}
-
-/// GPU backends whose views are also written where cuPQC_benchmark writes
-/// its own (`outputs/ml*_results.json`, `outputs/latency/ml*_latency.json`),
-/// so scripts made for cuPQC_benchmark read them unchanged; the first with a
-/// view wins: cuPQC (what cuPQC_benchmark measures), then our own kernels.
-pub const SEED_LAYOUT_BACKENDS: [&str; 2] = [
-    crate::backend::cupqc::BACKEND_NAME,
-    crate::backend::native_gpu::NAME,
-];
-
-/// Which run wrote each headline cuPQC-shaped file of a folder, so that a
-/// later batch sweep never replaces a benchmark's headline with its own
-/// batches: `headline-sources.json` beside the run files.
-pub const HEADLINE_SOURCES: &str = "headline-sources.json";
-
-/// Where one headline file came from (an entry of `HEADLINE_SOURCES`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct HeadlineSource {
-    /// The run file (its name in the folder) whose records the file holds.
-    pub run_file: String,
-    /// True when that run was a batch sweep (`--batch-sweep`): its
-    /// headline is each record's largest batch, and a benchmark's
-    /// headline takes precedence over it.
-    pub batch_sweep: bool,
-}
-
-/// The records a view of one folder shows: for each (algorithm,
-/// operation, mode) the record at the largest batch that passed (the
-/// benchmark's one batch, or a sweep's top), the later one where a batch
-/// was measured twice; failed and skipped records stay as they are (the
-/// view leaves them out).
-fn headline_records<'a>(recs: &[&'a Record]) -> Vec<&'a Record> {
-    let mut out: Vec<&'a Record> = vec![];
-    for r in recs
-        .iter()
-        .copied()
-        .filter(|r| r.status == crate::schema::record::Status::Ok)
-    {
-        let same = |o: &&Record| {
-            o.algorithm == r.algorithm && o.operation == r.operation && o.mode == r.mode
-        };
-        match out.iter().position(same) {
-            Some(i) if out[i].batch <= r.batch => out[i] = r,
-            Some(_) => {}
-            None => out.push(r),
-        }
-    }
-    out
-}
-
-/// Rewrites the run file and every cuPQC-shaped view: one folder per
-/// backend (and thread count) holding the headline measurement of each
-/// record (see `headline_records`), `<folder>/batch-<n>/` for every batch
-/// where the run measured several, plus cuPQC_benchmark's own paths for
-/// the first of `SEED_LAYOUT_BACKENDS` that has the view. A batch-sweep run
-/// leaves a headline file alone where a benchmark run wrote it
-/// (`HEADLINE_SOURCES` says which run did).
-pub fn write_all(out: &Path, run_file: &Path, run: &RunFile) -> anyhow::Result<()> {
-    write_json(run_file, run)?;
-    // Records made on the CPU stand-in driver are not GPU measurements:
-    // they stay in the run file only. Over several GPUs, cuPQC_benchmark's layout
-    // holds the first device's records.
-    let first_gpu = run.records.iter().filter_map(|r| r.gpu_ordinal).min();
-    let real: Vec<&Record> = run
-        .records
-        .iter()
-        .filter(|r| !r.emulated)
-        .filter(|r| r.gpu_ordinal.is_none() || r.gpu_ordinal == first_gpu)
-        .collect();
-    let mut dirs: Vec<String> = real.iter().map(|r| view_dir(r)).collect();
-    dirs.sort();
-    dirs.dedup();
-    // (folder, path below it, content, decimals printed, headline) of every view.
-    let mut views: Vec<(String, PathBuf, serde_json::Value, usize, bool)> = vec![];
-    let mut add = |dir: &str, below: &Path, recs: &[&Record], headline: bool| {
-        for family in [Family::MlKem, Family::MlDsa] {
-            if let Some(v) = cupqc_json::throughput_view(recs, family) {
-                let name = below.join(cupqc_json::results_file_name(family));
-                views.push((
-                    dir.into(),
-                    name,
-                    v,
-                    cupqc_json::THROUGHPUT_DECIMALS,
-                    headline,
-                ));
-            }
-            if let Some(v) = cupqc_json::latency_view(recs, family) {
-                let p = below
-                    .join("latency")
-                    .join(cupqc_json::latency_file_name(family));
-                views.push((dir.into(), p, v, cupqc_json::LATENCY_DECIMALS, headline));
-            }
-        }
-    };
-    for dir in dirs {
-        let recs: Vec<&Record> = real
-            .iter()
-            .copied()
-            .filter(|r| view_dir(r) == dir)
-            .collect();
-        add(&dir, Path::new(""), &headline_records(&recs), true);
-        let mut batches: Vec<usize> = recs
-            .iter()
-            .filter(|r| r.status == crate::schema::record::Status::Ok)
-            .map(|r| r.batch)
-            .collect();
-        batches.sort_unstable();
-        batches.dedup();
-        if batches.len() > 1 {
-            for b in batches {
-                let at: Vec<&Record> = recs.iter().copied().filter(|r| r.batch == b).collect();
-                add(
-                    &dir,
-                    Path::new(&format!("batch-{b}")),
-                    &headline_records(&at),
-                    false,
-                );
-            }
-        }
-    }
-    let sources_path = out.join(HEADLINE_SOURCES);
-    let mut sources: std::collections::BTreeMap<String, HeadlineSource> =
-        std::fs::read(&sources_path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
-    let me = HeadlineSource {
-        run_file: run_file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        batch_sweep: run.config.batch_sweep,
-    };
-    // A benchmark's headline stays until another benchmark replaces it.
-    let mut write_headline = |rel: &Path, bytes: &[u8]| -> anyhow::Result<()> {
-        let key = rel.to_string_lossy().into_owned();
-        let keep = sources
-            .get(&key)
-            .is_some_and(|s| me.batch_sweep && !s.batch_sweep && s.run_file != me.run_file);
-        if !keep {
-            write_atomic(&out.join(rel), bytes)?;
-            sources.insert(key, me.clone());
-        }
-        Ok(())
-    };
-    for (dir, rel, v, decimals, headline) in &views {
-        let bytes = cupqc_json::to_fixed_json(v, *decimals);
-        let path = Path::new(dir).join(rel);
-        if *headline {
-            write_headline(&path, &bytes)?;
-        } else {
-            write_atomic(&out.join(path), &bytes)?;
-        }
-    }
-    let mut seeded: Vec<&PathBuf> = vec![];
-    for backend in SEED_LAYOUT_BACKENDS {
-        for (dir, rel, v, decimals, headline) in &views {
-            if *headline && dir == backend && !seeded.contains(&rel) {
-                write_headline(rel, &cupqc_json::to_fixed_json(v, *decimals))?;
-                seeded.push(rel);
-            }
-        }
-    }
-    if !sources.is_empty() {
-        write_json(&sources_path, &sources)?;
-    }
-    Ok(())
+/// Whether the session goes on after a step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Flow {
+    Go,
+    Stop,
 }
 
 /// Runs the plan, writing into `out`.
-pub fn run(
-    mut plan: Plan,
-    mut run: RunFile,
-    out: &Path,
-    cancel: &AtomicBool,
-) -> anyhow::Result<Outcome> {
-    let suffix = match plan.measure.mode {
-        Mode::Throughput => ".json",
-        Mode::Latency => "-latency.json",
-    };
-    let (run_file, _) = crate::write::output::reserve(
-        out,
-        "run-",
-        suffix,
-        &crate::write::output::json_bytes(&run)?,
-    )?;
-    // The cuPQC-shaped files have fixed names: only one run at a time
-    // writes them in a folder; another keeps everything in its run file.
-    let lock = crate::write::output::try_lock(out);
-    if lock.is_none() {
-        eprintln!(
-            "pqcprof: another pqcprof run is writing into {}: this run leaves its cuPQC-shaped files alone and keeps every record in its own run file",
-            out.display()
-        );
-    }
-    // How busy the machine is while this run measures, in every write.
-    let load = crate::probe::system::LoadMeter::start();
-    let save = |out: &Path, run_file: &Path, run: &RunFile| {
-        let mut run = run.clone();
-        run.metadata.machine_load = Some(load.now());
-        crate::measure::signals::saving(run_file, || {
-            if lock.is_some() {
-                write_all(out, run_file, &run)
-            } else {
-                write_json(run_file, &run)
+pub fn run(plan: Plan, run: RunFile, out: &Path, cancel: &AtomicBool) -> anyhow::Result<Outcome> {
+    let steps = plan.steps();
+    let Plan {
+        mut slots,
+        algorithms,
+        operations,
+        measure,
+        method,
+    } = plan;
+    let mut ex = Executor::open(run, out, measure.mode, cancel)?;
+    ex.not_begun = steps.iter().filter(|s| s.record.is_some()).count();
+    for step in steps {
+        let flow = match (&mut slots[step.slot], step.record) {
+            (Slot::MultiDevice(m), _) => ex.devices(m, &algorithms, &operations, &measure)?,
+            (Slot::NotReady { name, reason }, _) => {
+                ex.not_ready(name, reason, &algorithms, &operations, &measure)?
             }
-        })
-    };
-    save(out, &run_file, &run)?;
-    let mut interrupted = false;
-    let mut deadline_reached = false;
-    // How long the last ok record took to finish its first timed run (its
-    // calibration, preparation, gate and warm-up included): what the next
-    // one needs at the least (none yet: nothing known).
-    let mut last_first_run: Option<std::time::Duration> = None;
-    // Records of ready backends not yet begun, for each one's share of
-    // what the deadline leaves.
-    let mut not_begun: usize = plan
-        .slots
-        .iter()
-        .map(|slot| match slot {
-            Slot::Ready { threads, .. } => {
-                threads.len()
-                    * plan
-                        .algorithms
-                        .iter()
-                        .map(|&a| wanted_ops(a, &plan.operations).len())
-                        .sum::<usize>()
+            (
+                Slot::Ready {
+                    backend,
+                    sampler,
+                    batches,
+                    ..
+                },
+                Some(r),
+            ) => {
+                let on = On {
+                    backend: backend.as_mut(),
+                    sampler: sampler.as_mut(),
+                    batches,
+                };
+                ex.record(on, r, &measure, &method)?
             }
-            _ => 0,
-        })
-        .sum();
-    'outer: for slot in plan.slots.iter_mut() {
-        match slot {
-            Slot::MultiDevice(m) => {
-                let stopped = crate::measure::multi_device::run(
-                    m,
-                    &plan.algorithms,
-                    &plan.operations,
-                    &plan.measure,
-                    cancel,
-                    &mut run,
-                    &mut |r| save(out, &run_file, r),
-                )?;
-                if stopped {
-                    interrupted = true;
-                    break 'outer;
-                }
-            }
-            Slot::NotReady { name, reason } => {
-                eprintln!("pqcprof: skipping backend {name}: {reason}");
-                for &alg in &plan.algorithms {
-                    for op in wanted_ops(alg, &plan.operations) {
-                        let mut cfg = plan.measure.clone();
-                        cfg.batch.threads = 1;
-                        let mut rec = skipped(
-                            &crate::backend::null::NullBackend(name.clone()),
-                            alg,
-                            op,
-                            &cfg,
-                            reason.clone(),
-                        );
-                        rec.sampler = "none: backend not ready".into();
-                        run.records.push(rec);
-                    }
-                }
-                save(out, &run_file, &run)?;
-            }
-            Slot::Ready {
-                backend,
-                sampler,
-                threads,
-                batches,
-            } => {
-                for &t in threads.iter() {
-                    let mut cfg = plan.measure.clone();
-                    cfg.batch.threads = t;
-                    for &alg in &plan.algorithms {
-                        for op in wanted_ops(alg, &plan.operations) {
-                            if cancel.load(std::sync::atomic::Ordering::SeqCst) {
-                                interrupted = true;
-                                break 'outer;
-                            }
-                            if plan.measure.timing.deadline_passed() {
-                                deadline_reached = true;
-                                break 'outer;
-                            }
-                            cfg.timing.record_start = Some(std::time::Instant::now());
-                            cfg.timing.share = plan.measure.timing.deadline.map(|(at, _)| {
-                                let left = at
-                                    .saturating_duration_since(std::time::Instant::now())
-                                    .as_secs_f64();
-                                (left / not_begun.max(1) as f64, not_begun.max(1))
-                            });
-                            not_begun = not_begun.saturating_sub(1);
-                            let target = std::time::Duration::from_secs_f64(
-                                plan.measure.timing.launch_target_s,
-                            );
-                            let mut sweep_cut = false;
-                            for chosen in batches.resolve_with_basis(
-                                backend.as_mut(),
-                                alg,
-                                op,
-                                &cfg.batch,
-                                target,
-                            ) {
-                                let (b, basis) = match chosen {
-                                    Ok(v) => v,
-                                    Err(reason) => {
-                                        let mut rec =
-                                            skipped(backend.as_ref(), alg, op, &cfg, reason);
-                                        rec.status = Status::Failed;
-                                        eprintln!(
-                                            "pqcprof: {} {alg} {op}: {}",
-                                            backend.name(),
-                                            rec.reason.as_deref().unwrap_or("")
-                                        );
-                                        run.records.push(rec);
-                                        continue;
-                                    }
-                                };
-                                // No record begins that the deadline would cut
-                                // before its first run: the record before it
-                                // (records grow with the parameter set) is
-                                // what one is expected to take.
-                                if plan.measure.timing.deadline.is_some_and(|(at, _)| {
-                                    std::time::Instant::now() + last_first_run.unwrap_or_default()
-                                        >= at
-                                }) {
-                                    deadline_reached = true;
-                                    break 'outer;
-                                }
-                                if sweep_cut {
-                                    eprintln!("pqcprof: {} {alg} {op}: the batch sweep stops at batch {} (its time budget cut the last one; larger batches take longer)", backend.name(), cfg.batch.batch);
-                                    break;
-                                }
-                                if !matches!(batches, Batches::Default(_)) {
-                                    cfg.timing.record_start = Some(std::time::Instant::now());
-                                }
-                                cfg.batch.batch = b;
-                                let label = format!(
-                                    "{} {}t batch {} {alg} {op}",
-                                    backend.name(),
-                                    t,
-                                    crate::core::batching::batch_label(b)
-                                );
-                                let bar = RunBar::new(&label, cfg.runs);
-                                let first_run_done = std::cell::Cell::new(None);
-                                let mut progress = |done: usize, _: usize| {
-                                    if done == 1 && first_run_done.get().is_none() {
-                                        first_run_done.set(Some(std::time::Instant::now()));
-                                    }
-                                    bar.set(done)
-                                };
-                                let watch = crate::measure::multi_device::Watch::new(None);
-                                let mut watched = crate::measure::multi_device::Watched {
-                                    inner: backend.as_mut(),
-                                    watch: watch.clone(),
-                                };
-                                let start = match &plan.method {
-                                    Method::FreshChild => Start::Cold,
-                                    _ => Start::WarmGate,
-                                };
-                                let result = match &plan.method {
-                                    Method::FreshParent(child) => {
-                                        crate::measure::fresh_process::measure_in_fresh_process(
-                                            &mut watched,
-                                            alg,
-                                            op,
-                                            &cfg,
-                                            child,
-                                            cancel,
-                                            &mut progress,
-                                        )
-                                    }
-                                    _ => measure_as(
-                                        &mut watched,
-                                        alg,
-                                        op,
-                                        &cfg,
-                                        sampler.as_mut(),
-                                        cancel,
-                                        &mut progress,
-                                        start,
-                                    ),
-                                };
-                                bar.finish();
-                                match result {
-                                    Ok(mut rec) => {
-                                        if rec.status == Status::Ok {
-                                            if let (Some(t0), Some(t1)) =
-                                                (cfg.timing.record_start, first_run_done.get())
-                                            {
-                                                last_first_run =
-                                                    Some(t1.saturating_duration_since(t0));
-                                            }
-                                        }
-                                        sweep_cut = matches!(batches, Batches::Sweep { .. })
-                                            && rec.cut.is_some();
-                                        rec.batch_basis = Some(basis);
-                                        rec.run_windows_unix_s = watch.borrow().windows_for(&rec);
-                                        if let Some(reason) = rec.reason.as_deref() {
-                                            eprintln!(
-                                                "pqcprof: {label}: {:?}: {reason}",
-                                                rec.status
-                                            );
-                                        }
-                                        run.records.push(rec);
-                                        // A signal during the record: it is kept
-                                        // with its finished runs, and the session
-                                        // stops here.
-                                        if cancel.load(std::sync::atomic::Ordering::SeqCst) {
-                                            interrupted = true;
-                                            break 'outer;
-                                        }
-                                        // Each record on disk as soon as it is done.
-                                        save(out, &run_file, &run)?;
-                                    }
-                                    Err(_) => {
-                                        interrupted = true;
-                                        break 'outer;
-                                    }
-                                }
-                            }
-                        }
-                        // After each algorithm: everything so far is on disk.
-                        save(out, &run_file, &run)?;
-                    }
-                }
-            }
+            // `Plan::steps` gives every step of a ready backend a record.
+            (Slot::Ready { .. }, None) => Flow::Go,
+        };
+        if flow == Flow::Stop {
+            break;
         }
     }
-    if deadline_reached {
-        let (_, s) = plan
-            .measure
-            .timing
-            .deadline
-            .unwrap_or((std::time::Instant::now(), 0.0));
-        eprintln!("pqcprof: --deadline {s} reached: the records not yet begun are not measured");
+    ex.close(&measure)
+}
+
+/// A ready backend a step measures on.
+struct On<'a> {
+    backend: &'a mut dyn Backend,
+    sampler: &'a mut dyn Sampler,
+    batches: &'a Batches,
+}
+
+/// The state of a session while its steps run: the run file and where it
+/// goes, why it stopped, and what the deadline's shares are taken over.
+struct Executor<'a> {
+    run: RunFile,
+    out: PathBuf,
+    run_file: PathBuf,
+    /// Held while this run writes the folder's cuPQC-shaped files.
+    lock: Option<crate::write::output::DirLock>,
+    load: crate::probe::system::LoadMeter,
+    cancel: &'a AtomicBool,
+    interrupted: bool,
+    deadline_reached: bool,
+    /// How long the last ok record took to finish its first timed run (its
+    /// calibration, preparation, gate and warm-up included): what the next
+    /// one needs at the least (none yet: nothing known).
+    last_first_run: Option<Duration>,
+    /// Records of ready backends not yet begun, for each one's share of
+    /// what the deadline leaves.
+    not_begun: usize,
+}
+
+impl<'a> Executor<'a> {
+    /// Reserves the run file in `out` and writes the empty run into it.
+    fn open(run: RunFile, out: &Path, mode: Mode, cancel: &'a AtomicBool) -> anyhow::Result<Self> {
+        let suffix = match mode {
+            Mode::Throughput => ".json",
+            Mode::Latency => "-latency.json",
+        };
+        let (run_file, _) = crate::write::output::reserve(
+            out,
+            "run-",
+            suffix,
+            &crate::write::output::json_bytes(&run)?,
+        )?;
+        // The cuPQC-shaped files have fixed names: only one run at a time
+        // writes them in a folder; another keeps everything in its run file.
+        let lock = crate::write::output::try_lock(out);
+        if lock.is_none() {
+            eprintln!(
+                "pqcprof: another pqcprof run is writing into {}: this run leaves its cuPQC-shaped files alone and keeps every record in its own run file",
+                out.display()
+            );
+        }
+        let ex = Executor {
+            run,
+            out: out.to_path_buf(),
+            run_file,
+            lock,
+            // How busy the machine is while this run measures, in every write.
+            load: crate::probe::system::LoadMeter::start(),
+            cancel,
+            interrupted: false,
+            deadline_reached: false,
+            last_first_run: None,
+            not_begun: 0,
+        };
+        ex.save()?;
+        Ok(ex)
     }
-    run.complete = !interrupted && !deadline_reached;
-    run.interrupted = interrupted;
+
+    /// Writes the run file (and the views, while this run holds the lock).
+    fn save(&self) -> anyhow::Result<()> {
+        save_run(
+            &self.out,
+            &self.run_file,
+            &self.run,
+            self.lock.is_some(),
+            &self.load,
+        )
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
+    }
+
+    /// Every GPU of a node at once.
+    fn devices(
+        &mut self,
+        m: &mut crate::measure::multi_device::MultiDevice,
+        algorithms: &[Algorithm],
+        operations: &[Operation],
+        measure: &MeasureConfig,
+    ) -> anyhow::Result<Flow> {
+        let lock = self.lock.is_some();
+        let (out, run_file, load) = (&self.out, &self.run_file, &self.load);
+        let stopped = crate::measure::multi_device::run(
+            m,
+            algorithms,
+            operations,
+            measure,
+            self.cancel,
+            &mut self.run,
+            &mut |r| save_run(out, run_file, r, lock, load),
+        )?;
+        if stopped {
+            self.interrupted = true;
+            return Ok(Flow::Stop);
+        }
+        Ok(Flow::Go)
+    }
+
+    /// A backend that is not ready: every record it would have made,
+    /// skipped with its reason.
+    fn not_ready(
+        &mut self,
+        name: &str,
+        reason: &str,
+        algorithms: &[Algorithm],
+        operations: &[Operation],
+        measure: &MeasureConfig,
+    ) -> anyhow::Result<Flow> {
+        eprintln!("pqcprof: skipping backend {name}: {reason}");
+        let mut cfg = measure.clone();
+        cfg.batch.threads = 1;
+        let null = crate::backend::null::NullBackend(name.to_string());
+        for &alg in algorithms {
+            for op in crate::measure::plan::wanted_ops(alg, operations) {
+                let mut rec = skipped(&null, alg, op, &cfg, reason.to_string());
+                rec.sampler = "none: backend not ready".into();
+                self.run.records.push(rec);
+            }
+        }
+        self.save()?;
+        Ok(Flow::Go)
+    }
+
+    /// One (threads, algorithm, operation) of a ready backend: its batches
+    /// chosen (a GPU's default calibrated now, inside the record's time),
+    /// then each measured, unless the session must stop first.
+    fn record(
+        &mut self,
+        on: On,
+        step: RecordStep,
+        measure: &MeasureConfig,
+        method: &Method,
+    ) -> anyhow::Result<Flow> {
+        if self.cancelled() {
+            self.interrupted = true;
+            return Ok(Flow::Stop);
+        }
+        if measure.timing.deadline_passed() {
+            self.deadline_reached = true;
+            return Ok(Flow::Stop);
+        }
+        let RecordStep { alg, op, .. } = step;
+        let mut cfg = measure.clone();
+        cfg.batch.threads = step.threads;
+        cfg.timing.record_start = Some(Instant::now());
+        cfg.timing.share = measure.timing.deadline.map(|(at, _)| {
+            let left = at.saturating_duration_since(Instant::now()).as_secs_f64();
+            (left / self.not_begun.max(1) as f64, self.not_begun.max(1))
+        });
+        self.not_begun = self.not_begun.saturating_sub(1);
+        let target = Duration::from_secs_f64(measure.timing.launch_target_s);
+        let chosen = on
+            .batches
+            .resolve_with_basis(on.backend, alg, op, &cfg.batch, target);
+        let mut sweep_cut = false;
+        for chosen in chosen {
+            let (b, basis) = match chosen {
+                Ok(v) => v,
+                Err(reason) => {
+                    let mut rec = skipped(&*on.backend, alg, op, &cfg, reason);
+                    rec.status = Status::Failed;
+                    eprintln!(
+                        "pqcprof: {} {alg} {op}: {}",
+                        on.backend.name(),
+                        rec.reason.as_deref().unwrap_or("")
+                    );
+                    self.run.records.push(rec);
+                    continue;
+                }
+            };
+            // No record begins that the deadline would cut before its first
+            // run: the record before it (records grow with the parameter
+            // set) is what one is expected to take.
+            if measure.timing.deadline.is_some_and(|(at, _)| {
+                Instant::now() + self.last_first_run.unwrap_or_default() >= at
+            }) {
+                self.deadline_reached = true;
+                return Ok(Flow::Stop);
+            }
+            if sweep_cut {
+                eprintln!("pqcprof: {} {alg} {op}: the batch sweep stops at batch {} (its time budget cut the last one; larger batches take longer)", on.backend.name(), cfg.batch.batch);
+                break;
+            }
+            if !matches!(on.batches, Batches::Default(_)) {
+                cfg.timing.record_start = Some(Instant::now());
+            }
+            cfg.batch.batch = b;
+            let batch = Batch {
+                backend: &mut *on.backend,
+                sampler: &mut *on.sampler,
+                alg,
+                op,
+                cfg: &cfg,
+                basis,
+            };
+            match self.measure_batch(batch, method)? {
+                None => return Ok(Flow::Stop),
+                Some(cut) => sweep_cut = matches!(on.batches, Batches::Sweep { .. }) && cut,
+            }
+        }
+        if step.ends_algorithm {
+            // After each algorithm: everything so far is on disk.
+            self.save()?;
+        }
+        Ok(Flow::Go)
+    }
+
+    /// Measures one batch and keeps its record; `None`: the session stops
+    /// (a signal), else whether time cut the record.
+    fn measure_batch(&mut self, b: Batch, method: &Method) -> anyhow::Result<Option<bool>> {
+        let Batch {
+            backend,
+            sampler,
+            alg,
+            op,
+            cfg,
+            basis,
+        } = b;
+        let label = format!(
+            "{} {}t batch {} {alg} {op}",
+            backend.name(),
+            cfg.batch.threads,
+            crate::core::batching::batch_label(cfg.batch.batch)
+        );
+        let bar = RunBar::new(&label, cfg.runs);
+        let first_run_done = std::cell::Cell::new(None);
+        let mut progress = |done: usize, _: usize| {
+            if done == 1 && first_run_done.get().is_none() {
+                first_run_done.set(Some(Instant::now()));
+            }
+            bar.set(done)
+        };
+        let watch = crate::measure::multi_device::Watch::new(None);
+        let mut watched = crate::measure::multi_device::Watched {
+            inner: backend,
+            watch: watch.clone(),
+        };
+        let result = match method {
+            Method::FreshParent(child) => crate::measure::fresh_process::measure_in_fresh_process(
+                &mut watched,
+                alg,
+                op,
+                cfg,
+                child,
+                self.cancel,
+                &mut progress,
+            ),
+            Method::FreshChild | Method::InProcess => {
+                let start = match method {
+                    Method::FreshChild => Start::Cold,
+                    _ => Start::WarmGate,
+                };
+                measure_as(
+                    &mut watched,
+                    alg,
+                    op,
+                    cfg,
+                    sampler,
+                    self.cancel,
+                    &mut progress,
+                    start,
+                )
+            }
+        };
+        bar.finish();
+        let Ok(mut rec) = result else {
+            self.interrupted = true;
+            return Ok(None);
+        };
+        if rec.status == Status::Ok {
+            if let (Some(t0), Some(t1)) = (cfg.timing.record_start, first_run_done.get()) {
+                self.last_first_run = Some(t1.saturating_duration_since(t0));
+            }
+        }
+        let cut = rec.cut.is_some();
+        rec.batch_basis = Some(basis);
+        rec.run_windows_unix_s = watch.borrow().windows_for(&rec);
+        if let Some(reason) = rec.reason.as_deref() {
+            eprintln!("pqcprof: {label}: {:?}: {reason}", rec.status);
+        }
+        self.run.records.push(rec);
+        // A signal during the record: it is kept with its finished runs,
+        // and the session stops here.
+        if self.cancelled() {
+            self.interrupted = true;
+            return Ok(None);
+        }
+        // Each record on disk as soon as it is done.
+        self.save()?;
+        Ok(Some(cut))
+    }
+
+    /// Says why the session ended early and writes the run file a last time.
+    fn close(mut self, measure: &MeasureConfig) -> anyhow::Result<Outcome> {
+        if self.deadline_reached {
+            let (_, s) = measure.timing.deadline.unwrap_or((Instant::now(), 0.0));
+            eprintln!(
+                "pqcprof: --deadline {s} reached: the records not yet begun are not measured"
+            );
+        }
+        self.run.complete = !self.interrupted && !self.deadline_reached;
+        self.run.interrupted = self.interrupted;
+        self.run.metadata.machine_load = Some(self.load.now());
+        self.save()?;
+        Ok(Outcome {
+            run_file: self.run_file.clone(),
+            run: self.run.clone(),
+            interrupted: self.interrupted,
+            deadline_reached: self.deadline_reached,
+        })
+    }
+}
+
+/// Writes `run` to `run_file` with the machine's load so far, and its
+/// views into `out` when this run holds the folder's lock (`views`).
+fn save_run(
+    out: &Path,
+    run_file: &Path,
+    run: &RunFile,
+    views: bool,
+    load: &crate::probe::system::LoadMeter,
+) -> anyhow::Result<()> {
+    let mut run = run.clone();
     run.metadata.machine_load = Some(load.now());
-    save(out, &run_file, &run)?;
-    Ok(Outcome {
-        run_file,
-        run,
-        interrupted,
-        deadline_reached,
+    crate::measure::signals::saving(run_file, || {
+        if views {
+            write_all(out, run_file, &run)
+        } else {
+            write_json(run_file, &run)
+        }
     })
 }
 
-fn wanted_ops(alg: Algorithm, filter: &[Operation]) -> Vec<Operation> {
-    alg.operations()
-        .into_iter()
-        .filter(|op| filter.is_empty() || filter.contains(op))
-        .collect()
+/// One batch of a record, as the executor hands it to the runner.
+struct Batch<'b> {
+    backend: &'b mut dyn Backend,
+    sampler: &'b mut dyn Sampler,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &'b MeasureConfig,
+    basis: BatchBasis,
 }
 
 #[cfg(test)]
@@ -670,7 +447,7 @@ pub(crate) mod tests {
     use crate::backend::mock::Mock;
     use crate::backend::BatchConfig;
     use crate::schema::device::DeviceKind;
-    use crate::schema::record::{RunConfig, Status};
+    use crate::schema::record::{Record, RunConfig, Status};
 
     /// An ok record of `backend` on a (test-only) GPU, as if measured.
     fn gpu_record(backend: &str, alg: Algorithm, op: Operation, mode: Mode) -> Record {

@@ -13,13 +13,7 @@
 //! correctness gate copies back only the slots it samples.
 
 use crate::backend::native_gpu::batch::GpuBatch;
-use crate::backend::native_gpu::batch::HostSide;
-use crate::backend::native_gpu::launch::dtoh_slots;
-use crate::backend::native_gpu::launch::flip_on_device;
-use crate::backend::native_gpu::launch::htod;
 use crate::backend::native_gpu::launch::launch_kernel;
-use crate::backend::native_gpu::launch::random_bytes;
-use crate::backend::native_gpu::launch::zeros;
 use crate::backend::native_gpu::launch::KernelArgs;
 use crate::backend::native_gpu::sizing::host_fit;
 use crate::backend::native_gpu::sizing::launch_chain;
@@ -36,6 +30,8 @@ use crate::backend::native_gpu::sizing::MAX_LIVE_BUFFERS;
 pub mod batch;
 pub mod gate;
 pub mod host;
+pub(crate) mod inputs;
+pub mod kernel_cache;
 pub mod kernels;
 pub mod launch;
 pub mod resources;
@@ -51,7 +47,6 @@ use crate::schema::record::BatchBasis;
 use anyhow::{anyhow, bail, ensure, Context};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute_enum};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
-use rand::SeedableRng;
 use std::sync::Arc;
 
 /// Backend name on the command line and in files.
@@ -105,6 +100,54 @@ pub struct NativeGpu {
     requested: Option<Variant>,
 }
 
+/// Compiles (or reads from the cache) the kernels of `units` for `arch` and
+/// loads them into `ctx`: machine code first (no JIT, and no dependence on
+/// the driver knowing this NVRTC's PTX ISA), the PTX as the fallback.
+fn load_units(
+    ctx: &Arc<CudaContext>,
+    units: &[Family],
+    arch: &str,
+) -> anyhow::Result<Vec<LoadedUnit>> {
+    let nvrtc = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
+    let mut loaded = vec![];
+    for built in kernels::compile_units_cached(units, arch) {
+        let built = built?;
+        let unit = built.compiled.unit;
+        let name = kernels::unit_name(unit);
+        // Machine code first: no JIT, and no dependence on the driver
+        // knowing this NVRTC's PTX ISA. The PTX is the fallback.
+        let (module, image) = match ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(built.compiled.cubin))
+        {
+            Ok(m) => (m, format!("{arch} machine code from {nvrtc}")),
+            Err(cubin_err) => {
+                let m = ctx
+                    .load_module(cudarc::nvrtc::Ptx::from_src(built.compiled.ptx))
+                    .map_err(|e| {
+                        anyhow!(
+                            "loading the compiled {name} kernels failed: machine code: {cubin_err:?}; PTX: {e:?}"
+                        )
+                    })?;
+                eprintln!(
+                    "pqcprof: the driver refused the {arch} machine code of the {name} kernels ({cubin_err:?}); it compiled the PTX instead"
+                );
+                (
+                    m,
+                    format!("PTX from {nvrtc}, compiled by the driver (machine code refused: {cubin_err:?})"),
+                )
+            }
+        };
+        loaded.push(LoadedUnit {
+            unit,
+            module,
+            compile_seconds: built.seconds,
+            origin: built.origin,
+            image,
+        });
+    }
+    Ok(loaded)
+}
+
 impl NativeGpu {
     /// Opens GPU `ordinal`, compiles the kernels of `units` for it (each
     /// family's unit in its own thread) and loads them. The caller has
@@ -136,43 +179,7 @@ impl NativeGpu {
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
         let resident_threads = sms * max_threads_per_sm;
         let arch = kernels::arch_for(cc);
-        let nvrtc = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
-        let mut loaded = vec![];
-        for built in kernels::compile_units_cached(units, &arch) {
-            let built = built?;
-            let unit = built.compiled.unit;
-            let name = kernels::unit_name(unit);
-            // Machine code first: no JIT, and no dependence on the driver
-            // knowing this NVRTC's PTX ISA. The PTX is the fallback.
-            let (module, image) = match ctx
-                .load_module(cudarc::nvrtc::Ptx::from_binary(built.compiled.cubin))
-            {
-                Ok(m) => (m, format!("{arch} machine code from {nvrtc}")),
-                Err(cubin_err) => {
-                    let m = ctx
-                        .load_module(cudarc::nvrtc::Ptx::from_src(built.compiled.ptx))
-                        .map_err(|e| {
-                            anyhow!(
-                                "loading the compiled {name} kernels failed: machine code: {cubin_err:?}; PTX: {e:?}"
-                            )
-                        })?;
-                    eprintln!(
-                        "pqcprof: the driver refused the {arch} machine code of the {name} kernels ({cubin_err:?}); it compiled the PTX instead"
-                    );
-                    (
-                        m,
-                        format!("PTX from {nvrtc}, compiled by the driver (machine code refused: {cubin_err:?})"),
-                    )
-                }
-            };
-            loaded.push(LoadedUnit {
-                unit,
-                module,
-                compile_seconds: built.seconds,
-                origin: built.origin,
-                image,
-            });
-        }
+        let loaded = load_units(&ctx, units, &arch)?;
         let device = Device {
             kind: DeviceKind::Gpu,
             name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
@@ -628,170 +635,12 @@ impl Backend for NativeGpu {
         let n = cfg.batch;
         let func = self.function(alg, op)?;
         self.check_memory(alg, op, cfg, &func)?;
-        let s = alg.sizes();
-        let st = &self.stream;
-        let mut rng = rand_chacha::ChaCha20Rng::from_os_rng();
-        let mut host = HostSide::default();
-        let sample = gate::sample_indices(n, gate::MIN_SAMPLE);
-        let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
-        // Each step frees what no later step needs and reuses what it does
-        // (keys and ciphertexts stay on the device), so the device holds at
-        // most one phase's buffers at a time: what `peak_bytes_per_op` counts.
-        let args = match (alg.kind(), op) {
-            (Kind::Kem, _) => {
-                host.d = random_bytes(&mut rng, 32 * n);
-                host.z = random_bytes(&mut rng, 32 * n);
-                let mut keygen = KernelArgs::KemKeygen {
-                    pk: zeros(st, lpk * n)?,
-                    sk: zeros(st, lsk * n)?,
-                    d: htod(st, &host.d)?,
-                    z: htod(st, &host.z)?,
-                };
-                if op == Operation::KeyGen {
-                    keygen
-                } else {
-                    // Keys made on the GPU, before timing.
-                    self.launch_kernel(
-                        &self.function(alg, Operation::KeyGen)?,
-                        Operation::KeyGen,
-                        n,
-                        &mut keygen,
-                    )?;
-                    let KernelArgs::KemKeygen { pk, sk, d, z } = keygen else {
-                        unreachable!()
-                    };
-                    drop((d, z));
-                    // The gate's keys: the sampled slots only.
-                    host.pk = dtoh_slots(st, &pk, &sample, lpk)?;
-                    host.sk = dtoh_slots(st, &sk, &sample, lsk)?;
-                    host.d = vec![];
-                    host.z = vec![];
-                    // Encaps's gate needs the secret keys on the host only.
-                    let sk = (op != Operation::Encaps).then_some(sk);
-                    host.m = random_bytes(&mut rng, 32 * n);
-                    let lct = s.ciphertext_bytes.unwrap_or(0);
-                    let mut encaps = KernelArgs::KemEncaps {
-                        ct: zeros(st, lct * n)?,
-                        ss: zeros(st, 32 * n)?,
-                        pk,
-                        m: htod(st, &host.m)?,
-                    };
-                    if op == Operation::Encaps {
-                        encaps
-                    } else {
-                        self.launch_kernel(
-                            &self.function(alg, Operation::Encaps)?,
-                            Operation::Encaps,
-                            n,
-                            &mut encaps,
-                        )?;
-                        let KernelArgs::KemEncaps { mut ct, ss, pk, m } = encaps else {
-                            unreachable!()
-                        };
-                        drop((pk, m));
-                        host.m = vec![];
-                        host.expected_ss = dtoh_slots(st, &ss, &sample, 32)?;
-                        drop(ss);
-                        // One sampled ciphertext is tampered with, so the
-                        // batch exercises implicit rejection too: one slot
-                        // changed in the GPU's own buffer, no round trip.
-                        if n > 1 {
-                            let t = sample[1];
-                            flip_on_device(st, &mut ct, t * lct + 5, 0x20)?;
-                            host.tampered.push(t);
-                        }
-                        host.ct = dtoh_slots(st, &ct, &sample, lct)?;
-                        KernelArgs::KemDecaps {
-                            ss: zeros(st, 32 * n)?,
-                            ct,
-                            sk: sk.ok_or_else(|| anyhow!("decaps lost its secret keys"))?,
-                        }
-                    }
-                }
-            }
-            (Kind::Signature, _) => {
-                host.xi = random_bytes(&mut rng, 32 * n);
-                let mut keygen = KernelArgs::DsaKeygen {
-                    pk: zeros(st, lpk * n)?,
-                    sk: zeros(st, lsk * n)?,
-                    xi: htod(st, &host.xi)?,
-                };
-                if op == Operation::KeyGen {
-                    keygen
-                } else {
-                    self.launch_kernel(
-                        &self.function(alg, Operation::KeyGen)?,
-                        Operation::KeyGen,
-                        n,
-                        &mut keygen,
-                    )?;
-                    let KernelArgs::DsaKeygen { pk, sk, xi } = keygen else {
-                        unreachable!()
-                    };
-                    drop(xi);
-                    host.xi = vec![];
-                    host.pk = dtoh_slots(st, &pk, &sample, lpk)?;
-                    host.sk = dtoh_slots(st, &sk, &sample, lsk)?;
-                    // Sign's gate needs the public keys on the host only.
-                    let pk = (op != Operation::Sign).then_some(pk);
-                    host.msg = cfg.message().repeat(n);
-                    host.rnd = random_bytes(&mut rng, 32 * n);
-                    let stride = alg.signature_stride().unwrap_or(0);
-                    let sign_fn = self.function(alg, Operation::Sign)?;
-                    let scratch = self.sign_scratch_bytes(alg, n)?;
-                    let mut sign = KernelArgs::DsaSign {
-                        sig: zeros(st, stride * n)?,
-                        stride: stride as u32,
-                        msg: htod(st, &host.msg)?,
-                        msg_len: cfg.message_size as u32,
-                        ctx: htod(st, &cfg.context)?,
-                        ctx_len: cfg.context.len() as u32,
-                        sk,
-                        rnd: htod(st, &host.rnd)?,
-                        scratch: zeros(st, scratch)?,
-                        queue: zeros(st, 8)?,
-                    };
-                    if op == Operation::Sign {
-                        sign
-                    } else {
-                        self.launch_kernel(&sign_fn, Operation::Sign, n, &mut sign)?;
-                        let KernelArgs::DsaSign {
-                            mut sig,
-                            msg,
-                            ctx,
-                            sk,
-                            rnd,
-                            scratch,
-                            queue,
-                            ..
-                        } = sign
-                        else {
-                            unreachable!()
-                        };
-                        drop((sk, rnd, scratch, queue));
-                        host.msg = vec![];
-                        host.rnd = vec![];
-                        if n > 1 {
-                            let t = sample[1];
-                            flip_on_device(st, &mut sig, t * stride + 17, 0x04)?;
-                            host.tampered.push(t);
-                        }
-                        KernelArgs::DsaVerify {
-                            ok: st
-                                .alloc_zeros::<i32>(n)
-                                .map_err(|e| anyhow!("cuMemAlloc: {e:?}"))?,
-                            msg,
-                            msg_len: cfg.message_size as u32,
-                            ctx,
-                            ctx_len: cfg.context.len() as u32,
-                            sig,
-                            stride: stride as u32,
-                            pk: pk.ok_or_else(|| anyhow!("verify lost its public keys"))?,
-                        }
-                    }
-                }
-            }
+        let mut p = inputs::Staging::new(n);
+        let args = match alg.kind() {
+            Kind::Kem => self.kem_args(alg, op, &mut p)?,
+            Kind::Signature => self.dsa_args(alg, op, cfg, &mut p)?,
         };
+        let inputs::Staging { host, sample, .. } = p;
         let shape = self.shape(&func, op, n)?;
         let kernel = self.kernel_info(&func, &shape);
         Ok(Box::new(GpuBatch {

@@ -1,0 +1,219 @@
+//! The inputs of one batch, made before timing: seeds, messages and rnd on
+//! the host and copied over, and the keys, ciphertexts and signatures an
+//! operation needs made on the device by the kernels of the operations
+//! before it (keygen, then encaps or sign), with the slots the correctness
+//! gate samples copied back.
+//!
+//! Each step frees what no later step needs and hands on what it does (keys
+//! and ciphertexts stay on the device), so the device holds at most one
+//! phase's buffers at a time: what `sizing::peak_bytes_per_op` counts.
+
+use super::batch::HostSide;
+use super::launch::{dtoh_slots, flip_on_device, htod, random_bytes, zeros, KernelArgs};
+use super::NativeGpu;
+use crate::backend::BatchConfig;
+use crate::core::catalog::{Algorithm, Operation};
+use anyhow::anyhow;
+use cudarc::driver::CudaSlice;
+use rand::SeedableRng;
+
+/// What a batch being prepared keeps on the host: the gate's inputs and
+/// expected outputs, the slots it samples, and the random source.
+pub(crate) struct Staging {
+    pub(crate) n: usize,
+    pub(crate) host: HostSide,
+    pub(crate) sample: Vec<usize>,
+    rng: rand_chacha::ChaCha20Rng,
+}
+
+impl Staging {
+    /// An empty staging area for a batch of `n`.
+    pub(crate) fn new(n: usize) -> Self {
+        Staging {
+            n,
+            host: HostSide::default(),
+            sample: super::gate::sample_indices(n, super::gate::MIN_SAMPLE),
+            rng: rand_chacha::ChaCha20Rng::from_os_rng(),
+        }
+    }
+
+    fn random(&mut self, bytes_per_op: usize) -> Vec<u8> {
+        random_bytes(&mut self.rng, bytes_per_op * self.n)
+    }
+
+    /// The sampled slot the gate expects to be rejected, when there are
+    /// two slots or more: one of them is changed in the GPU's own buffer,
+    /// no round trip, so the batch exercises rejection too.
+    fn tamper(
+        &mut self,
+        buf: &mut CudaSlice<u8>,
+        st: &NativeGpu,
+        at: usize,
+        stride: usize,
+        mask: u8,
+    ) -> anyhow::Result<()> {
+        if self.n > 1 {
+            let t = self.sample[1];
+            flip_on_device(&st.stream, buf, t * stride + at, mask)?;
+            self.host.tampered.push(t);
+        }
+        Ok(())
+    }
+}
+
+impl NativeGpu {
+    /// The kernel arguments of `op` of the ML-KEM set `alg`.
+    pub(crate) fn kem_args(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        p: &mut Staging,
+    ) -> anyhow::Result<KernelArgs> {
+        let st = &self.stream;
+        let s = alg.sizes();
+        p.host.d = p.random(32);
+        p.host.z = p.random(32);
+        let mut keygen = KernelArgs::KemKeygen {
+            pk: zeros(st, s.public_key_bytes * p.n)?,
+            sk: zeros(st, s.secret_key_bytes * p.n)?,
+            d: htod(st, &p.host.d)?,
+            z: htod(st, &p.host.z)?,
+        };
+        if op == Operation::KeyGen {
+            return Ok(keygen);
+        }
+        // Keys made on the GPU, before timing.
+        self.run_prerequisite(alg, Operation::KeyGen, p.n, &mut keygen)?;
+        let KernelArgs::KemKeygen { pk, sk, d, z } = keygen else {
+            unreachable!("built as KemKeygen above")
+        };
+        drop((d, z));
+        // The gate's keys: the sampled slots only.
+        p.host.pk = dtoh_slots(st, &pk, &p.sample, s.public_key_bytes)?;
+        p.host.sk = dtoh_slots(st, &sk, &p.sample, s.secret_key_bytes)?;
+        p.host.d = vec![];
+        p.host.z = vec![];
+        // Encaps's gate needs the secret keys on the host only.
+        let sk = (op != Operation::Encaps).then_some(sk);
+        p.host.m = p.random(32);
+        let lct = s.ciphertext_bytes.unwrap_or(0);
+        let mut encaps = KernelArgs::KemEncaps {
+            ct: zeros(st, lct * p.n)?,
+            ss: zeros(st, 32 * p.n)?,
+            pk,
+            m: htod(st, &p.host.m)?,
+        };
+        if op == Operation::Encaps {
+            return Ok(encaps);
+        }
+        self.run_prerequisite(alg, Operation::Encaps, p.n, &mut encaps)?;
+        let KernelArgs::KemEncaps { mut ct, ss, pk, m } = encaps else {
+            unreachable!("built as KemEncaps above")
+        };
+        drop((pk, m));
+        p.host.m = vec![];
+        p.host.expected_ss = dtoh_slots(st, &ss, &p.sample, 32)?;
+        drop(ss);
+        // One sampled ciphertext is tampered with: implicit rejection.
+        p.tamper(&mut ct, self, 5, lct, 0x20)?;
+        p.host.ct = dtoh_slots(st, &ct, &p.sample, lct)?;
+        Ok(KernelArgs::KemDecaps {
+            ss: zeros(st, 32 * p.n)?,
+            ct,
+            sk: sk.ok_or_else(|| anyhow!("decaps lost its secret keys"))?,
+        })
+    }
+
+    /// The kernel arguments of `op` of the ML-DSA set `alg`.
+    pub(crate) fn dsa_args(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &BatchConfig,
+        p: &mut Staging,
+    ) -> anyhow::Result<KernelArgs> {
+        let st = &self.stream;
+        let s = alg.sizes();
+        p.host.xi = p.random(32);
+        let mut keygen = KernelArgs::DsaKeygen {
+            pk: zeros(st, s.public_key_bytes * p.n)?,
+            sk: zeros(st, s.secret_key_bytes * p.n)?,
+            xi: htod(st, &p.host.xi)?,
+        };
+        if op == Operation::KeyGen {
+            return Ok(keygen);
+        }
+        self.run_prerequisite(alg, Operation::KeyGen, p.n, &mut keygen)?;
+        let KernelArgs::DsaKeygen { pk, sk, xi } = keygen else {
+            unreachable!("built as DsaKeygen above")
+        };
+        drop(xi);
+        p.host.xi = vec![];
+        p.host.pk = dtoh_slots(st, &pk, &p.sample, s.public_key_bytes)?;
+        p.host.sk = dtoh_slots(st, &sk, &p.sample, s.secret_key_bytes)?;
+        // Sign's gate needs the public keys on the host only.
+        let pk = (op != Operation::Sign).then_some(pk);
+        p.host.msg = cfg.message().repeat(p.n);
+        p.host.rnd = p.random(32);
+        let stride = alg.signature_stride().unwrap_or(0);
+        let mut sign = KernelArgs::DsaSign {
+            sig: zeros(st, stride * p.n)?,
+            stride: stride as u32,
+            msg: htod(st, &p.host.msg)?,
+            msg_len: cfg.message_size as u32,
+            ctx: htod(st, &cfg.context)?,
+            ctx_len: cfg.context.len() as u32,
+            sk,
+            rnd: htod(st, &p.host.rnd)?,
+            scratch: zeros(st, self.sign_scratch_bytes(alg, p.n)?)?,
+            queue: zeros(st, 8)?,
+        };
+        if op == Operation::Sign {
+            return Ok(sign);
+        }
+        self.run_prerequisite(alg, Operation::Sign, p.n, &mut sign)?;
+        let KernelArgs::DsaSign {
+            mut sig,
+            msg,
+            ctx,
+            sk,
+            rnd,
+            scratch,
+            queue,
+            ..
+        } = sign
+        else {
+            unreachable!("built as DsaSign above")
+        };
+        drop((sk, rnd, scratch, queue));
+        p.host.msg = vec![];
+        p.host.rnd = vec![];
+        // One sampled signature is tampered with: verify must reject it.
+        p.tamper(&mut sig, self, 17, stride, 0x04)?;
+        Ok(KernelArgs::DsaVerify {
+            ok: st
+                .alloc_zeros::<i32>(p.n)
+                .map_err(|e| anyhow!("cuMemAlloc: {e:?}"))?,
+            msg,
+            msg_len: cfg.message_size as u32,
+            ctx,
+            ctx_len: cfg.context.len() as u32,
+            sig,
+            stride: stride as u32,
+            pk: pk.ok_or_else(|| anyhow!("verify lost its public keys"))?,
+        })
+    }
+
+    /// Runs the kernel of `op` (an operation another one needs the outputs
+    /// of) over the whole batch, untimed, and waits for it.
+    fn run_prerequisite(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        n: usize,
+        args: &mut KernelArgs,
+    ) -> anyhow::Result<()> {
+        let func = self.function(alg, op)?;
+        self.launch_kernel(&func, op, n, args)
+    }
+}

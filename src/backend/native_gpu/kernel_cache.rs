@@ -1,0 +1,519 @@
+//! The compiled-kernel cache: where NVRTC's PTX, machine code and log are
+//! kept between runs (`cache_dir`), how an entry is named (the unit, its
+//! source, the options and NVRTC's version), which files count as whole,
+//! and the lock through which processes sharing a cache take turns (one
+//! compiles, the others wait and read what it wrote).
+
+use super::kernels::*;
+use crate::core::catalog::Family;
+use std::path::{Path, PathBuf};
+
+/// Where compiled kernels are kept between runs: `$PQCPROF_PTX_CACHE`, else
+/// `$XDG_CACHE_HOME/pqcprof/ptx`, else `~/.cache/pqcprof/ptx`.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("PQCPROF_PTX_CACHE") {
+        return Some(PathBuf::from(d));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("pqcprof").join("ptx"))
+}
+
+/// FNV-1a, 64 bits: a stable hash for cache file names (std's hasher may
+/// change between Rust releases).
+fn fnv1a64(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in *part {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // Separate the parts so ("ab", "c") and ("a", "bc") differ.
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Cache file stem (`.ptx`, `.cubin`, `.log` and `.lock` are added): the
+/// unit, its source, the options and NVRTC's version all count.
+pub fn cache_file_stem(unit: Family, arch: &str, nvrtc: (i32, i32)) -> String {
+    let src = source(unit);
+    let opts = nvrtc_options(arch).join(" ");
+    let h = fnv1a64(&[
+        src.as_bytes(),
+        opts.as_bytes(),
+        format!("{}.{}", nvrtc.0, nvrtc.1).as_bytes(),
+    ]);
+    format!(
+        "native-{}-{arch}-nvrtc{}.{}-{h:016x}",
+        unit_name(unit),
+        nvrtc.0,
+        nvrtc.1
+    )
+}
+
+/// The last entry point every unit defines (hold.cuh comes last): a file
+/// that names it was not cut short.
+const LAST_ENTRY: &str = HOLD_KERNEL;
+
+/// Whether `ptx` is plausibly whole PTX for `arch`: it names its target and
+/// ends the last entry point.
+fn is_whole_ptx(ptx: &str, arch: &str) -> bool {
+    ptx.contains(&format!(".target {arch}"))
+        && ptx.contains(&format!(".entry {LAST_ENTRY}("))
+        && ptx.trim_end().ends_with('}')
+}
+
+/// Whether `cubin` is plausibly a whole kernel image: an ELF file whose
+/// section headers lie inside it and that names the last entry point.
+pub(crate) fn is_whole_cubin(cubin: &[u8]) -> bool {
+    let u64_at = |o: usize| {
+        cubin
+            .get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+    };
+    let u16_at = |o: usize| {
+        cubin
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as u64)
+    };
+    // ELF64, little-endian; e_shoff at 0x28, e_shentsize 0x3a, e_shnum 0x3c.
+    let header_ok = cubin.starts_with(b"\x7fELF\x02\x01");
+    let sections_end = match (u64_at(0x28), u16_at(0x3a), u16_at(0x3c)) {
+        (Some(off), Some(size), Some(n)) => off.checked_add(size * n),
+        _ => None,
+    };
+    header_ok
+        && sections_end.is_some_and(|end| end > 0 && end <= cubin.len() as u64)
+        && cubin
+            .windows(LAST_ENTRY.len())
+            .any(|w| w == LAST_ENTRY.as_bytes())
+}
+
+/// The `sm_XY` a CUDA ELF image was built for, from its header: with ELF
+/// ABI version 8 (CUDA 12.8 onwards) the SM number sits in bits 8-15 of
+/// `e_flags`, before that in bits 0-7.
+pub fn cubin_arch(cubin: &[u8]) -> Option<String> {
+    let flags = u32::from_le_bytes(cubin.get(0x30..0x34)?.try_into().ok()?);
+    let abi = *cubin.get(8)?;
+    let sm = if abi >= 8 {
+        (flags >> 8) & 0xff
+    } else {
+        flags & 0xff
+    };
+    (sm > 0).then(|| format!("sm_{sm}"))
+}
+
+/// Where the kernels came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled now by NVRTC (and cached if the cache folder is writable).
+    Compiled,
+    /// Read from the cache; the path of the machine code.
+    Cache(PathBuf),
+}
+
+/// The files of a cache entry, named by adding a type to `stem` (not
+/// `Path::with_extension`: the stem holds a dot, in NVRTC's version).
+fn cache_file(stem: &Path, ext: &str) -> PathBuf {
+    let mut name = stem.as_os_str().to_owned();
+    name.push(ext);
+    PathBuf::from(name)
+}
+
+/// The PTX, machine-code and log files of a cache entry.
+fn cache_paths(stem: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    (
+        cache_file(stem, ".ptx"),
+        cache_file(stem, ".cubin"),
+        cache_file(stem, ".log"),
+    )
+}
+
+/// Whether NVRTC's `log` holds ptxas's report up to the last entry point.
+fn is_whole_log(log: &str) -> bool {
+    log.contains(&format!("Compiling entry function '{LAST_ENTRY}'"))
+}
+
+/// Cached kernels, if all three files are present and plausibly whole.
+fn read_cached(stem: &Path, unit: Family, arch: &str) -> Option<Compiled> {
+    let (ptx_path, cubin_path, log_path) = cache_paths(stem);
+    let ptx = std::fs::read_to_string(ptx_path).ok()?;
+    let cubin = std::fs::read(cubin_path).ok()?;
+    let log = std::fs::read_to_string(log_path).ok()?;
+    let ok = is_whole_ptx(&ptx, arch)
+        && is_whole_cubin(&cubin)
+        && cubin_arch(&cubin).as_deref() == Some(arch)
+        && is_whole_log(&log);
+    ok.then(|| Compiled {
+        unit,
+        arch: arch.into(),
+        ptx,
+        cubin,
+        log,
+    })
+}
+
+/// How long a process waits for another one compiling the same kernels
+/// before it compiles them itself (a compile takes one to two minutes; a
+/// process that died let go of the lock already).
+const CACHE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// An exclusive lock on a cache entry (`flock` on `<stem>.lock`), held
+/// while it is compiled and written; let go when dropped, or by the kernel
+/// when the process ends however it ends.
+struct CacheLock(std::fs::File);
+
+impl CacheLock {
+    /// Takes the lock of `stem`, waiting up to `wait` for another holder
+    /// (saying so once). `None` when the lock file cannot be made (a
+    /// read-only cache) or the wait ran out: the caller compiles unlocked.
+    fn take(stem: &Path, wait: std::time::Duration) -> Option<CacheLock> {
+        use std::os::fd::AsRawFd;
+        let path = cache_file(stem, ".lock");
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).ok()?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .ok()?;
+        let t0 = std::time::Instant::now();
+        let mut said = false;
+        loop {
+            // SAFETY: a plain system call on a descriptor `file` owns.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc == 0 {
+                return Some(CacheLock(file));
+            }
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK)
+                && err.raw_os_error() != Some(libc::EINTR)
+            {
+                return None;
+            }
+            if t0.elapsed() >= wait {
+                eprintln!(
+                    "pqcprof: {} is still locked after {:.0?}; compiling the kernels without waiting longer",
+                    path.display(),
+                    wait
+                );
+                return None;
+            }
+            if !said {
+                eprintln!(
+                    "pqcprof: another pqcprof is compiling the same kernels ({}); waiting for it",
+                    path.display()
+                );
+                said = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for CacheLock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: as in `take`; closing the file would let go as well.
+        let _ = unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Like `compile`, but reuses what the same NVRTC compiled earlier from the
+/// same source and options (in `cache_dir`).
+pub fn compile_cached(unit: Family, arch: &str) -> Result<(Compiled, Origin), CompileFailure> {
+    compile_cached_in(cache_dir().as_deref(), unit, arch)
+}
+
+/// `compile_cached` with the cache in `dir` (none: no cache).
+pub fn compile_cached_in(
+    dir: Option<&Path>,
+    unit: Family,
+    arch: &str,
+) -> Result<(Compiled, Origin), CompileFailure> {
+    let version = crate::probe::gpu::nvrtc_version();
+    let stem = match (dir, version) {
+        (Some(d), Some(v)) => d.join(cache_file_stem(unit, arch, v)),
+        _ => return compile(unit, arch).map(|c| (c, Origin::Compiled)),
+    };
+    cached_or(&stem, unit, arch, CACHE_LOCK_WAIT, || compile(unit, arch))
+}
+
+/// What compiling (or reading) one unit gave, and how long it took.
+pub struct UnitBuild {
+    /// The kernels.
+    pub compiled: Compiled,
+    /// Compiled now, or read from the cache.
+    pub origin: Origin,
+    /// Seconds it took.
+    pub seconds: f64,
+}
+
+/// `compile_cached` for each of `units`, each in its own thread (NVRTC
+/// compiles separate programs concurrently); in the order given.
+pub fn compile_units_cached(
+    units: &[Family],
+    arch: &str,
+) -> Vec<Result<UnitBuild, CompileFailure>> {
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = units
+            .iter()
+            .map(|&unit| {
+                s.spawn(move || {
+                    let t0 = std::time::Instant::now();
+                    compile_cached(unit, arch).map(|(compiled, origin)| UnitBuild {
+                        compiled,
+                        origin,
+                        seconds: t0.elapsed().as_secs_f64(),
+                    })
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|j| j.join().expect("an NVRTC thread panicked"))
+            .collect()
+    })
+}
+
+/// The entry at `stem` if it is whole, else what `make` returns, written
+/// there. The lock is taken before the second look, so of processes that
+/// start together one runs `make` and the others read its files.
+fn cached_or(
+    stem: &Path,
+    unit: Family,
+    arch: &str,
+    wait: std::time::Duration,
+    make: impl FnOnce() -> Result<Compiled, CompileFailure>,
+) -> Result<(Compiled, Origin), CompileFailure> {
+    let (ptx_path, cubin_path, log_path) = cache_paths(stem);
+    if let Some(hit) = read_cached(stem, unit, arch) {
+        return Ok((hit, Origin::Cache(cubin_path)));
+    }
+    let _lock = CacheLock::take(stem, wait);
+    if let Some(hit) = read_cached(stem, unit, arch) {
+        return Ok((hit, Origin::Cache(cubin_path)));
+    }
+    let compiled = make()?;
+    // A cache that cannot be written only costs the next run a compile.
+    // The machine code goes last: an entry is whole only with all three.
+    let _ = crate::write::output::write_atomic(&log_path, compiled.log.as_bytes())
+        .and_then(|_| crate::write::output::write_atomic(&ptx_path, compiled.ptx.as_bytes()))
+        .and_then(|_| crate::write::output::write_atomic(&cubin_path, &compiled.cubin));
+    Ok((compiled, Origin::Compiled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn cache_names_change_with_arch_and_nvrtc_and_are_stable() {
+        let a = cache_file_stem(Family::MlDsa, "sm_90", (13, 0));
+        assert_eq!(a, cache_file_stem(Family::MlDsa, "sm_90", (13, 0)));
+        assert_ne!(a, cache_file_stem(Family::MlDsa, "sm_80", (13, 0)));
+        assert_ne!(a, cache_file_stem(Family::MlDsa, "sm_90", (12, 8)));
+        assert_ne!(a, cache_file_stem(Family::MlKem, "sm_90", (13, 0)));
+        assert!(a.starts_with("native-mldsa-sm_90-nvrtc13.0-"));
+        // The dot in the version must survive adding the file types.
+        let (ptx, cubin, log) = cache_paths(Path::new(&a));
+        assert_eq!(ptx.to_str().unwrap(), format!("{a}.ptx"));
+        assert_eq!(cubin.to_str().unwrap(), format!("{a}.cubin"));
+        assert_eq!(log.to_str().unwrap(), format!("{a}.log"));
+        assert_ne!(fnv1a64(&[b"ab", b"c"]), fnv1a64(&[b"a", b"bc"]));
+    }
+
+    /// A minimal ELF64 image: header, `body`, then `shnum` section headers
+    /// of 64 bytes each.
+    fn fake_cubin(body: &[u8], shnum: u16) -> Vec<u8> {
+        let mut v = vec![0u8; 64];
+        v[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        // CUDA ABI version 8, sm_90 (as ptxas 13 writes them).
+        v[8] = 8;
+        v[0x30..0x34].copy_from_slice(&0x0600_5a04u32.to_le_bytes());
+        v.extend_from_slice(body);
+        let shoff = v.len() as u64;
+        v[0x28..0x30].copy_from_slice(&shoff.to_le_bytes());
+        v[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        v[0x3c..0x3e].copy_from_slice(&shnum.to_le_bytes());
+        v.extend(std::iter::repeat_n(0u8, 64 * shnum as usize));
+        v
+    }
+
+    #[test]
+    fn cubin_arch_reads_both_abi_versions() {
+        let mut c = fake_cubin(b"pqcprof_hold", 1);
+        assert_eq!(cubin_arch(&c).as_deref(), Some("sm_90"));
+        c[0x30..0x34].copy_from_slice(&0x0600_4b04u32.to_le_bytes());
+        assert_eq!(cubin_arch(&c).as_deref(), Some("sm_75"));
+        // ABI 7 and older: the SM number is the low byte.
+        c[8] = 7;
+        c[0x30..0x34].copy_from_slice(&0x0050_0550u32.to_le_bytes());
+        assert_eq!(cubin_arch(&c).as_deref(), Some("sm_80"));
+        assert_eq!(cubin_arch(&c[..0x31]), None);
+    }
+
+    #[test]
+    fn only_whole_cubins_pass() {
+        let good = fake_cubin(b"..pqcprof_hold..", 3);
+        assert!(is_whole_cubin(&good));
+        assert!(!is_whole_cubin(&good[..good.len() - 1]), "truncated");
+        assert!(
+            !is_whole_cubin(&fake_cubin(b"..mldsa87_verify..", 3)),
+            "last entry missing"
+        );
+        let mut big_endian = good.clone();
+        big_endian[5] = 2;
+        assert!(!is_whole_cubin(&big_endian));
+        assert!(!is_whole_cubin(b"\x7fELF"), "header cut short");
+        assert!(!is_whole_cubin(&[]));
+    }
+
+    #[test]
+    fn only_whole_cached_kernels_are_used() {
+        let d = tempfile::tempdir().unwrap();
+        let stem = d.path().join("native-sm_90-nvrtc13.0-x");
+        let (ptx_path, cubin_path, log_path) = cache_paths(&stem);
+        let ptx = ".target sm_90\n.entry pqcprof_hold(\n{\n}\n";
+        std::fs::write(&ptx_path, ptx).unwrap();
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
+            "no machine code yet"
+        );
+        std::fs::write(&cubin_path, fake_cubin(b"pqcprof_hold", 2)).unwrap();
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
+            "no log yet"
+        );
+        std::fs::write(
+            &log_path,
+            "ptxas info    : Compiling entry function 'mldsa87_verify' for 'sm_90'\n",
+        )
+        .unwrap();
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
+            "log cut short"
+        );
+        std::fs::write(&log_path, LOG).unwrap();
+        let hit = read_cached(&stem, Family::MlDsa, "sm_90").expect("all three files whole");
+        assert_eq!((hit.ptx.as_str(), hit.arch.as_str()), (ptx, "sm_90"));
+        assert_eq!(hit.log, LOG);
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_80").is_none(),
+            "wrong target"
+        );
+        let other = ".target sm_80\n.entry pqcprof_hold(\n{\n}\n";
+        std::fs::write(&ptx_path, other).unwrap();
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_80").is_none(),
+            "machine code for sm_90"
+        );
+        std::fs::write(&ptx_path, ptx).unwrap();
+        std::fs::write(&ptx_path, &ptx[..ptx.len() - 2]).unwrap();
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
+            "truncated PTX"
+        );
+        std::fs::write(&ptx_path, ptx).unwrap();
+        let cut = fake_cubin(b"pqcprof_hold", 2);
+        std::fs::write(&cubin_path, &cut[..cut.len() - 10]).unwrap();
+        assert!(
+            read_cached(&stem, Family::MlDsa, "sm_90").is_none(),
+            "truncated machine code"
+        );
+    }
+
+    const LOG: &str = "ptxas info    : Compiling entry function 'pqcprof_hold' for 'sm_90'\n";
+
+    /// What a compile of `arch` might return, standing in for NVRTC.
+    fn fake_compiled(arch: &str) -> Compiled {
+        Compiled {
+            unit: Family::MlDsa,
+            arch: arch.into(),
+            ptx: format!(".target {arch}\n.entry pqcprof_hold(\n{{\n}}\n"),
+            cubin: fake_cubin(b"pqcprof_hold", 2),
+            log: LOG.into(),
+        }
+    }
+
+    #[test]
+    fn processes_sharing_a_cache_compile_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let d = tempfile::tempdir().unwrap();
+        let stem = d.path().join("native-sm_90-nvrtc13.0-y");
+        let makes = AtomicUsize::new(0);
+        // Four at once (flock locks between open files, so threads stand in
+        // for processes): one compiles, slowly; the others wait and read.
+        let origins: Vec<Origin> = std::thread::scope(|s| {
+            let jobs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        cached_or(
+                            &stem,
+                            Family::MlDsa,
+                            "sm_90",
+                            Duration::from_secs(60),
+                            || {
+                                makes.fetch_add(1, Ordering::SeqCst);
+                                std::thread::sleep(Duration::from_millis(300));
+                                Ok(fake_compiled("sm_90"))
+                            },
+                        )
+                        .unwrap()
+                        .1
+                    })
+                })
+                .collect();
+            jobs.into_iter().map(|j| j.join().unwrap()).collect()
+        });
+        assert_eq!(makes.load(Ordering::SeqCst), 1, "{origins:?}");
+        assert_eq!(
+            origins.iter().filter(|o| **o == Origin::Compiled).count(),
+            1,
+            "{origins:?}"
+        );
+        let hit = read_cached(&stem, Family::MlDsa, "sm_90").expect("written whole");
+        assert_eq!(hit.log, LOG);
+    }
+
+    #[test]
+    fn a_lock_held_too_long_is_not_waited_for_forever() {
+        let d = tempfile::tempdir().unwrap();
+        let stem = d.path().join("native-sm_90-nvrtc13.0-z");
+        let held = CacheLock::take(&stem, Duration::ZERO).expect("free");
+        let t0 = std::time::Instant::now();
+        let (_, origin) = cached_or(
+            &stem,
+            Family::MlDsa,
+            "sm_90",
+            Duration::from_millis(300),
+            || Ok(fake_compiled("sm_90")),
+        )
+        .unwrap();
+        assert_eq!(origin, Origin::Compiled);
+        let waited = t0.elapsed();
+        assert!(waited >= Duration::from_millis(300), "{waited:?}");
+        assert!(
+            CacheLock::take(&stem, Duration::ZERO).is_none(),
+            "still held"
+        );
+        drop(held);
+        assert!(CacheLock::take(&stem, Duration::ZERO).is_some(), "let go");
+        // A failed compile writes nothing.
+        let other = d.path().join("native-sm_80-nvrtc13.0-z");
+        let failed = cached_or(&other, Family::MlDsa, "sm_80", Duration::ZERO, || {
+            Err(CompileFailure {
+                unit: Family::MlDsa,
+                arch: "sm_80".into(),
+                message: "boom".into(),
+                log: String::new(),
+            })
+        });
+        assert!(failed.is_err());
+        assert!(read_cached(&other, Family::MlDsa, "sm_80").is_none());
+    }
+}
