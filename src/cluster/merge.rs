@@ -12,7 +12,7 @@
 use crate::analyse::aggregate;
 use crate::core::exit;
 use crate::schema::cluster::{Cluster, RankFile};
-use crate::schema::load::{read_run, LoadedRun};
+use crate::schema::read::{not_regular_kind, read_run, LoadedRun};
 use crate::schema::record::Record;
 use crate::schema::run_file::RunFile;
 use anyhow::{bail, Context};
@@ -80,19 +80,7 @@ impl Found {
 /// Why `path` (not a folder) cannot be read as an input, when it is not a
 /// regular file.
 fn not_regular(path: &Path, meta: &std::fs::Metadata) -> Option<String> {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    let kind = if t.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_file() {
-        return None;
-    } else {
-        "not a regular file"
-    };
+    let kind = not_regular_kind(meta)?;
     Some(format!(
         "merge input {} is {kind}: only regular run files and folders are read",
         path.display()
