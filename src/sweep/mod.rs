@@ -14,6 +14,7 @@ use crate::sweep::writer::record_sweep_info;
 use crate::sweep::writer::Writer;
 pub mod composite;
 pub mod entry_run;
+pub mod filter;
 pub mod openssl;
 pub mod options;
 pub mod oqs;
