@@ -16,7 +16,7 @@ pub struct FileError {
 }
 
 /// A [`FileError`] at `field` (empty: the whole file).
-pub fn file_error(field: &str, message: impl Into<String>) -> FileError {
+pub(crate) fn file_error(field: &str, message: impl Into<String>) -> FileError {
     FileError {
         field: field.to_string(),
         message: message.into(),
@@ -34,7 +34,7 @@ pub struct Warning {
 
 /// Reads every element of an array field one by one, so one bad element
 /// costs only itself.
-pub fn typed_array<T: DeserializeOwned>(
+pub(crate) fn typed_array<T: DeserializeOwned>(
     top: &Map<String, Value>,
     name: &str,
     required: bool,
@@ -68,7 +68,7 @@ pub fn typed_array<T: DeserializeOwned>(
 }
 
 /// Joins two JSON paths: `a.b`, or `a[3]` before an index.
-pub fn join(a: &str, b: &str) -> String {
+pub(crate) fn join(a: &str, b: &str) -> String {
     match (a.is_empty(), b.is_empty()) {
         (_, true) => a.to_string(),
         (true, false) => b.to_string(),
@@ -79,7 +79,7 @@ pub fn join(a: &str, b: &str) -> String {
 
 /// Deserialises `v`; on failure returns the path of the offending field
 /// inside `v` and serde's message.
-pub fn typed<T: DeserializeOwned>(v: &Value) -> Result<T, (String, String)> {
+pub(crate) fn typed<T: DeserializeOwned>(v: &Value) -> Result<T, (String, String)> {
     match serde_json::from_value::<T>(v.clone()) {
         Ok(t) => Ok(t),
         Err(e) => {
@@ -213,7 +213,7 @@ fn render_path(path: &[PathStep]) -> String {
 }
 
 /// What kind of JSON value `v` is, as a message says it: `a list`.
-pub fn kind_of(v: &Value) -> &'static str {
+pub(crate) fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -225,7 +225,7 @@ pub fn kind_of(v: &Value) -> &'static str {
 }
 
 /// A value as it might be quoted in a message: short.
-pub fn preview(v: &Value) -> String {
+pub(crate) fn preview(v: &Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 40 {
         let cut: String = s.chars().take(37).collect();
@@ -237,7 +237,7 @@ pub fn preview(v: &Value) -> String {
 
 /// Describes a JSON syntax error: where, and for a truncated file the last
 /// top-level field that had begun.
-pub fn json_error(bytes: &[u8], e: &serde_json::Error) -> FileError {
+pub(crate) fn json_error(bytes: &[u8], e: &serde_json::Error) -> FileError {
     let (line, col) = (e.line(), e.column());
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return file_error("", "the file is empty, not a run file");

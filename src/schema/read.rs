@@ -130,7 +130,7 @@ pub fn read_run(path: &Path, label: &str) -> Result<(LoadedRun, Vec<Warning>), F
 /// What `meta` describes when it is not a regular file: `a named pipe
 /// (FIFO)`, `a device`, `a socket`, else `not a regular file`; `None` for
 /// a regular file.
-pub fn not_regular_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+pub(crate) fn not_regular_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_file() {
