@@ -165,43 +165,7 @@ pub fn aggregate(scope: &str, members: &[Member]) -> Option<Aggregate> {
     let (ok, not_ok): (Vec<&Member>, Vec<&Member>) = members
         .iter()
         .partition(|m| m.rec.status == Status::Ok && !m.rec.run_seconds.is_empty());
-    let windows: Option<Vec<&Vec<[f64; 2]>>> = ok
-        .iter()
-        .map(|m| {
-            m.rec
-                .run_windows_unix_s
-                .as_ref()
-                .filter(|w| w.len() == m.rec.run_seconds.len())
-        })
-        .collect();
-    // Per passing member: the throughputs of its runs that count.
-    let (counted, mut overlap): (Vec<Vec<f64>>, String) = match &windows {
-        Some(w) if ok.len() > 1 => {
-            let counts = overlapping_runs(w);
-            (
-                ok.iter()
-                    .zip(&counts)
-                    .map(|(m, keep)| {
-                        per_run(m.rec)
-                            .into_iter()
-                            .zip(keep)
-                            .filter(|(_, k)| **k)
-                            .map(|(t, _)| t)
-                            .collect()
-                    })
-                    .collect(),
-                "runs that overlapped in time (host clock) with a run of every other member".into(),
-            )
-        }
-        _ => (
-            ok.iter().map(|m| per_run(m.rec)).collect(),
-            if ok.len() > 1 {
-                "not recorded (records without run windows): each member's median over all its runs, assumed to have run at the same time".into()
-            } else {
-                "one member: its own runs".into()
-            },
-        ),
-    };
+    let (counted, mut overlap) = counted_runs(&ok);
     let medians: Vec<Option<f64>> = counted
         .iter()
         .map(|v| Sample::new(v.clone()).ok().map(|s| summarize(&s).median))
@@ -236,50 +200,7 @@ pub fn aggregate(scope: &str, members: &[Member]) -> Option<Aggregate> {
         .zip(&medians)
         .filter_map(|(m, v)| v.map(|v| (m.label(), v)))
         .collect();
-    // Energy from each member's energy window (at least
-    // `energy::MIN_WINDOW_S` of back-to-back batches), never from the timed
-    // runs' own readings: those are shorter than NVML's averaging.
-    let energy: Option<(f64, f64)> = ok
-        .iter()
-        .map(|m| m.rec.energy.as_ref().map(|e| (e.joules, e.ops as f64)))
-        .collect::<Option<Vec<_>>>()
-        .filter(|v| !v.is_empty())
-        .map(|v| v.iter().fold((0.0, 0.0), |a, e| (a.0 + e.0, a.1 + e.1)));
-    let peak_power: Option<Vec<f64>> = ok
-        .iter()
-        .map(|m| {
-            m.rec
-                .usage
-                .iter()
-                .filter_map(|u| u.mean_power_w)
-                .max_by(f64::total_cmp)
-        })
-        .collect();
-    let group_totals = |name_of: &dyn Fn(&Member) -> String| -> Vec<GroupTotal> {
-        let mut names: Vec<String> = ok.iter().map(|m| name_of(m)).collect();
-        names.sort();
-        names.dedup();
-        if names.len() < 2 {
-            return vec![];
-        }
-        names
-            .into_iter()
-            .filter_map(|name| {
-                let vals: Vec<(String, f64)> = ok
-                    .iter()
-                    .zip(&medians)
-                    .filter(|(m, _)| name_of(m) == name)
-                    .filter_map(|(m, v)| v.map(|v| (m.label(), v)))
-                    .collect();
-                Some(GroupTotal {
-                    members: vals.len(),
-                    total_ops_per_sec: vals.iter().map(|v| v.1).sum(),
-                    spread: spread(&vals)?,
-                    name,
-                })
-            })
-            .collect()
-    };
+    let peak_power = peak_power_of(&ok);
     Some(Aggregate {
         scope: scope.to_string(),
         backend: first.backend.clone(),
@@ -296,14 +217,113 @@ pub fn aggregate(scope: &str, members: &[Member]) -> Option<Aggregate> {
         total_ops_per_sec,
         overlap,
         spread: spread(&labelled),
-        energy_per_op_uj: energy
+        energy_per_op_uj: energy_of(&ok)
             .filter(|(_, ops)| *ops > 0.0)
             .map(|(joules, ops)| joules * 1e6 / ops),
         peak_power_w: peak_power.filter(|p| !p.is_empty()).map(|p| p.iter().sum()),
         emulated: members.iter().any(|m| m.rec.emulated),
-        by_node: group_totals(&|m| m.node.to_string()),
-        by_model: group_totals(&|m| m.rec.device.name.clone()),
+        by_node: group_totals(&ok, &medians, &|m| m.node.to_string()),
+        by_model: group_totals(&ok, &medians, &|m| m.rec.device.name.clone()),
     })
+}
+
+/// Per passing member, the throughputs of its runs that count, and how
+/// they were chosen: the runs that overlapped every other member's when
+/// all have run windows, else all of them.
+fn counted_runs(ok: &[&Member]) -> (Vec<Vec<f64>>, String) {
+    let windows: Option<Vec<&Vec<[f64; 2]>>> = ok
+        .iter()
+        .map(|m| {
+            m.rec
+                .run_windows_unix_s
+                .as_ref()
+                .filter(|w| w.len() == m.rec.run_seconds.len())
+        })
+        .collect();
+    match &windows {
+        Some(w) if ok.len() > 1 => {
+            let counts = overlapping_runs(w);
+            (
+                ok.iter()
+                    .zip(&counts)
+                    .map(|(m, keep)| {
+                        per_run(m.rec)
+                            .into_iter()
+                            .zip(keep)
+                            .filter(|(_, k)| **k)
+                            .map(|(t, _)| t)
+                            .collect()
+                    })
+                    .collect(),
+                "runs that overlapped in time (host clock) with a run of every other member".into(),
+            )
+        }
+        _ => (
+            ok.iter().map(|m| per_run(m.rec)).collect(),
+            if ok.len() > 1 {
+                "not recorded (records without run windows): each member's median over all its runs, assumed to have run at the same time".into()
+            } else {
+                "one member: its own runs".into()
+            },
+        ),
+    }
+}
+
+/// Joules and operations summed over the members' energy windows, when
+/// every member has one. Energy from each member's energy window (at least
+/// `energy::MIN_WINDOW_S` of back-to-back batches), never from the timed
+/// runs' own readings: those are shorter than NVML's averaging.
+fn energy_of(ok: &[&Member]) -> Option<(f64, f64)> {
+    ok.iter()
+        .map(|m| m.rec.energy.as_ref().map(|e| (e.joules, e.ops as f64)))
+        .collect::<Option<Vec<_>>>()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.iter().fold((0.0, 0.0), |a, e| (a.0 + e.0, a.1 + e.1)))
+}
+
+/// Each member's highest mean power, when every member recorded one.
+fn peak_power_of(ok: &[&Member]) -> Option<Vec<f64>> {
+    ok.iter()
+        .map(|m| {
+            m.rec
+                .usage
+                .iter()
+                .filter_map(|u| u.mean_power_w)
+                .max_by(f64::total_cmp)
+        })
+        .collect()
+}
+
+/// Totals per group (node, model) named by `name_of`, when the members
+/// fall into two groups or more.
+fn group_totals(
+    ok: &[&Member],
+    medians: &[Option<f64>],
+    name_of: &dyn Fn(&Member) -> String,
+) -> Vec<GroupTotal> {
+    let mut names: Vec<String> = ok.iter().map(|m| name_of(m)).collect();
+    names.sort();
+    names.dedup();
+    if names.len() < 2 {
+        return vec![];
+    }
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let vals: Vec<(String, f64)> = ok
+                .iter()
+                .zip(medians)
+                .filter(|(m, _)| name_of(m) == name)
+                .filter_map(|(m, v)| v.map(|v| (m.label(), v)))
+                .collect();
+            Some(GroupTotal {
+                members: vals.len(),
+                total_ops_per_sec: vals.iter().map(|v| v.1).sum(),
+                spread: spread(&vals)?,
+                name,
+            })
+        })
+        .collect()
 }
 
 /// Aggregates of every key that more than one record of `records` has

@@ -12,7 +12,7 @@
 use crate::analyse::aggregate;
 use crate::core::exit;
 use crate::schema::cluster::{Cluster, RankFile};
-use crate::schema::load::{read_run, LoadedRun};
+use crate::schema::read::{not_regular_kind, read_run, LoadedRun};
 use crate::schema::record::Record;
 use crate::schema::run_file::RunFile;
 use anyhow::{bail, Context};
@@ -80,19 +80,7 @@ impl Found {
 /// Why `path` (not a folder) cannot be read as an input, when it is not a
 /// regular file.
 fn not_regular(path: &Path, meta: &std::fs::Metadata) -> Option<String> {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    let kind = if t.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_file() {
-        return None;
-    } else {
-        "not a regular file"
-    };
+    let kind = not_regular_kind(meta)?;
     Some(format!(
         "merge input {} is {kind}: only regular run files and folders are read",
         path.display()
@@ -355,35 +343,14 @@ pub fn merge(runs: Vec<LoadedRun>, expected: &BTreeMap<String, usize>) -> anyhow
             r.path.clone(),
         )
     });
-    let ranks: Vec<RankFile> = runs
-        .iter()
-        .map(|r| RankFile {
-            role: role_of(r),
-            procid: r.metadata.slurm.as_ref().map(|s| s.procid),
-            node: r
-                .metadata
-                .slurm
-                .as_ref()
-                .map(|s| s.node.clone())
-                .unwrap_or_else(|| r.metadata.hostname.clone()),
-            file: r.path.display().to_string(),
-            complete: r.complete,
-            interrupted: r.interrupted,
-            records: r.records.len(),
-            metadata: r.metadata.clone(),
-            config: r.config.clone(),
-        })
-        .collect();
+    let ranks: Vec<RankFile> = runs.iter().map(rank_file).collect();
     let (missing, dups) = missing_and_duplicates(&ranks, expected);
     let mut diffs = differences(&ranks);
     diffs.extend(dups);
     let job_id = ranks
         .iter()
         .find_map(|r| r.metadata.slurm.as_ref().map(|s| s.job_id.clone()));
-    let mut nodes: Vec<&str> = ranks.iter().map(|r| r.node.as_str()).collect();
-    nodes.sort();
-    nodes.dedup();
-
+    // Each record names the rank that measured it.
     let mut records: Vec<Record> = vec![];
     for (i, r) in runs.iter().enumerate() {
         for (_, rec) in &r.records {
@@ -407,23 +374,11 @@ pub fn merge(runs: Vec<LoadedRun>, expected: &BTreeMap<String, usize>) -> anyhow
         },
     );
     let complete = missing.is_empty() && ranks.iter().all(|r| r.complete);
-    let mut metadata = ranks[0].metadata.clone();
-    metadata.hostname = format!("{scope}: {}", nodes.join(", "));
-    metadata.slurm = None;
-    let mut gpus = vec![];
-    for r in &ranks {
-        for g in &r.metadata.gpus {
-            if !gpus.contains(g) {
-                gpus.push(g.clone());
-            }
-        }
-    }
-    metadata.gpus = gpus;
     let config = runs
         .iter()
         .find_map(|r| r.config.clone())
         .context("no rank's configuration could be read")?;
-    let mut out = RunFile::new(metadata, config);
+    let mut out = RunFile::new(merged_metadata(&ranks, &scope), config);
     out.complete = complete;
     out.interrupted = ranks.iter().any(|r| r.interrupted);
     out.records = records;
@@ -442,10 +397,71 @@ pub fn merge(runs: Vec<LoadedRun>, expected: &BTreeMap<String, usize>) -> anyhow
     Ok(out)
 }
 
+/// What the merged file says of one rank's file.
+fn rank_file(r: &LoadedRun) -> RankFile {
+    RankFile {
+        role: role_of(r),
+        procid: r.metadata.slurm.as_ref().map(|s| s.procid),
+        node: r
+            .metadata
+            .slurm
+            .as_ref()
+            .map(|s| s.node.clone())
+            .unwrap_or_else(|| r.metadata.hostname.clone()),
+        file: r.path.display().to_string(),
+        complete: r.complete,
+        interrupted: r.interrupted,
+        records: r.records.len(),
+        metadata: r.metadata.clone(),
+        config: r.config.clone(),
+    }
+}
+
+/// The first rank's machine, named after the job and its nodes, with
+/// every rank's GPUs (each once) and no single rank's Slurm block.
+fn merged_metadata(ranks: &[RankFile], scope: &str) -> crate::schema::metadata::Metadata {
+    let mut nodes: Vec<&str> = ranks.iter().map(|r| r.node.as_str()).collect();
+    nodes.sort();
+    nodes.dedup();
+    let mut metadata = ranks[0].metadata.clone();
+    metadata.hostname = format!("{scope}: {}", nodes.join(", "));
+    metadata.slurm = None;
+    let mut gpus = vec![];
+    for r in ranks {
+        for g in &r.metadata.gpus {
+            if !gpus.contains(g) {
+                gpus.push(g.clone());
+            }
+        }
+    }
+    metadata.gpus = gpus;
+    metadata
+}
+
 /// `pqcprof merge`.
 pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
+    let Found {
+        files, expected, ..
+    } = gather_inputs(&args.inputs)?;
+    // Never onto an input, a rank's run file or an unrelated run file; a
+    // merged file from an earlier merge (not an input) may be replaced.
+    let mut inputs = files.clone();
+    inputs.extend(args.inputs.iter().cloned());
+    crate::write::output::check_merged_output(&args.output, &inputs)?;
+    let runs = read_ranks(&files);
+    if runs.is_empty() {
+        return Err(nothing_usable(&args.inputs, &expected));
+    }
+    let merged = merge(runs, &expected)?;
+    crate::write::output::write_json(&args.output, &merged)?;
+    Ok(say_merged(&merged, &args.output))
+}
+
+/// The run files and `expected-ranks` files the inputs lead to: folders
+/// searched, files taken as they are.
+fn gather_inputs(inputs: &[PathBuf]) -> anyhow::Result<Found> {
     let mut found = Found::default();
-    for input in &args.inputs {
+    for input in inputs {
         let meta = std::fs::metadata(input).with_context(|| {
             format!(
                 "merge input {} is neither a folder nor a run file",
@@ -461,14 +477,13 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
             found.add_file(input, &meta);
         }
     }
-    let Found {
-        files, expected, ..
-    } = found;
-    // Never onto an input, a rank's run file or an unrelated run file; a
-    // merged file from an earlier merge (not an input) may be replaced.
-    let mut inputs = files.clone();
-    inputs.extend(args.inputs.iter().cloned());
-    crate::write::output::check_merged_output(&args.output, &inputs)?;
+    Ok(found)
+}
+
+/// Every rank file that can be merged, each problem said on standard
+/// error: unreadable files, merged files and copies of a rank's file are
+/// left out.
+fn read_ranks(files: &[PathBuf]) -> Vec<LoadedRun> {
     let mut runs: Vec<LoadedRun> = vec![];
     let mut by_start: std::collections::HashMap<(String, String), Vec<usize>> =
         std::collections::HashMap::new();
@@ -517,27 +532,34 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
             ),
         }
     }
-    if runs.is_empty() {
-        let mut missing = vec![];
-        for (role, n) in &expected {
-            missing.push(format!("{n} {role} rank(s)"));
-        }
-        bail!(
-            "no usable run file found in {}{}",
-            args.inputs
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if missing.is_empty() {
-                String::new()
-            } else {
-                format!(" (expected {})", missing.join(", "))
-            }
-        );
+    runs
+}
+
+/// The error when no input held a usable run file, with the ranks the
+/// job expected.
+fn nothing_usable(inputs: &[PathBuf], expected: &BTreeMap<String, usize>) -> anyhow::Error {
+    let mut missing = vec![];
+    for (role, n) in expected {
+        missing.push(format!("{n} {role} rank(s)"));
     }
-    let merged = merge(runs, &expected)?;
-    crate::write::output::write_json(&args.output, &merged)?;
+    anyhow::anyhow!(
+        "no usable run file found in {}{}",
+        inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if missing.is_empty() {
+            String::new()
+        } else {
+            format!(" (expected {})", missing.join(", "))
+        }
+    )
+}
+
+/// Says what was merged, its differences, missing and incomplete ranks;
+/// returns the exit code.
+fn say_merged(merged: &RunFile, output: &Path) -> i32 {
     let c = merged.cluster.as_ref().expect("merge sets it");
     let nodes: std::collections::BTreeSet<&str> = c.ranks.iter().map(|r| r.node.as_str()).collect();
     println!(
@@ -546,7 +568,7 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
         nodes.len(),
         merged.records.len(),
         merged.aggregates.len(),
-        args.output.display()
+        output.display()
     );
     for d in &c.differences {
         eprintln!("pqcprof: difference: {}", printable(d));
@@ -563,7 +585,7 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
     }
     if !c.complete {
         eprintln!("pqcprof: the merged run is marked incomplete");
-        return Ok(exit::SOME_FAILED);
+        return exit::SOME_FAILED;
     }
-    Ok(crate::schema::record::exit_for_failures(&merged.records))
+    crate::schema::record::exit_for_failures(&merged.records)
 }

@@ -235,12 +235,34 @@ fn yes_no(c: &gpu::Component) -> String {
     )
 }
 
-/// The text `check` prints.
+/// The text `check` prints: the system, GPU support, then the backends.
 pub fn render_check(
     meta: &crate::schema::metadata::Metadata,
     gpu: &GpuProbe,
     verdicts: &[Verdict],
 ) -> String {
+    let mut s = system_section(meta);
+    s += &gpu_section(gpu, verdicts);
+    s += "Backends\n";
+    for v in verdicts {
+        s += &format!(
+            "  {:<12}  {:<9}  {}\n",
+            v.backend,
+            if v.ready { "ready" } else { "not ready" },
+            v.detail
+        );
+    }
+    if !verdicts
+        .iter()
+        .any(|v| v.ready && v.backend != liboqs::NAME)
+    {
+        s += "No GPU backend is ready: pqcprof will measure the CPU baselines only.\n";
+    }
+    s
+}
+
+/// `check`'s System lines: OS, CPU, memory and the CPU libraries.
+fn system_section(meta: &crate::schema::metadata::Metadata) -> String {
     let mut s = String::new();
     s += "System\n";
     s += &format!(
@@ -261,6 +283,12 @@ pub fn render_check(
         meta.liboqs_version, meta.openssl_version
     );
     s += &format!("  XMSS/LMS      {}\n", crate::sweep::stfl::BUILD);
+    s
+}
+
+/// `check`'s GPU support lines: driver, each GPU, NVML, NVRTC and cuPQC.
+fn gpu_section(gpu: &GpuProbe, verdicts: &[Verdict]) -> String {
+    let mut s = String::new();
     s += "GPU support\n";
     s += &format!("  CUDA driver   {}\n", yes_no(&gpu.driver));
     if let Some(e) = &gpu.emulation {
@@ -308,21 +336,6 @@ pub fn render_check(
     );
     if b.built {
         s += &format!("  cuPQC code    {} for {}\n", b.provider(), built_for(&b));
-    }
-    s += "Backends\n";
-    for v in verdicts {
-        s += &format!(
-            "  {:<12}  {:<9}  {}\n",
-            v.backend,
-            if v.ready { "ready" } else { "not ready" },
-            v.detail
-        );
-    }
-    if !verdicts
-        .iter()
-        .any(|v| v.ready && v.backend != liboqs::NAME)
-    {
-        s += "No GPU backend is ready: pqcprof will measure the CPU baselines only.\n";
     }
     s
 }

@@ -335,8 +335,55 @@ fn no_empty_items(flag: &str, values: &[String], valid: &str) -> anyhow::Result<
 }
 
 impl BenchArgs {
-    /// Checks every value and names what is wrong and what is valid.
+    /// Checks every value and names what is wrong and what is valid: the
+    /// lists named, the batch asked for, the counts and limits, the context,
+    /// the devices, the backends, then the CPU thread counts, in that order
+    /// (the first bad value is the one reported).
     pub fn validate(&self) -> anyhow::Result<BenchOptions> {
+        self.no_empty_lists()?;
+        let algorithms = parse_algorithms(&self.algorithms).map_err(anyhow::Error::msg)?;
+        let operations = parse_operations(&self.operations, &algorithms)?;
+        let batch = self.batch_request()?;
+        self.check_counts()?;
+        let max_seconds = budget_seconds("max-seconds", self.max_seconds)?;
+        let deadline_s = budget_seconds("deadline", self.deadline)?;
+        self.check_launch_target()?;
+        let context = parse_hex(&self.context)?;
+        let devices = parse_devices(self.device.as_deref().unwrap_or("0"))?;
+        self.check_context(&context, &algorithms)?;
+        let backends = parse_backends(&self.backends)?;
+        let threads = self.cpu_threads(&batch)?;
+        Ok(BenchOptions {
+            algorithms,
+            operations,
+            backends,
+            batch,
+            runs: self.runs,
+            warmup: self.warmup,
+            threads,
+            message_size: self.message_size,
+            context,
+            device: match &devices {
+                DeviceSelection::One(n) => *n,
+                DeviceSelection::List(l) => l[0],
+                DeviceSelection::All => 0,
+            },
+            devices,
+            sample_period_ms: self.sample_period_ms,
+            latency: self.latency,
+            kernel: self
+                .kernel
+                .as_deref()
+                .and_then(crate::backend::native_gpu::sizing::Variant::parse),
+            max_seconds,
+            deadline_s,
+            launch_target_s: self.launch_target_ms / 1000.0,
+            out: self.out.clone(),
+        })
+    }
+
+    /// `--alg`, `--op` and `--backend` hold no empty name.
+    fn no_empty_lists(&self) -> anyhow::Result<()> {
         no_empty_items(
             "--alg",
             &self.algorithms,
@@ -347,25 +394,12 @@ impl BenchArgs {
             &self.operations,
             "keygen, encaps, decaps, sign, verify",
         )?;
-        no_empty_items("--backend", &self.backends, &BACKEND_NAMES.join(", "))?;
-        let algorithms = parse_algorithms(&self.algorithms).map_err(anyhow::Error::msg)?;
-        let mut operations = vec![];
-        for part in self
-            .operations
-            .iter()
-            .flat_map(|o| o.split(','))
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-        {
-            operations.push(part.parse::<Operation>().map_err(anyhow::Error::msg)?);
-        }
-        if !operations.is_empty()
-            && !algorithms
-                .iter()
-                .any(|a| operations.iter().any(|o| a.has_operation(*o)))
-        {
-            bail!("none of the operations {operations:?} belongs to the algorithms chosen");
-        }
+        no_empty_items("--backend", &self.backends, &BACKEND_NAMES.join(", "))
+    }
+
+    /// The batches asked for: `--batch`, `--batch-sweep` or the default;
+    /// batch 1 with `--latency`, which refuses either flag.
+    fn batch_request(&self) -> anyhow::Result<crate::core::batching::BatchRequest> {
         use crate::core::batching::{parse_batch_list, parse_sweep_top, BatchRequest};
         if self.latency {
             if let Some(given) = &self.batch {
@@ -375,12 +409,17 @@ impl BenchArgs {
                 bail!("invalid --batch-sweep {given} with --latency: latency mode times single operations (batch 1); leave --batch-sweep out");
             }
         }
-        let batch = match (&self.batch, &self.batch_sweep) {
+        Ok(match (&self.batch, &self.batch_sweep) {
             _ if self.latency => BatchRequest::List(vec![1]),
             (Some(list), _) => BatchRequest::List(parse_batch_list(list)?),
             (None, Some(top)) => BatchRequest::Sweep(parse_sweep_top(top)?),
             (None, None) => BatchRequest::Default,
-        };
+        })
+    }
+
+    /// `--runs`, `--warmup`, `--message-size` and `--sample-period-ms`
+    /// within their ranges.
+    fn check_counts(&self) -> anyhow::Result<()> {
         if self.runs == 0 || self.runs > MAX_RUNS {
             bail!("invalid --runs {}: must be from 1 to {MAX_RUNS}", self.runs);
         }
@@ -398,8 +437,11 @@ impl BenchArgs {
                 bail!("invalid --sample-period-ms {p}: must be from 0.1 to 10000");
             }
         }
-        let max_seconds = budget_seconds("max-seconds", self.max_seconds)?;
-        let deadline_s = budget_seconds("deadline", self.deadline)?;
+        Ok(())
+    }
+
+    /// `--launch-target-ms` from 0.1 ms to a minute.
+    fn check_launch_target(&self) -> anyhow::Result<()> {
         if !(self.launch_target_ms.is_finite() && (0.1..=60_000.0).contains(&self.launch_target_ms))
         {
             bail!(
@@ -407,8 +449,12 @@ impl BenchArgs {
                 self.launch_target_ms
             );
         }
-        let context = parse_hex(&self.context)?;
-        let devices = parse_devices(self.device.as_deref().unwrap_or("0"))?;
+        Ok(())
+    }
+
+    /// The context: at most 255 bytes (FIPS 204), and only with ML-DSA
+    /// among the algorithms (a warning when others run beside it).
+    fn check_context(&self, context: &[u8], algorithms: &[Algorithm]) -> anyhow::Result<()> {
         if context.len() > 255 {
             bail!(
                 "invalid --context: {} bytes, at most 255 allowed (FIPS 204)",
@@ -432,32 +478,17 @@ impl BenchArgs {
                 eprintln!("pqcprof: warning: --context applies to the ML-DSA algorithms only; the others run without it");
             }
         }
-        let valid = BACKEND_NAMES;
-        let mut backends = vec![];
-        for b in self
-            .backends
-            .iter()
-            .flat_map(|b| b.split(','))
-            .map(str::trim)
-            .filter(|b| !b.is_empty())
-        {
-            // Short names, as users write them, in any case.
-            let lower = b.to_ascii_lowercase();
-            let b = match lower.as_str() {
-                "native" => crate::backend::native_gpu::NAME,
-                "liboqs" => crate::backend::liboqs::NAME,
-                other => other,
-            };
-            if !valid.contains(&b) {
-                bail!(
-                    "unknown backend '{b}'; valid: {} (or native, liboqs)",
-                    valid.join(", ")
-                );
-            }
-            if !backends.iter().any(|x| x == b) {
-                backends.push(b.to_string());
-            }
-        }
+        Ok(())
+    }
+
+    /// The CPU thread counts: `all` is every core; outside latency mode no
+    /// count above the operations of a batch (a warning when above the
+    /// cores).
+    fn cpu_threads(
+        &self,
+        batch: &crate::core::batching::BatchRequest,
+    ) -> anyhow::Result<Vec<usize>> {
+        use crate::core::batching::BatchRequest;
         let cores = available_cores();
         let mut threads = parse_threads(&self.threads, cores)?;
         if !self.latency {
@@ -466,7 +497,7 @@ impl BenchArgs {
             // A batch sweep climbs from batch 1: there the records say how
             // many threads each batch really used (the chunks), and the
             // largest batch bounds the clamp.
-            let (smallest, largest) = match &batch {
+            let (smallest, largest) = match batch {
                 BatchRequest::List(v) => (
                     v.iter().copied().min().unwrap_or(DEFAULT_CPU_BATCH),
                     v.iter().copied().max().unwrap_or(DEFAULT_CPU_BATCH),
@@ -499,34 +530,61 @@ impl BenchArgs {
         if let Some(&t) = threads.iter().find(|&&t| t > cores) {
             eprintln!("pqcprof: warning: --threads {t} is more than this machine's {cores} cores: the threads will share cores");
         }
-        Ok(BenchOptions {
-            algorithms,
-            operations,
-            backends,
-            batch,
-            runs: self.runs,
-            warmup: self.warmup,
-            threads,
-            message_size: self.message_size,
-            context,
-            device: match &devices {
-                DeviceSelection::One(n) => *n,
-                DeviceSelection::List(l) => l[0],
-                DeviceSelection::All => 0,
-            },
-            devices,
-            sample_period_ms: self.sample_period_ms,
-            latency: self.latency,
-            kernel: self
-                .kernel
-                .as_deref()
-                .and_then(crate::backend::native_gpu::sizing::Variant::parse),
-            max_seconds,
-            deadline_s,
-            launch_target_s: self.launch_target_ms / 1000.0,
-            out: self.out.clone(),
-        })
+        Ok(threads)
     }
+}
+
+/// The operations named in `--op` (comma-separated), each belonging to at
+/// least one of `algorithms` taken together.
+fn parse_operations(given: &[String], algorithms: &[Algorithm]) -> anyhow::Result<Vec<Operation>> {
+    let mut operations = vec![];
+    for part in given
+        .iter()
+        .flat_map(|o| o.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        operations.push(part.parse::<Operation>().map_err(anyhow::Error::msg)?);
+    }
+    if !operations.is_empty()
+        && !algorithms
+            .iter()
+            .any(|a| operations.iter().any(|o| a.has_operation(*o)))
+    {
+        bail!("none of the operations {operations:?} belongs to the algorithms chosen");
+    }
+    Ok(operations)
+}
+
+/// The backends named in `--backend`, short names (`native`, `liboqs`)
+/// in any case accepted, each once, in the order given.
+fn parse_backends(given: &[String]) -> anyhow::Result<Vec<String>> {
+    let valid = BACKEND_NAMES;
+    let mut backends: Vec<String> = vec![];
+    for b in given
+        .iter()
+        .flat_map(|b| b.split(','))
+        .map(str::trim)
+        .filter(|b| !b.is_empty())
+    {
+        // Short names, as users write them, in any case.
+        let lower = b.to_ascii_lowercase();
+        let b = match lower.as_str() {
+            "native" => crate::backend::native_gpu::NAME,
+            "liboqs" => crate::backend::liboqs::NAME,
+            other => other,
+        };
+        if !valid.contains(&b) {
+            bail!(
+                "unknown backend '{b}'; valid: {} (or native, liboqs)",
+                valid.join(", ")
+            );
+        }
+        if !backends.iter().any(|x| x == b) {
+            backends.push(b.to_string());
+        }
+    }
+    Ok(backends)
 }
 
 #[cfg(test)]

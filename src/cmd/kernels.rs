@@ -2,7 +2,7 @@
 //! shared memory, resident blocks) for one architecture or all, from NVRTC
 //! and ptxas, as a table or JSON.
 
-use crate::backend::native_gpu::{self};
+use crate::backend::native_gpu::{self, resources};
 use crate::core::exit;
 use serde::Serialize;
 
@@ -18,7 +18,7 @@ struct ArchResources {
 #[derive(Serialize)]
 struct KernelRow {
     #[serde(flatten)]
-    resources: crate::backend::native_gpu::resources::KernelResources,
+    resources: resources::KernelResources,
     /// `thread`, `warp` or `block` (see `--kernel`).
     variant: &'static str,
     /// Threads per block of its launch.
@@ -33,7 +33,6 @@ struct KernelRow {
 
 /// `pqcprof kernels`: the static cost of every native kernel.
 pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
-    use crate::backend::native_gpu::resources;
     if a.variants {
         print!("{}", variants_list());
         return Ok(exit::OK);
@@ -41,14 +40,7 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
     // Bad names are refused before NVRTC is looked for.
     let algs = crate::core::catalog::parse_algorithms(&a.algorithms)
         .map_err(|e| anyhow::anyhow!("--alg: {e}"))?;
-    if let Err(why) = crate::probe::gpu::nvrtc_library() {
-        anyhow::bail!("NVRTC is needed to compile the kernels and cannot be used: {why}");
-    }
-    let Some(nvrtc) = crate::backend::native_gpu::kernels::nvrtc_label() else {
-        anyhow::bail!(
-            "NVRTC is needed to compile the kernels and was not found (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH)"
-        );
-    };
+    let nvrtc = usable_nvrtc()?;
     let units = native_gpu::kernels::units_for(&algs);
     // A kernel's name starts with its parameter set's (`mlkem768_`).
     let prefixes: Vec<String> = algs
@@ -59,81 +51,117 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
         name == native_gpu::kernels::HOLD_KERNEL || prefixes.iter().any(|p| name.starts_with(p))
     };
     let all_archs = a.arch.iter().any(|x| x == "all");
-    let archs: Vec<&'static str> = if all_archs {
-        resources::SM_LIMITS.iter().map(|l| l.arch).collect()
-    } else {
-        resources::SM_LIMITS
-            .iter()
-            .map(|l| l.arch)
-            .filter(|x| a.arch.iter().any(|y| y == x))
-            .collect()
-    };
     let tpb = a
         .threads_per_block
         .unwrap_or(native_gpu::sizing::THREADS_PER_BLOCK);
     let mut all = vec![];
-    for arch in archs {
-        let limits = resources::limits(arch).expect("listed");
-        eprintln!("pqcprof: the native kernels for {arch}, with ptxas's report ...");
-        let tested = resources::SM_LIMITS[..resources::TESTED_ARCHS]
-            .iter()
-            .any(|l| l.arch == arch);
-        let found = match resources::kernel_resources(arch, &units) {
-            Ok((f, origins)) => {
-                for origin in origins {
-                    if let native_gpu::kernels::Origin::Cache(p) = origin {
-                        eprintln!("pqcprof: {arch}: from the cache ({})", p.display());
-                    }
-                }
-                f
-            }
-            // Blackwell under `all`: only where this NVRTC knows it.
-            Err(e) if all_archs && !tested => {
-                eprintln!("pqcprof: {arch} skipped: {nvrtc} cannot compile for it ({e})");
-                continue;
-            }
-            Err(e) => return Err(e.into()),
+    for arch in selected_archs(&a.arch, all_archs) {
+        let Some(found) = compiled_resources(arch, &units, &nvrtc, all_archs)? else {
+            continue;
         };
-        anyhow::ensure!(
-            !found.is_empty(),
-            "NVRTC's log for {arch} held no ptxas report"
-        );
-        let kernels = found
-            .into_iter()
-            .filter(|r| wanted(&r.name))
-            .map(|r| {
-                use native_gpu::sizing::Variant;
-                let variant = Variant::of_kernel(&r.name);
-                let block = if variant == Variant::Thread {
-                    tpb
-                } else {
-                    variant.threads_per_block(tpb)
-                };
-                let (blocks, pct) =
-                    resources::occupancy(limits, r.registers, block, r.shared_bytes);
-                KernelRow {
-                    variant: variant.name(),
-                    threads_per_block: block,
-                    dynamic_shared_bytes: 0,
-                    resident_operations_per_sm: blocks * variant.operations_per_block(block),
-                    resources: r,
-                    resident_blocks_per_sm: blocks,
-                    occupancy_pct: pct,
-                }
-            })
-            .collect();
+        let limits = resources::limits(arch).expect("listed");
         all.push(ArchResources {
             arch: arch.into(),
             nvrtc: nvrtc.clone(),
             threads_per_block: tpb,
-            kernels,
+            kernels: found
+                .into_iter()
+                .filter(|r| wanted(&r.name))
+                .map(|r| kernel_row(r, limits, tpb))
+                .collect(),
         });
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(exit::OK);
     }
-    for r in &all {
+    print_tables(&all);
+    Ok(exit::OK)
+}
+
+/// The loaded NVRTC's label, or why the kernels cannot be compiled.
+fn usable_nvrtc() -> anyhow::Result<String> {
+    if let Err(why) = crate::probe::gpu::nvrtc_library() {
+        anyhow::bail!("NVRTC is needed to compile the kernels and cannot be used: {why}");
+    }
+    let Some(nvrtc) = crate::backend::native_gpu::kernels::nvrtc_label() else {
+        anyhow::bail!(
+            "NVRTC is needed to compile the kernels and was not found (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH)"
+        );
+    };
+    Ok(nvrtc)
+}
+
+/// The architectures `--arch` names, in the order of the limits table.
+fn selected_archs(asked: &[String], all_archs: bool) -> Vec<&'static str> {
+    resources::SM_LIMITS
+        .iter()
+        .map(|l| l.arch)
+        .filter(|x| all_archs || asked.iter().any(|y| y == x))
+        .collect()
+}
+
+/// ptxas's report of every kernel of `units` compiled for `arch`; `None`
+/// when `--arch all` reaches an architecture this NVRTC cannot compile for
+/// (Blackwell), said and skipped.
+fn compiled_resources(
+    arch: &str,
+    units: &[crate::core::catalog::Family],
+    nvrtc: &str,
+    all_archs: bool,
+) -> anyhow::Result<Option<Vec<resources::KernelResources>>> {
+    eprintln!("pqcprof: the native kernels for {arch}, with ptxas's report ...");
+    let tested = resources::SM_LIMITS[..resources::TESTED_ARCHS]
+        .iter()
+        .any(|l| l.arch == arch);
+    let found = match resources::kernel_resources(arch, units) {
+        Ok((f, origins)) => {
+            for origin in origins {
+                if let native_gpu::kernels::Origin::Cache(p) = origin {
+                    eprintln!("pqcprof: {arch}: from the cache ({})", p.display());
+                }
+            }
+            f
+        }
+        // Blackwell under `all`: only where this NVRTC knows it.
+        Err(e) if all_archs && !tested => {
+            eprintln!("pqcprof: {arch} skipped: {nvrtc} cannot compile for it ({e})");
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    anyhow::ensure!(
+        !found.is_empty(),
+        "NVRTC's log for {arch} held no ptxas report"
+    );
+    Ok(Some(found))
+}
+
+/// One kernel's row: its variant's block size and the occupancy that
+/// its registers and shared memory allow on `limits`.
+fn kernel_row(r: resources::KernelResources, limits: resources::SmLimits, tpb: u32) -> KernelRow {
+    use native_gpu::sizing::Variant;
+    let variant = Variant::of_kernel(&r.name);
+    let block = if variant == Variant::Thread {
+        tpb
+    } else {
+        variant.threads_per_block(tpb)
+    };
+    let (blocks, pct) = resources::occupancy(limits, r.registers, block, r.shared_bytes);
+    KernelRow {
+        variant: variant.name(),
+        threads_per_block: block,
+        dynamic_shared_bytes: 0,
+        resident_operations_per_sm: blocks * variant.operations_per_block(block),
+        resources: r,
+        resident_blocks_per_sm: blocks,
+        occupancy_pct: pct,
+    }
+}
+
+/// The text form: one table per architecture, kernels by name.
+fn print_tables(all: &[ArchResources]) {
+    for r in all {
         println!(
             "{} ({}), {} threads per block for the thread variant; occupancy is the estimate from registers and shared memory (a GPU run records the driver's figure)",
             r.arch, r.nvrtc, r.threads_per_block
@@ -171,7 +199,6 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
         }
         println!();
     }
-    Ok(exit::OK)
 }
 
 /// `kernels --variants`: for each variant, the algorithms that have it for

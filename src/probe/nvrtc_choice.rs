@@ -161,16 +161,12 @@ pub fn forget_link_dir() {
 /// the compatible NVRTC first on the loader path (and does not return);
 /// otherwise it returns, and `check` says what to install.
 pub fn restart_if_incompatible(loaded: Option<(i32, i32)>, driver_api: Option<u32>) {
-    let (Some((major, minor)), Some(api)) = (loaded, driver_api) else {
+    let allowed = RESTART_ALLOWED.load(Ordering::SeqCst);
+    let restarted = std::env::var_os(CHOSEN_ENV).is_some();
+    let Some((major, minor, driver_major)) = restart_wanted(loaded, driver_api, allowed, restarted)
+    else {
         return;
     };
-    let driver_major = api / 1000;
-    if major < 0 || major as u32 <= driver_major {
-        return;
-    }
-    if !RESTART_ALLOWED.load(Ordering::SeqCst) || std::env::var_os(CHOSEN_ENV).is_some() {
-        return;
-    }
     let cands = candidates(&search_dirs());
     let Some(pick) = choose(&cands, driver_major) else {
         return;
@@ -182,6 +178,27 @@ pub fn restart_if_incompatible(loaded: Option<(i32, i32)>, driver_api: Option<u3
         "pqcprof: could not restart with the compatible NVRTC {}: {e:#}",
         pick.file.display()
     );
+}
+
+/// When the NVRTC the loader gives (`loaded`, major and minor) is too new
+/// for the driver (`driver_api`, e.g. 12080) and a restart may look for
+/// another, the NVRTC's version and the driver's CUDA major version: only
+/// in the `pqcprof` binary (`allowed`), never once restarted, never when
+/// either version is unknown.
+fn restart_wanted(
+    loaded: Option<(i32, i32)>,
+    driver_api: Option<u32>,
+    allowed: bool,
+    restarted: bool,
+) -> Option<(i32, i32, u32)> {
+    let (Some((major, minor)), Some(api)) = (loaded, driver_api) else {
+        return None;
+    };
+    let driver_major = api / 1000;
+    if major < 0 || major as u32 <= driver_major || !allowed || restarted {
+        return None;
+    }
+    Some((major, minor, driver_major))
 }
 
 /// Starts this executable again, same arguments, with `pick` first on the
@@ -299,9 +316,24 @@ mod tests {
 
     #[test]
     fn no_restart_outside_the_binary_or_when_compatible() {
-        // A test binary never allowed a restart: this returns.
-        restart_if_incompatible(Some((13, 0)), Some(12080));
-        restart_if_incompatible(Some((12, 9)), Some(12080));
-        restart_if_incompatible(None, Some(12080));
+        let (nvrtc13, cuda12) = (Some((13, 0)), Some(12080));
+        // The one case that restarts: too new, in the binary, not yet restarted.
+        assert_eq!(
+            restart_wanted(nvrtc13, cuda12, true, false),
+            Some((13, 0, 12))
+        );
+        // Outside the binary (a test binary, a library user), or restarted once.
+        assert_eq!(restart_wanted(nvrtc13, cuda12, false, false), None);
+        assert_eq!(restart_wanted(nvrtc13, cuda12, true, true), None);
+        // Compatible: older or the driver's own major version.
+        assert_eq!(restart_wanted(Some((12, 9)), cuda12, true, false), None);
+        assert_eq!(restart_wanted(nvrtc13, Some(13000), true, false), None);
+        // A version unknown or nonsense.
+        assert_eq!(restart_wanted(None, cuda12, true, false), None);
+        assert_eq!(restart_wanted(nvrtc13, None, true, false), None);
+        assert_eq!(restart_wanted(Some((-1, 0)), cuda12, true, false), None);
+        // This test binary never allowed a restart: the entry point returns.
+        assert!(!RESTART_ALLOWED.load(Ordering::SeqCst));
+        restart_if_incompatible(nvrtc13, cuda12);
     }
 }

@@ -8,9 +8,11 @@
 pub mod aggregate;
 pub mod cluster;
 pub mod device;
+pub mod diagnose;
 pub mod imported;
 pub mod load;
 pub mod metadata;
+pub mod read;
 pub mod record;
 pub mod run_file;
 pub mod shape;

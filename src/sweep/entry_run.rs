@@ -112,6 +112,8 @@ pub(crate) fn sizes_of(s: &Scheme) -> Result<Sizes> {
     })
 }
 
+/// One measuring thread of an entry: opens it and gates it, waits for the
+/// others, then measures each operation in step with them.
 pub(crate) fn one_thread(
     e: &Entry,
     opts: &SweepOptions,
@@ -120,16 +122,7 @@ pub(crate) fn one_thread(
     setup_failed: &AtomicBool,
     together: &[crate::sweep::timing::Together],
 ) -> ThreadOut {
-    let setup = (|| -> Result<(Scheme, crate::sweep::timing::GateOutcome, Sizes)> {
-        let mut s = e.open(&opts.message).context("opening")?;
-        let g =
-            crate::sweep::timing::gate(&mut s).context("correctness gate failed before timing")?;
-        let mut sizes = sizes_of(&s)?;
-        if let Scheme::Kem(k) = &mut s {
-            sizes.ciphertext_bytes = Some(k.ciphertext_mut().len());
-        }
-        Ok((s, g, sizes))
-    })();
+    let setup = open_and_gate(e, opts);
     if setup.is_err() {
         setup_failed.store(true, Ordering::SeqCst);
     }
@@ -145,55 +138,7 @@ pub(crate) fn one_thread(
     let mut budgets = vec![];
     for (i, op) in e.operations().into_iter().enumerate() {
         barrier.wait();
-        let known = Some(g.first[i]);
-        let before = crate::sweep::timing::budget(&s);
-        // Signing spends a stateful key's budget: never past its last signature.
-        let cap = match (&before, op) {
-            (Ok(Some((left, _))), Operation::Sign) => Some(*left),
-            _ => None,
-        };
-        if let (Err(_), true) = (&before, opts.threads > 1) {
-            // Keep step with the other threads of the shared window.
-            let mut fail = || -> Result<()> { anyhow::bail!("the key's budget is unknown") };
-            let _ = crate::sweep::timing::measure_together(
-                &mut fail,
-                opts.window,
-                known,
-                cancel,
-                cap,
-                &together[i],
-            );
-        }
-        let r = before.and_then(|before| {
-            let mut run = || crate::sweep::timing::run_op(&mut s, op);
-            // Several threads share one window (one start, one end), so
-            // their operations add up over the same time.
-            let m = if opts.threads > 1 {
-                crate::sweep::timing::measure_together(
-                    &mut run,
-                    opts.window,
-                    known,
-                    cancel,
-                    cap,
-                    &together[i],
-                )
-            } else {
-                crate::sweep::timing::measure_capped(&mut run, opts.window, known, cancel, cap)
-            }?;
-            let budget = match (before, crate::sweep::timing::budget(&s)?) {
-                (Some((b, _)), Some((a, total))) => Some(SignatureBudget {
-                    total,
-                    remaining_before: b,
-                    remaining_after: a,
-                }),
-                _ => None,
-            };
-            Ok((m, budget))
-        });
-        let (r, budget) = match r {
-            Ok((m, b)) => (Ok(m), b),
-            Err(e) => (Err(e), None),
-        };
+        let (r, budget) = measure_op(&mut s, op, Some(g.first[i]), opts, cancel, &together[i]);
         budgets.push(budget);
         ops.push(r.map_err(|err| {
             if err
@@ -213,6 +158,82 @@ pub(crate) fn one_thread(
         ops,
         budgets,
         after,
+    }
+}
+
+/// Opens the entry with a first key pair, passes it through the
+/// correctness gate, and reads its sizes.
+fn open_and_gate(
+    e: &Entry,
+    opts: &SweepOptions,
+) -> Result<(Scheme, crate::sweep::timing::GateOutcome, Sizes)> {
+    let mut s = e.open(&opts.message).context("opening")?;
+    let g = crate::sweep::timing::gate(&mut s).context("correctness gate failed before timing")?;
+    let mut sizes = sizes_of(&s)?;
+    if let Scheme::Kem(k) = &mut s {
+        sizes.ciphertext_bytes = Some(k.ciphertext_mut().len());
+    }
+    Ok((s, g, sizes))
+}
+
+/// Measures one operation (`known`: one call's time from the gate), alone
+/// or in one window shared with the other threads, with a stateful key's
+/// budget before and after it.
+fn measure_op(
+    s: &mut Scheme,
+    op: Operation,
+    known: Option<std::time::Duration>,
+    opts: &SweepOptions,
+    cancel: &AtomicBool,
+    together: &crate::sweep::timing::Together,
+) -> (Result<Measurement>, Option<SignatureBudget>) {
+    let before = crate::sweep::timing::budget(s);
+    // Signing spends a stateful key's budget: never past its last signature.
+    let cap = match (&before, op) {
+        (Ok(Some((left, _))), Operation::Sign) => Some(*left),
+        _ => None,
+    };
+    if let (Err(_), true) = (&before, opts.threads > 1) {
+        // Keep step with the other threads of the shared window.
+        let mut fail = || -> Result<()> { anyhow::bail!("the key's budget is unknown") };
+        let _ = crate::sweep::timing::measure_together(
+            &mut fail,
+            opts.window,
+            known,
+            cancel,
+            cap,
+            together,
+        );
+    }
+    let r = before.and_then(|before| {
+        let mut run = || crate::sweep::timing::run_op(s, op);
+        // Several threads share one window (one start, one end), so
+        // their operations add up over the same time.
+        let m = if opts.threads > 1 {
+            crate::sweep::timing::measure_together(
+                &mut run,
+                opts.window,
+                known,
+                cancel,
+                cap,
+                together,
+            )
+        } else {
+            crate::sweep::timing::measure_capped(&mut run, opts.window, known, cancel, cap)
+        }?;
+        let budget = match (before, crate::sweep::timing::budget(s)?) {
+            (Some((b, _)), Some((a, total))) => Some(SignatureBudget {
+                total,
+                remaining_before: b,
+                remaining_after: a,
+            }),
+            _ => None,
+        };
+        Ok((m, budget))
+    });
+    match r {
+        Ok((m, b)) => (Ok(m), b),
+        Err(e) => (Err(e), None),
     }
 }
 
@@ -250,14 +271,31 @@ pub fn measure_entry(
         }
         return Ok(recs);
     }
+    let outs = run_threads(e, opts, cancel, ops.len());
+    if cancel.load(Ordering::SeqCst) {
+        return Err(crate::core::exit::Interrupted);
+    }
+    if let Some(reason) = first_failure(&outs) {
+        for rec in &mut recs {
+            rec.status = Status::Failed;
+            rec.reason = Some(reason.clone());
+        }
+        return Ok(recs);
+    }
+    fill_records(&mut recs, outs);
+    Ok(recs)
+}
+
+/// Runs `--threads` measuring threads of `e` together (`ops` operations
+/// each), and what each saw.
+fn run_threads(e: &Entry, opts: &SweepOptions, cancel: &AtomicBool, ops: usize) -> Vec<ThreadOut> {
     let n = opts.threads.max(1);
     let barrier = Barrier::new(n);
     let setup_failed = AtomicBool::new(false);
-    let together: Vec<crate::sweep::timing::Together> = ops
-        .iter()
+    let together: Vec<crate::sweep::timing::Together> = (0..ops)
         .map(|_| crate::sweep::timing::Together::new(n))
         .collect();
-    let outs: Vec<ThreadOut> = std::thread::scope(|sc| {
+    std::thread::scope(|sc| {
         let handles: Vec<_> = (0..n)
             .map(|_| sc.spawn(|| one_thread(e, opts, cancel, &barrier, &setup_failed, &together)))
             .collect();
@@ -268,11 +306,12 @@ pub fn measure_entry(
                     .unwrap_or_else(|_| ThreadOut::Failed("a measuring thread panicked".into()))
             })
             .collect()
-    });
-    if cancel.load(Ordering::SeqCst) {
-        return Err(crate::core::exit::Interrupted);
-    }
-    // The first real reason (not "another thread's setup failed").
+    })
+}
+
+/// The first real reason a thread failed (not "another thread's setup
+/// failed"), if one did.
+fn first_failure(outs: &[ThreadOut]) -> Option<String> {
     let mut failures: Vec<&String> = outs
         .iter()
         .filter_map(|o| match o {
@@ -281,13 +320,13 @@ pub fn measure_entry(
         })
         .collect();
     failures.sort_by_key(|r| r.as_str() == ANOTHER_THREAD);
-    if let Some(reason) = failures.first() {
-        for rec in &mut recs {
-            rec.status = Status::Failed;
-            rec.reason = Some(reason.to_string());
-        }
-        return Ok(recs);
-    }
+    failures.first().map(|r| r.to_string())
+}
+
+/// Fills each operation's record from every thread's measurement of it,
+/// the first thread's gate, sizes and budgets; the last record fails when
+/// a thread's outputs were wrong after timing.
+fn fill_records(recs: &mut [Record], outs: Vec<ThreadOut>) {
     let mut per_thread = vec![];
     let (mut gate, mut sizes, mut budgets) = (None, Sizes::default(), vec![]);
     for o in outs {
@@ -331,7 +370,6 @@ pub fn measure_entry(
         last.status = Status::Failed;
         last.reason = Some(format!("correctness check after timing failed: {reason}"));
     }
-    Ok(recs)
 }
 
 /// Fills an ok record from the threads' measurements of one operation.

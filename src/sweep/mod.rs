@@ -14,6 +14,7 @@ use crate::sweep::writer::record_sweep_info;
 use crate::sweep::writer::Writer;
 pub mod composite;
 pub mod entry_run;
+pub mod filter;
 pub mod openssl;
 pub mod options;
 pub mod oqs;
@@ -29,13 +30,15 @@ use crate::core::exit;
 use crate::schema::device::{Device, DeviceKind};
 use crate::schema::record::RunConfig;
 use crate::schema::run_file::RunFile;
-use crate::sweep::registry::Provider;
+use crate::sweep::registry::{Entry, Provider};
 use anyhow::Result;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// `pqcprof sweep`.
+/// `pqcprof sweep`: the entries chosen, measured one by one (the files
+/// written after each), then the symmetric primitives, then the files
+/// written complete.
 pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     let opts = args.validate()?;
     let entries = select(&args.filter, args.slow)?;
@@ -50,7 +53,48 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         name: meta.cpu.clone(),
         memory_total_mb: meta.memory_total_mb,
     };
-    let config = RunConfig {
+    let mut run = RunFile::new(meta, sweep_config(&opts));
+    let writer = start_files(&out, &run, &entries)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    crate::measure::signals::install(cancel.clone());
+    eprintln!(
+        "pqcprof sweep: {} algorithms, {} thread(s), {}s warm-up + {}s window per operation",
+        entries.len(),
+        opts.threads,
+        opts.window.warmup,
+        opts.window.window
+    );
+    let clock = SweepClock {
+        started: std::time::Instant::now(),
+        load: crate::probe::system::LoadMeter::start(),
+    };
+    let mut interrupted =
+        measure_entries(&entries, &opts, &device, &cancel, &mut run, &writer, &clock)?;
+    if opts.symmetric && !interrupted {
+        let secs = opts.window.window.min(1.0);
+        run.symmetric = symmetric::measure_all(secs, &cancel)?;
+        interrupted = cancel.load(Ordering::SeqCst);
+        for s in &run.symmetric {
+            eprintln!(
+                "[sym] {:<18} {:>6} B  {:>10.1} MB/s",
+                s.algorithm, s.chunk_bytes, s.mb_per_sec
+            );
+        }
+    }
+    interrupted |= cancel.load(Ordering::SeqCst);
+    finish(run, &writer, &opts, &clock, interrupted)
+}
+
+/// When the sweep started and the machine's load since, for the run
+/// file's sweep block.
+struct SweepClock {
+    started: std::time::Instant,
+    load: crate::probe::system::LoadMeter,
+}
+
+/// The run file's configuration block for a sweep: windows, not batches.
+fn sweep_config(opts: &crate::sweep::options::SweepOptions) -> RunConfig {
+    RunConfig {
         command_line: std::env::args().collect(),
         runs: 0,
         warmup_runs: 0,
@@ -70,39 +114,44 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         operations: vec![],
         per_backend: vec![],
         batch_sweep: false,
-    };
-    let mut run = RunFile::new(meta, config);
+    }
+}
+
+/// Creates the run file, with no records yet, and the writer of it and
+/// of the CSVs.
+fn start_files(out: &Path, run: &RunFile, entries: &[Entry]) -> Result<Writer> {
     // The CSVs share the run file's stamp, unique once the run file is
     // created exclusively; it starts as this run with no records yet.
     let (run_path, stamp) = crate::write::output::reserve(
-        &out,
+        out,
         "run-",
         "-sweep.json",
-        &crate::write::output::json_bytes(&run)?,
+        &crate::write::output::json_bytes(run)?,
     )?;
-    let writer = Writer {
+    Ok(Writer {
         run_path,
-        out: out.clone(),
+        out: out.to_path_buf(),
         stamp,
         csv_type_of: entries
             .iter()
             .map(|e| (e.name.clone(), e.provider.name().to_string(), e.csv_type()))
             .collect(),
-    };
-    let cancel = Arc::new(AtomicBool::new(false));
-    crate::measure::signals::install(cancel.clone());
-    eprintln!(
-        "pqcprof sweep: {} algorithms, {} thread(s), {}s warm-up + {}s window per operation",
-        entries.len(),
-        opts.threads,
-        opts.window.warmup,
-        opts.window.window
-    );
-    let started = std::time::Instant::now();
-    let load = crate::probe::system::LoadMeter::start();
-    let mut interrupted = false;
+    })
+}
+
+/// Measures every entry in turn, each record said as it is done and the
+/// files written after each entry; true when Ctrl-C stopped it.
+fn measure_entries(
+    entries: &[Entry],
+    opts: &crate::sweep::options::SweepOptions,
+    device: &Device,
+    cancel: &AtomicBool,
+    run: &mut RunFile,
+    writer: &Writer,
+    clock: &SweepClock,
+) -> Result<bool> {
     for (i, e) in entries.iter().enumerate() {
-        match measure_entry(e, &opts, &device, &cancel) {
+        match measure_entry(e, opts, device, cancel) {
             Ok(recs) => {
                 for r in &recs {
                     eprintln!(
@@ -117,30 +166,27 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
                 }
                 run.records.extend(recs);
             }
-            Err(crate::core::exit::Interrupted) => {
-                interrupted = true;
-                break;
-            }
+            Err(crate::core::exit::Interrupted) => return Ok(true),
         }
-        record_sweep_info(&mut run, &opts, started, &load);
-        crate::measure::signals::saving(&writer.run_path, || writer.write(&run, &opts))?;
+        record_sweep_info(run, opts, clock.started, &clock.load);
+        crate::measure::signals::saving(&writer.run_path, || writer.write(run, opts))?;
     }
-    if opts.symmetric && !interrupted {
-        let secs = opts.window.window.min(1.0);
-        run.symmetric = symmetric::measure_all(secs, &cancel)?;
-        interrupted = cancel.load(Ordering::SeqCst);
-        for s in &run.symmetric {
-            eprintln!(
-                "[sym] {:<18} {:>6} B  {:>10.1} MB/s",
-                s.algorithm, s.chunk_bytes, s.mb_per_sec
-            );
-        }
-    }
-    interrupted |= cancel.load(Ordering::SeqCst);
+    Ok(false)
+}
+
+/// Writes the files a last time, marked complete or interrupted, names
+/// them, and returns the exit code.
+fn finish(
+    mut run: RunFile,
+    writer: &Writer,
+    opts: &crate::sweep::options::SweepOptions,
+    clock: &SweepClock,
+    interrupted: bool,
+) -> Result<i32> {
     run.complete = !interrupted;
     run.interrupted = interrupted;
-    record_sweep_info(&mut run, &opts, started, &load);
-    let csvs = crate::measure::signals::saving(&writer.run_path, || writer.write(&run, &opts))?;
+    record_sweep_info(&mut run, opts, clock.started, &clock.load);
+    let csvs = crate::measure::signals::saving(&writer.run_path, || writer.write(&run, opts))?;
     println!("Run file: {}", writer.run_path.display());
     for c in &csvs {
         println!("CSV: {}", c.display());

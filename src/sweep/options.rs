@@ -3,7 +3,8 @@
 //! a filter selects.
 
 use crate::core::catalog::Kind;
-use crate::sweep::registry::{Entry, Filter};
+use crate::sweep::filter::Filter;
+use crate::sweep::registry::Entry;
 use crate::sweep::timing::Window;
 use anyhow::{bail, Result};
 use clap::Args;

@@ -120,28 +120,8 @@ pub fn measure_together(
     with: &Together,
 ) -> Result<Measurement> {
     let mut m = Measurement::default();
-    let warmup = Duration::from_secs_f64(w.warmup);
     let window = Duration::from_secs_f64(w.window);
-    let warm = (|| -> Result<Duration> {
-        if cap == Some(0) {
-            bail!("the key has no signatures left to measure");
-        }
-        let warmup_cap = cap.map_or(u64::MAX, |c| c / 2);
-        warm_up(op, &mut m, warmup, warmup_cap, known, cancel)
-    })();
-    let mut err = None;
-    match warm {
-        Ok(d) => {
-            with.per_op_ns.fetch_max(
-                (d.as_nanos() as u64).max(1),
-                std::sync::atomic::Ordering::SeqCst,
-            );
-        }
-        Err(e) => {
-            with.stop.store(true, Ordering::SeqCst);
-            err = Some(e);
-        }
-    }
+    let mut err = warm_up_shared(op, &mut m, w, known, cancel, cap, with).err();
     with.barrier.wait();
     let per_op = Duration::from_nanos(with.per_op_ns.load(Ordering::SeqCst).max(1));
     m.once = per_op >= window;
@@ -154,18 +134,7 @@ pub fn measure_together(
     };
     let mut left = cap.map_or(u64::MAX, |c| c.saturating_sub(m.warmup_ops));
     let mut rounds = 0usize;
-    loop {
-        if with.barrier.wait().is_leader() {
-            let start = *with.start.get_or_init(Instant::now);
-            let more = !with.stop.load(Ordering::SeqCst)
-                && !cancel.load(Ordering::SeqCst)
-                && (rounds == 0 || (!m.once && start.elapsed() < window));
-            with.go.store(more, Ordering::SeqCst);
-        }
-        with.barrier.wait();
-        if !with.go.load(Ordering::SeqCst) {
-            break;
-        }
+    while another_round(with, cancel, rounds, m.once, window) {
         rounds += 1;
         if err.is_some() {
             continue;
@@ -177,17 +146,12 @@ pub fn measure_together(
             continue;
         }
         let t0 = Instant::now();
-        for _ in 0..n {
-            if let Err(e) = op() {
-                err = Some(e);
-                with.stop.store(true, Ordering::SeqCst);
-                break;
-            }
-        }
-        let t1 = Instant::now();
-        if err.is_some() {
+        if let Err(e) = (0..n).try_for_each(|_| op()) {
+            err = Some(e);
+            with.stop.store(true, Ordering::SeqCst);
             continue;
         }
+        let t1 = Instant::now();
         left -= n;
         if left == 0 {
             m.budget_ran_out = true;
@@ -205,6 +169,68 @@ pub fn measure_together(
     }
     m.seconds = m.batches.iter().map(|b| b.1).sum();
     Ok(m)
+}
+
+/// This thread's warm-up in a shared window: its time per operation is
+/// offered to the others (the slowest sets the batch); a failure tells
+/// them to stop.
+fn warm_up_shared(
+    op: &mut dyn FnMut() -> Result<()>,
+    m: &mut Measurement,
+    w: Window,
+    known: Option<Duration>,
+    cancel: &AtomicBool,
+    cap: Option<u64>,
+    with: &Together,
+) -> Result<()> {
+    let warm = (|| -> Result<Duration> {
+        if cap == Some(0) {
+            bail!("the key has no signatures left to measure");
+        }
+        let warmup_cap = cap.map_or(u64::MAX, |c| c / 2);
+        warm_up(
+            op,
+            m,
+            Duration::from_secs_f64(w.warmup),
+            warmup_cap,
+            known,
+            cancel,
+        )
+    })();
+    match warm {
+        Ok(d) => {
+            with.per_op_ns.fetch_max(
+                (d.as_nanos() as u64).max(1),
+                std::sync::atomic::Ordering::SeqCst,
+            );
+            Ok(())
+        }
+        Err(e) => {
+            with.stop.store(true, Ordering::SeqCst);
+            Err(e)
+        }
+    }
+}
+
+/// Whether every thread runs one more round: once all have arrived, one of
+/// them decides for all (nobody stopped, no Ctrl-C, and the window, which
+/// starts with the first round, not yet over; always one round).
+fn another_round(
+    with: &Together,
+    cancel: &AtomicBool,
+    rounds: usize,
+    once: bool,
+    window: Duration,
+) -> bool {
+    if with.barrier.wait().is_leader() {
+        let start = *with.start.get_or_init(Instant::now);
+        let more = !with.stop.load(Ordering::SeqCst)
+            && !cancel.load(Ordering::SeqCst)
+            && (rounds == 0 || (!once && start.elapsed() < window));
+        with.go.store(more, Ordering::SeqCst);
+    }
+    with.barrier.wait();
+    with.go.load(Ordering::SeqCst)
 }
 
 /// Measures `op`. `known` is how long one operation took already (in the
