@@ -25,6 +25,25 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Print errors only: no progress lines, notes, warnings or progress bars.
+    #[arg(
+        short,
+        long,
+        global = true,
+        conflicts_with = "verbose",
+        display_order = 1000
+    )]
+    pub quiet: bool,
+    /// Also print debug lines (what was found and chosen, and why); twice
+    /// (-vv) adds trace lines, those of the libraries pqcprof links included.
+    #[arg(
+        short,
+        long,
+        global = true,
+        action = clap::ArgAction::Count,
+        display_order = 1000
+    )]
+    pub verbose: u8,
 }
 
 /// Subcommands.

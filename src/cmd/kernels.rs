@@ -74,7 +74,7 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
     let mut all = vec![];
     for arch in archs {
         let limits = resources::limits(arch).expect("listed");
-        eprintln!("pqcprof: the native kernels for {arch}, with ptxas's report ...");
+        log::info!("the native kernels for {arch}, with ptxas's report ...");
         let tested = resources::SM_LIMITS[..resources::TESTED_ARCHS]
             .iter()
             .any(|l| l.arch == arch);
@@ -82,14 +82,14 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
             Ok((f, origins)) => {
                 for origin in origins {
                     if let native_gpu::kernels::Origin::Cache(p) = origin {
-                        eprintln!("pqcprof: {arch}: from the cache ({})", p.display());
+                        log::info!("{arch}: from the cache ({})", p.display());
                     }
                 }
                 f
             }
             // Blackwell under `all`: only where this NVRTC knows it.
             Err(e) if all_archs && !tested => {
-                eprintln!("pqcprof: {arch} skipped: {nvrtc} cannot compile for it ({e})");
+                log::warn!("{arch} skipped: {nvrtc} cannot compile for it ({e})");
                 continue;
             }
             Err(e) => return Err(e.into()),
