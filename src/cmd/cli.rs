@@ -129,9 +129,10 @@ pub struct BenchArgs {
     #[arg(long = "backend", value_name = "NAMES")]
     pub backends: Vec<String>,
     /// Operations per timed batch, or a list of batches: 1,32,1k,32k,1M (k
-    /// = 1000, M = 1,000,000) [default: 1000 on CPUs; on GPUs calibrated
-    /// per operation: the largest whole-wave batch whose launch fits
-    /// --launch-target-ms, at least one full wave]
+    /// = 1000, M = 1,000,000) [default: 1000 on CPUs; native-gpu on one GPU
+    /// calibrated per operation: the largest whole-wave batch whose launch
+    /// fits --launch-target-ms, at least one full wave, within memory;
+    /// cupqc, and each GPU of a run on several: 100000]
     #[arg(
         long,
         value_name = "N[,N...]",
@@ -190,7 +191,7 @@ pub struct BenchArgs {
     /// are left out (exit 5).
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub deadline: Option<f64>,
-    /// Launch time a default GPU batch is calibrated to, milliseconds.
+    /// Launch time a default native-gpu batch is calibrated to, milliseconds.
     #[arg(
         long,
         value_name = "MS",
