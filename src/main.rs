@@ -1,4 +1,5 @@
-//! The `pqcprof` binary: parses the command line and runs the command.
+//! The `pqcprof` binary: parses the command line, installs the logger at
+//! the level it asks for and runs the command.
 
 use clap::Parser;
 
@@ -7,10 +8,11 @@ fn main() {
     // This binary may start itself again with an NVRTC its driver supports.
     pqcprof::probe::nvrtc_choice::allow_restart();
     let cli = pqcprof::cmd::cli::Cli::parse();
+    pqcprof::cmd::logging::init(cli.quiet, cli.verbose);
     match pqcprof::cmd::run(cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("pqcprof: error: {e:#}");
+            log::error!("{e:#}");
             std::process::exit(pqcprof::core::exit::ERROR);
         }
     }

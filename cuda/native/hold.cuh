@@ -1,9 +1,9 @@
 // hold.cuh: pqcprof_hold, one thread that waits `ns` nanoseconds on the
 // device's global timer. The timed window of a GPU batch is queued behind it
-// (src/backend/native_gpu.rs), so while the device waits the host finishes
-// issuing the start event, the launch and the end event: the window then
-// holds the kernel alone, not the host's cuLaunchKernel call (which matters
-// at small batches).
+// (`timed` in src/backend/native_gpu/launch.rs), so while the device waits
+// the host finishes issuing the start event, the launch and the end event:
+// the window then holds the kernel alone, not the host's cuLaunchKernel call
+// (which matters at small batches).
 #pragma once
 #include "common.cuh"
 

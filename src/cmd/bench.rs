@@ -104,7 +104,7 @@ fn gpu_sampler(pci_bus_id: &str, ordinal: usize, opts: &BenchOptions) -> Box<dyn
     match NvmlSampler::new(pci_bus_id, ordinal, period) {
         Ok(s) => Box::new(s),
         Err(e) => {
-            eprintln!("pqcprof: {e:#}; GPU memory, utilisation and power will not be recorded");
+            log::warn!("{e:#}; GPU memory, utilisation and power will not be recorded");
             Box::new(NoSampler(format!("{e:#}")))
         }
     }
@@ -216,8 +216,8 @@ fn open_native(
     use crate::backend::native_gpu::kernels;
     let units = kernels::units_for(&opts.algorithms);
     let names: Vec<&str> = units.iter().map(|&u| kernels::unit_name(u)).collect();
-    eprintln!(
-        "pqcprof: compiling the native kernels ({}) with NVRTC for GPU {ordinal} ...",
+    log::info!(
+        "compiling the native kernels ({}) with NVRTC for GPU {ordinal} ...",
         names.join(", ")
     );
     let mut backend = NativeGpu::new(ordinal, &units).map_err(|e| format!("{e:#}"))?;
@@ -225,12 +225,14 @@ fn open_native(
     for u in &backend.units {
         let name = kernels::unit_name(u.unit);
         match &u.origin {
-            kernels::Origin::Compiled => eprintln!(
-                "pqcprof: {name} kernels compiled for {} in {:.1} s; loaded: {}",
-                backend.arch, u.compile_seconds, u.image
+            kernels::Origin::Compiled => log::info!(
+                "{name} kernels compiled for {} in {:.1} s; loaded: {}",
+                backend.arch,
+                u.compile_seconds,
+                u.image
             ),
-            kernels::Origin::Cache(p) => eprintln!(
-                "pqcprof: {name} kernels for {} read from the cache {}; loaded: {}",
+            kernels::Origin::Cache(p) => log::info!(
+                "{name} kernels for {} read from the cache {}; loaded: {}",
                 backend.arch,
                 p.display(),
                 u.image
@@ -328,6 +330,7 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     let gpu = if wants_gpu {
         gpu::probe()
     } else {
+        log::debug!("no GPU backend asked for: the GPU libraries are not loaded");
         gpu::not_probed()
     };
     let meta = system::collect(wants_gpu.then_some(&gpu));
@@ -341,6 +344,7 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         opts.device = *one;
     }
     let mut slots = slots(&opts, &gpu, &host, &ordinals)?;
+    log_slots(&slots);
     check_sweep_top(&mut slots, &opts)?;
     let config = run_config(args, &opts, cpu_batch, backend_settings(&slots, &opts));
     let mut plan = plan(args, &opts, slots, cpu_batch)?;
@@ -351,6 +355,34 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     crate::measure::signals::install(cancel.clone());
     let outcome = session::run(plan, RunFile::new(meta, config), &out, &cancel)?;
     Ok(conclude(&outcome, &opts, only, &out))
+}
+
+/// Says, as debug lines, what each backend asked for will do.
+fn log_slots(slots: &[Slot]) {
+    for slot in slots {
+        match slot {
+            Slot::Ready {
+                backend,
+                threads,
+                batches,
+                ..
+            } => log::debug!(
+                "backend {}: ready on {}, threads {threads:?}, batches {}",
+                backend.name(),
+                backend.device().name,
+                batches.describe()
+            ),
+            Slot::MultiDevice(m) => log::debug!(
+                "backend {}: on GPUs {:?} at once, batch {} each",
+                m.name,
+                m.ordinals,
+                m.batch
+            ),
+            Slot::NotReady { name, reason } => {
+                log::debug!("backend {name}: not ready: {reason}")
+            }
+        }
+    }
 }
 
 /// The validated options, with `cpu`'s and `gpu`'s backends filled in.
@@ -447,7 +479,9 @@ fn slots(
             .iter()
             .any(|v| v.ready && v.backend != liboqs::NAME)
     {
-        eprintln!("pqcprof: no GPU backend is ready here (see `pqcprof check`); measuring the CPU baselines only");
+        log::warn!(
+            "no GPU backend is ready here (see `pqcprof check`); measuring the CPU baselines only"
+        );
     }
     Ok(slots)
 }
@@ -597,8 +631,8 @@ fn conclude(
         );
     }
     if outcome.interrupted {
-        eprintln!(
-            "pqcprof: interrupted; finished records are in {}",
+        log::warn!(
+            "interrupted; finished records are in {}",
             outcome.run_file.display()
         );
         return exit::INTERRUPTED;
@@ -613,8 +647,8 @@ fn conclude(
         .filter(|r| r.cut.is_some())
         .collect();
     for r in &cut {
-        eprintln!(
-            "pqcprof: {} {} {} batch {}: {}",
+        log::warn!(
+            "{} {} {} batch {}: {}",
             r.backend,
             r.algorithm,
             r.operation,
@@ -630,7 +664,9 @@ fn conclude(
         return exit::DEADLINE;
     }
     if code == exit::OK && measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
-        eprintln!("pqcprof: nothing was measured: the backends asked for are not ready (see `pqcprof check`)");
+        log::error!(
+            "nothing was measured: the backends asked for are not ready (see `pqcprof check`)"
+        );
         return exit::NOT_READY;
     }
     code

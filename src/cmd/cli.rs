@@ -25,6 +25,25 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Print errors only: no progress lines, notes, warnings or progress bars.
+    #[arg(
+        short,
+        long,
+        global = true,
+        conflicts_with = "verbose",
+        display_order = 1000
+    )]
+    pub quiet: bool,
+    /// Also print debug lines (what was found and chosen, and why); twice
+    /// (-vv) adds trace lines, those of the libraries pqcprof links included.
+    #[arg(
+        short,
+        long,
+        global = true,
+        action = clap::ArgAction::Count,
+        display_order = 1000
+    )]
+    pub verbose: u8,
 }
 
 /// Subcommands.
@@ -110,9 +129,10 @@ pub struct BenchArgs {
     #[arg(long = "backend", value_name = "NAMES")]
     pub backends: Vec<String>,
     /// Operations per timed batch, or a list of batches: 1,32,1k,32k,1M (k
-    /// = 1000, M = 1,000,000) [default: 1000 on CPUs; on GPUs calibrated
-    /// per operation: the largest whole-wave batch whose launch fits
-    /// --launch-target-ms, at least one full wave]
+    /// = 1000, M = 1,000,000) [default: 1000 on CPUs; native-gpu on one GPU
+    /// calibrated per operation: the largest whole-wave batch whose launch
+    /// fits --launch-target-ms, at least one full wave, within memory;
+    /// cupqc, and each GPU of a run on several: 100000]
     #[arg(
         long,
         value_name = "N[,N...]",
@@ -171,7 +191,7 @@ pub struct BenchArgs {
     /// are left out (exit 5).
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub deadline: Option<f64>,
-    /// Launch time a default GPU batch is calibrated to, milliseconds.
+    /// Launch time a default native-gpu batch is calibrated to, milliseconds.
     #[arg(
         long,
         value_name = "MS",

@@ -110,7 +110,7 @@ fn compiled_resources(
     nvrtc: &str,
     all_archs: bool,
 ) -> anyhow::Result<Option<Vec<resources::KernelResources>>> {
-    eprintln!("pqcprof: the native kernels for {arch}, with ptxas's report ...");
+    log::info!("the native kernels for {arch}, with ptxas's report ...");
     let tested = resources::SM_LIMITS[..resources::TESTED_ARCHS]
         .iter()
         .any(|l| l.arch == arch);
@@ -118,14 +118,14 @@ fn compiled_resources(
         Ok((f, origins)) => {
             for origin in origins {
                 if let native_gpu::kernels::Origin::Cache(p) = origin {
-                    eprintln!("pqcprof: {arch}: from the cache ({})", p.display());
+                    log::info!("{arch}: from the cache ({})", p.display());
                 }
             }
             f
         }
         // Blackwell under `all`: only where this NVRTC knows it.
         Err(e) if all_archs && !tested => {
-            eprintln!("pqcprof: {arch} skipped: {nvrtc} cannot compile for it ({e})");
+            log::warn!("{arch} skipped: {nvrtc} cannot compile for it ({e})");
             return Ok(None);
         }
         Err(e) => return Err(e.into()),

@@ -1,11 +1,13 @@
 //! The commands: what `main` runs once the command line is parsed, one file
 //! per command ([`bench`] also serves `cpu` and `gpu`; `sweep`, `sizes`,
-//! `report`, `compare` and `merge` live with their stage).
+//! `report`, `compare` and `merge` live with their stage), and [`logging`],
+//! the logger behind every diagnostic line.
 
 pub mod bench;
 pub mod check;
 pub mod cli;
 pub mod kernels;
+pub mod logging;
 pub mod tables;
 
 use crate::backend::cupqc;

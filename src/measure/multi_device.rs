@@ -306,10 +306,7 @@ fn device_thread(
         rec.gpu_ordinal = Some(ordinal);
         rec.run_windows_unix_s = watch.borrow().windows_for(&rec);
         if let Some(reason) = rec.reason.as_deref() {
-            eprintln!(
-                "pqcprof: GPU {ordinal} {alg} {op}: {:?}: {reason}",
-                rec.status
-            );
+            log::warn!("GPU {ordinal} {alg} {op}: {:?}: {reason}", rec.status);
         }
         if tx.send(rec).is_err() {
             break;
@@ -358,8 +355,8 @@ pub fn run(
             .collect::<Vec<_>>()
             .join(", ")
     );
-    eprintln!(
-        "pqcprof: {} on {scope}: one thread per GPU, timed runs started together",
+    log::info!(
+        "{} on {scope}: one thread per GPU, timed runs started together",
         slot.name
     );
     std::thread::scope(|s| -> anyhow::Result<bool> {

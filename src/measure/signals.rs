@@ -20,17 +20,14 @@ pub fn install(cancel: Arc<AtomicBool>) {
     let first = Arc::new(AtomicBool::new(true));
     let _ = ctrlc::set_handler(move || {
         if first.swap(false, Ordering::SeqCst) {
-            eprintln!("\npqcprof: interrupted (Ctrl-C, SIGTERM or SIGHUP); stopping after the current run (again to quit at once)");
+            log::warn!("\ninterrupted (Ctrl-C, SIGTERM or SIGHUP); stopping after the current run (again to quit at once)");
             cancel.store(true, Ordering::SeqCst);
         } else {
             // Held until exit: no save starts after the mark.
             let held = RUN_FILE.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(path) = held.as_ref() {
                 if let Err(e) = mark_interrupted(path) {
-                    eprintln!(
-                        "pqcprof: {}: could not be marked interrupted: {e:#}",
-                        path.display()
-                    );
+                    log::error!("{}: could not be marked interrupted: {e:#}", path.display());
                 }
             }
             std::process::exit(exit::INTERRUPTED);

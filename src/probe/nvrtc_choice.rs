@@ -174,8 +174,8 @@ pub fn restart_if_incompatible(loaded: Option<(i32, i32)>, driver_api: Option<u3
     let Err(e) = restart_with(pick, &format!("NVRTC {major}.{minor} found first needs a driver for CUDA {major}, this one supports CUDA {driver_major}")) else {
         return;
     };
-    eprintln!(
-        "pqcprof: could not restart with the compatible NVRTC {}: {e:#}",
+    log::warn!(
+        "could not restart with the compatible NVRTC {}: {e:#}",
         pick.file.display()
     );
 }
@@ -219,7 +219,7 @@ fn restart_with(pick: &Candidate, why: &str) -> anyhow::Result<()> {
         pick.file.display(),
         pick.major
     );
-    eprintln!("pqcprof: using NVRTC {note}");
+    log::info!("using NVRTC {note}");
     let exe = std::env::current_exe().context("finding this executable")?;
     let err = std::process::Command::new(exe)
         .args(std::env::args_os().skip(1))

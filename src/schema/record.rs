@@ -471,7 +471,7 @@ pub fn exit_for_failures(records: &[Record]) -> i32 {
         .filter(|r| r.status == Status::Failed)
         .count();
     if failed > 0 {
-        eprintln!("pqcprof: {failed} record(s) failed; reasons are in the run file and above");
+        log::error!("{failed} record(s) failed; reasons are in the run file and above");
         return crate::core::exit::SOME_FAILED;
     }
     crate::core::exit::OK

@@ -93,7 +93,7 @@ pub fn measure_all(seconds: f64, cancel: &AtomicBool) -> Result<Vec<SymmetricRec
             let mut f = match one_call(name) {
                 Ok(f) => f,
                 Err(e) if OPTIONAL.contains(&name) => {
-                    eprintln!("[sym] {name}: skipped, this OpenSSL lacks it ({e:#})");
+                    log::warn!("[sym] {name}: skipped, this OpenSSL lacks it ({e:#})");
                     break;
                 }
                 Err(e) => return Err(e),

@@ -239,12 +239,13 @@ pub fn ensure_writable_dir(dir: &Path) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("output folder {} cannot be created", dir.display()))?;
     let removed = remove_stale_temps(dir);
     if removed > 0 {
-        eprintln!(
-            "pqcprof: removed {removed} temporary file(s) that killed runs left in {}",
+        log::info!(
+            "removed {removed} temporary file(s) that killed runs left in {}",
             dir.display()
         );
     }
     probe_writable(dir)?;
+    log::debug!("output folder {} is writable", dir.display());
     Ok(dir.to_path_buf())
 }
 
