@@ -30,6 +30,50 @@ fn report(args: &[&Path], extra: &[&str]) -> (i32, String, String) {
     outcome(pqcprof().arg("report").args(args).args(extra))
 }
 
+/// Multiplies a throughput record's figures by `factor`: ops/s, time per
+/// operation and the throughput summary and samples it has.
+fn scale(r: &mut Value, factor: f64) {
+    let ops = r["ops_per_sec"].as_f64().unwrap() * factor;
+    r["ops_per_sec"] = json!(ops);
+    r["ms_per_op"] = json!(1000.0 / ops);
+    let t = &mut r["throughput_ops_per_sec"];
+    for k in ["mean", "median", "median_raw", "min", "max"] {
+        if let Some(x) = t[k].as_f64() {
+            t[k] = json!(x * factor);
+        }
+    }
+    for k in ["raw", "kept"] {
+        if let Some(samples) = t[k].as_array() {
+            let scaled: Vec<f64> = samples
+                .iter()
+                .map(|x| x.as_f64().unwrap() * factor)
+                .collect();
+            t[k] = json!(scaled);
+        }
+    }
+    if t["ci95"].is_object() {
+        t["ci95"]["low"] = json!(t["ci95"]["low"].as_f64().unwrap() * factor);
+        t["ci95"]["high"] = json!(t["ci95"]["high"].as_f64().unwrap() * factor);
+    }
+}
+
+/// SYNTHETIC: a copy of the run file `run` in `dir` (same file name)
+/// whose throughput records of `alg` `op` all report `ops_per_sec`, so a
+/// test does not depend on how fast this machine is.
+fn pinned(dir: &Path, run: &Path, alg: &str, op: &str, ops_per_sec: f64) -> PathBuf {
+    let mut v = read(run);
+    let mut found = 0;
+    for r in v["records"].as_array_mut().unwrap() {
+        if r["algorithm"] == alg && r["operation"] == op && r["ops_per_sec"].is_number() {
+            let factor = ops_per_sec / r["ops_per_sec"].as_f64().unwrap();
+            scale(r, factor);
+            found += 1;
+        }
+    }
+    assert!(found > 0, "no {alg} {op} record in {}", run.display());
+    write(dir, run.file_name().unwrap().to_str().unwrap(), &v)
+}
+
 /// SYNTHETIC, for tests only: the real run plus hand-made records of a GPU
 /// backend, OpenSSL classical algorithms, a failed record and symmetric
 /// figures. None of these numbers was measured.
@@ -42,28 +86,6 @@ fn synthetic_run(dir: &Path) -> PathBuf {
             .find(|r| r["algorithm"] == alg && r["operation"] == op)
             .unwrap()
             .clone()
-    };
-    let scale = |r: &mut Value, factor: f64| {
-        let ops = r["ops_per_sec"].as_f64().unwrap() * factor;
-        r["ops_per_sec"] = json!(ops);
-        r["ms_per_op"] = json!(1000.0 / ops);
-        let t = &mut r["throughput_ops_per_sec"];
-        for k in ["mean", "median", "median_raw", "min", "max"] {
-            t[k] = json!(t[k].as_f64().unwrap() * factor);
-        }
-        for k in ["raw", "kept"] {
-            let scaled: Vec<f64> = t[k]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap() * factor)
-                .collect();
-            t[k] = json!(scaled);
-        }
-        if t["ci95"].is_object() {
-            t["ci95"]["low"] = json!(t["ci95"]["low"].as_f64().unwrap() * factor);
-            t["ci95"]["high"] = json!(t["ci95"]["high"].as_f64().unwrap() * factor);
-        }
     };
     let mut extra = vec![];
     // Classical baselines at level 1.
@@ -965,8 +987,18 @@ fn beside_section(md: &str) -> &str {
 
 #[test]
 fn published_results_are_imported_labelled_and_set_beside_ours() {
-    let runs = [real_run(), classical_sweep()];
-    let mut args: Vec<PathBuf> = runs.iter().map(|p| p.to_path_buf()).collect();
+    // This machine's figures, pinned to ratios of the fixtures' invented
+    // ones (ECDSA-P256 signing at 33,000/s, cuPQC's ML-KEM-512 key
+    // generation at 7,654,321/s), so the wording cannot turn on its speed.
+    let d = tempfile::tempdir().unwrap();
+    let (ours, theirs) = (d.path().join("ours"), d.path().join("theirs"));
+    std::fs::create_dir_all(&ours).unwrap();
+    std::fs::create_dir_all(&theirs).unwrap();
+    let runs = [
+        pinned(&ours, real_run(), "ML-KEM-512", "KeyGen", 7_654_321.0 / 4.0),
+        pinned(&theirs, classical_sweep(), "ECDSA-P256", "Sign", 66_000.0),
+    ];
+    let mut args: Vec<PathBuf> = runs.to_vec();
     args.extend(PUBLISHED.iter().map(|n| published(n)));
     let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
     let (code, md, err) = report(&refs, &["--format", "markdown", "-o", "-"]);
@@ -1000,7 +1032,7 @@ fn published_results_are_imported_labelled_and_set_beside_ours() {
     assert_eq!(p256.len(), 1, "{beside}");
     assert!(p256[0].contains("P-256 in the file"), "{}", p256[0]);
     assert!(p256[0].contains("33,000/s"), "{}", p256[0]);
-    assert!(p256[0].contains(" here |"), "a ratio: {}", p256[0]);
+    assert!(p256[0].contains("| 2.0× faster here |"), "{}", p256[0]);
     assert!(p256[0].contains("openssl-cpu, 1 thread"), "{}", p256[0]);
     let rsa = row("RSA-PKCS1-2048", "Sign", "fixture-laptop");
     assert!(
@@ -1014,7 +1046,7 @@ fn published_results_are_imported_labelled_and_set_beside_ours() {
     // cuPQC_benchmark's figures beside ours, a ratio each.
     let gpu = row("ML-KEM-512", "KeyGen", "Fixture GPU 1");
     assert!(
-        !gpu.is_empty() && gpu.iter().all(|l| l.contains("slower here")),
+        !gpu.is_empty() && gpu.iter().all(|l| l.contains("| 4.0× slower here |")),
         "{gpu:?}"
     );
     // What this report has no record of is said, not invented.
