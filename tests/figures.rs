@@ -1,6 +1,6 @@
 //! The figures a user reads are the ones measured: the cuPQC-shaped
-//! headline files after a benchmark and a batch sweep into one folder, and
-//! the warm-up a run file records.
+//! headline files after a benchmark and a batch sweep into one folder, the
+//! warm-up a run file records, and how busy the machine was.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -109,8 +109,26 @@ fn the_warm_up_that_always_runs_is_recorded() {
     let run = read_json(&run_files(d.path())[0]);
     assert_eq!(run["config"]["warmup_runs"], 1);
     assert_eq!(run["records"][0]["warmup_runs"], 1);
-    // The run file says how busy the machine was.
+}
+
+#[test]
+fn the_run_file_says_how_busy_the_machine_was_over_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    cpu(d.path(), &["--batch", "8"]);
+    let wall = started.elapsed().as_secs_f64();
+    let run = read_json(&run_files(d.path())[0]);
     let load = &run["metadata"]["machine_load"];
-    assert!(load["seconds"].as_f64().unwrap() >= 0.0, "{load}");
-    assert!(load["cores"].as_u64().unwrap() >= 1, "{load}");
+    // Over the run: some time, and no more than the whole command took.
+    let seconds = load["seconds"].as_f64().unwrap();
+    assert!(seconds > 0.0 && seconds <= wall, "{load} in {wall} s");
+    // Set against this machine's cores.
+    let cores = std::thread::available_parallelism().unwrap().get() as u64;
+    assert_eq!(load["cores"].as_u64(), Some(cores), "{load}");
+    // The load average at both ends, where the system tells it.
+    if Path::new("/proc/loadavg").exists() {
+        for k in ["load_average_start", "load_average_end"] {
+            assert!(load[k].is_number(), "{k}: {load}");
+        }
+    }
 }

@@ -136,55 +136,10 @@ pub fn curves<'a>(ds: &Dataset<'a>) -> Vec<Curve<'a>> {
             .or_default()
             .push(*e);
     }
-    let mut out = vec![];
-    for (_, mut entries) in groups {
-        entries.sort_by_key(|e| (e.rec.batch, e.src));
-        let mut batches: Vec<usize> = entries.iter().map(|e| e.rec.batch).collect();
-        batches.dedup();
-        if batches.len() < 2 {
-            continue;
-        }
-        let point = |e: &Entry, v: Option<f64>| {
-            v.map(|ops_per_sec| Point {
-                batch: e.rec.batch,
-                ops_per_sec,
-            })
-        };
-        // One point per batch (a batch measured twice: the later record).
-        let points: Vec<Point> = crate::analyse::saturation::clean(
-            &entries
-                .iter()
-                .filter_map(|e| point(e, e.ok_throughput()))
-                .collect::<Vec<_>>(),
-        );
-        let end_to_end: Vec<Point> = crate::analyse::saturation::clean(
-            &entries
-                .iter()
-                .filter_map(|e| point(e, end_to_end_ops(e)))
-                .collect::<Vec<_>>(),
-        );
-        let gpu = entries[0].is_gpu();
-        let cpu = gpu.then(|| all_core_cpu(ds, &entries[0])).flatten();
-        let cpu_ops = cpu.and_then(|c| c.ok_throughput());
-        let e2e_used = !end_to_end.is_empty();
-        let (be, be_kernel) = match cpu_ops {
-            Some(c) => (
-                break_even(if e2e_used { &end_to_end } else { &points }, c),
-                break_even(&points, c),
-            ),
-            None => (None, None),
-        };
-        out.push(Curve {
-            saturation: saturation(&points),
-            points,
-            end_to_end,
-            cpu,
-            break_even: be,
-            break_even_end_to_end: e2e_used,
-            break_even_kernel: be_kernel,
-            entries,
-        });
-    }
+    let mut out: Vec<Curve> = groups
+        .into_values()
+        .filter_map(|entries| curve(ds, entries))
+        .collect();
     out.sort_by(|a, b| {
         let (x, y) = (a.head(), b.head());
         natural_cmp(&x.rec.algorithm, &y.rec.algorithm)
@@ -195,6 +150,58 @@ pub fn curves<'a>(ds: &Dataset<'a>) -> Vec<Curve<'a>> {
             .then_with(|| x.src.cmp(&y.src))
     });
     out
+}
+
+/// The curve of one group's records (one device or CPU setup, algorithm
+/// and operation), when they span two batch sizes or more: its points,
+/// saturation, and break-even against the all-core CPU for a GPU.
+fn curve<'a>(ds: &Dataset<'a>, mut entries: Vec<Entry<'a>>) -> Option<Curve<'a>> {
+    entries.sort_by_key(|e| (e.rec.batch, e.src));
+    let mut batches: Vec<usize> = entries.iter().map(|e| e.rec.batch).collect();
+    batches.dedup();
+    if batches.len() < 2 {
+        return None;
+    }
+    let point = |e: &Entry, v: Option<f64>| {
+        v.map(|ops_per_sec| Point {
+            batch: e.rec.batch,
+            ops_per_sec,
+        })
+    };
+    // One point per batch (a batch measured twice: the later record).
+    let points: Vec<Point> = crate::analyse::saturation::clean(
+        &entries
+            .iter()
+            .filter_map(|e| point(e, e.ok_throughput()))
+            .collect::<Vec<_>>(),
+    );
+    let end_to_end: Vec<Point> = crate::analyse::saturation::clean(
+        &entries
+            .iter()
+            .filter_map(|e| point(e, end_to_end_ops(e)))
+            .collect::<Vec<_>>(),
+    );
+    let gpu = entries[0].is_gpu();
+    let cpu = gpu.then(|| all_core_cpu(ds, &entries[0])).flatten();
+    let cpu_ops = cpu.and_then(|c| c.ok_throughput());
+    let e2e_used = !end_to_end.is_empty();
+    let (be, be_kernel) = match cpu_ops {
+        Some(c) => (
+            break_even(if e2e_used { &end_to_end } else { &points }, c),
+            break_even(&points, c),
+        ),
+        None => (None, None),
+    };
+    Some(Curve {
+        saturation: saturation(&points),
+        points,
+        end_to_end,
+        cpu,
+        break_even: be,
+        break_even_end_to_end: e2e_used,
+        break_even_kernel: be_kernel,
+        entries,
+    })
 }
 
 /// Break-even in a table cell.

@@ -200,12 +200,28 @@ mod tests {
 
     #[test]
     fn comparisons_say_which_side_is_faster() {
-        let ops = ImportedFigure::OpsPerSec;
-        assert_eq!(comparison(ops(200.0), ops(100.0)).0, "2.0× faster here");
-        assert_eq!(comparison(ops(100.0), ops(400.0)).0, "4.0× slower here");
-        assert_eq!(comparison(ops(100.0), ops(100.0)).0, "same speed");
-        // Latency: fewer microseconds is faster.
-        let lat = ImportedFigure::LatencyUs;
-        assert_eq!(comparison(lat(10.0), lat(30.0)).0, "3.0× faster here");
+        let (ops, lat) = (ImportedFigure::OpsPerSec, ImportedFigure::LatencyUs);
+        for (here, published, said) in [
+            (ops(200.0), ops(100.0), "2.0× faster here"),
+            (ops(100.0), ops(400.0), "4.0× slower here"),
+            (ops(100.0), ops(100.0), "same speed"),
+            // Latency: fewer microseconds is faster.
+            (lat(10.0), lat(30.0), "3.0× faster here"),
+            (lat(40.0), lat(10.0), "4.0× slower here"),
+            // Within half a percent either way is the same speed: a
+            // machine signing 33,085/s beside a published 33,000/s.
+            (ops(33_085.0), ops(33_000.0), "same speed"),
+            (ops(99.6), ops(100.0), "same speed"),
+            (ops(100.6), ops(100.0), "1.0× faster here"),
+            (ops(99.0), ops(100.0), "1.0× slower here"),
+        ] {
+            assert_eq!(
+                comparison(here, published).0,
+                said,
+                "{here:?} {published:?}"
+            );
+        }
+        // The ratio itself reads from this report's side.
+        assert_eq!(comparison(ops(150.0), ops(100.0)).1, 1.5);
     }
 }

@@ -4,6 +4,7 @@
 use crate::core::catalog::Kind;
 use crate::core::units;
 use crate::report::findings::Analysis;
+use crate::report::gpu_rows::GpuRow;
 use crate::report::model::filters;
 use crate::report::model::{kind_name, level_bucket, Entry};
 use crate::report::pairs::Pair;
@@ -93,85 +94,98 @@ pub fn gpu_table(an: &Analysis) -> Table {
         ],
         false,
     );
-    for r in &an.gpu {
-        let g = r.gpu;
-        let gops = g.ok_throughput().unwrap_or(0.0);
-        let cpu = match r.cpu {
-            Some(c) => Cell::num(units::ops(c.ok_throughput().unwrap_or(0.0)))
-                .below(c.setup())
-                .from([c.src])
-                .value(c.ok_throughput().unwrap_or(0.0)),
-            None => Cell::empty(),
-        };
-        let speed = |c: Option<Entry>| match c.and_then(|c| c.ok_throughput()) {
-            Some(c_ops) => {
-                let s = gops / c_ops;
-                Cell::num(units::ratio(s))
-                    .class(if s >= 1.0 { "good" } else { "bad" })
-                    .value(s)
-            }
-            None => Cell::empty(),
-        };
-        let summ = |s: &Option<crate::core::stats::Summary>, unit: &str| match s {
-            Some(s) => Cell::num(format!("{} {unit}", units::sig3(s.median))).from([g.src]),
-            None => Cell::empty(),
-        };
-        let mut srcs = vec![g.src.to_string()];
-        if let Some(c) = r.cpu {
+    t.rows.extend(an.gpu.iter().map(gpu_row));
+    t
+}
+
+/// One GPU record against the best CPU record and the best one-thread one.
+fn gpu_row(r: &GpuRow) -> Row {
+    let g = r.gpu;
+    let gops = g.ok_throughput().unwrap_or(0.0);
+    let cpu = match r.cpu {
+        Some(c) => Cell::num(units::ops(c.ok_throughput().unwrap_or(0.0)))
+            .below(c.setup())
+            .from([c.src])
+            .value(c.ok_throughput().unwrap_or(0.0)),
+        None => Cell::empty(),
+    };
+    let speed = |c: Option<Entry>| match c.and_then(|c| c.ok_throughput()) {
+        Some(c_ops) => {
+            let s = gops / c_ops;
+            Cell::num(units::ratio(s))
+                .class(if s >= 1.0 { "good" } else { "bad" })
+                .value(s)
+        }
+        None => Cell::empty(),
+    };
+    let summ = |s: &Option<crate::core::stats::Summary>, unit: &str| match s {
+        Some(s) => Cell::num(format!("{} {unit}", units::sig3(s.median))).from([g.src]),
+        None => Cell::empty(),
+    };
+    let mut srcs = vec![g.src.to_string()];
+    if let Some(c) = r.cpu {
+        srcs.push(c.src.to_string());
+    }
+    if let Some(c) = r.cpu_one {
+        if Some(c.src) != r.cpu.map(|x| x.src) {
             srcs.push(c.src.to_string());
         }
-        if let Some(c) = r.cpu_one {
-            if Some(c.src) != r.cpu.map(|x| x.src) {
-                srcs.push(c.src.to_string());
-            }
-        }
-        t.rows.push(Row {
-            filters: filters(&g),
-            cells: vec![
-                Cell::text(g.rec.algorithm.clone()),
-                Cell::text(g.rec.operation.label()),
-                Cell::text(g.rec.backend.clone()).below(format!(
-                    "{} · batch {}",
-                    g.rec.device.name,
-                    units::grouped(g.rec.batch as f64)
-                )),
-                Cell::num(units::ops(gops))
-                    .below("kernel only")
-                    .from([g.src])
-                    .value(gops),
-                match crate::report::batch_curves::end_to_end_ops(&g) {
-                    Some(v) => Cell::num(units::ops(v))
-                        .below(
-                            g.rec
-                                .end_to_end
-                                .as_ref()
-                                .and_then(|x| x.batch_ms)
-                                .map(|ms| format!("{} per batch", units::time_ms(ms)))
-                                .unwrap_or_default(),
-                        )
-                        .from([g.src])
-                        .value(v),
-                    None => Cell::empty(),
-                },
-                cpu,
-                speed(r.cpu),
-                speed(r.cpu_one),
-                summ(&g.rec.peak_mem_mb, "MiB"),
-                summ(&g.rec.peak_util_pct, "%"),
-                match &g.rec.energy {
-                    Some(en) => Cell::num(format!("{} µJ", units::sig3(en.joules_per_op * 1e6)))
-                        .below(format!(
-                            "{} ops/J · counter over {:.1} s",
-                            units::sig3(en.ops_per_joule),
-                            en.window_seconds
-                        ))
-                        .from([g.src]),
-                    // The timed runs' own readings are too short to quote.
-                    None => Cell::empty(),
-                },
-                src_cell(srcs.join(" ")),
-            ],
-        });
     }
-    t
+    Row {
+        filters: filters(&g),
+        cells: vec![
+            Cell::text(g.rec.algorithm.clone()),
+            Cell::text(g.rec.operation.label()),
+            Cell::text(g.rec.backend.clone()).below(format!(
+                "{} · batch {}",
+                g.rec.device.name,
+                units::grouped(g.rec.batch as f64)
+            )),
+            Cell::num(units::ops(gops))
+                .below("kernel only")
+                .from([g.src])
+                .value(gops),
+            end_to_end_cell(&g),
+            cpu,
+            speed(r.cpu),
+            speed(r.cpu_one),
+            summ(&g.rec.peak_mem_mb, "MiB"),
+            summ(&g.rec.peak_util_pct, "%"),
+            energy_cell(&g),
+            src_cell(srcs.join(" ")),
+        ],
+    }
+}
+
+/// Throughput with copies to and from the device, and one batch's time.
+fn end_to_end_cell(g: &Entry) -> Cell {
+    match crate::report::batch_curves::end_to_end_ops(g) {
+        Some(v) => Cell::num(units::ops(v))
+            .below(
+                g.rec
+                    .end_to_end
+                    .as_ref()
+                    .and_then(|x| x.batch_ms)
+                    .map(|ms| format!("{} per batch", units::time_ms(ms)))
+                    .unwrap_or_default(),
+            )
+            .from([g.src])
+            .value(v),
+        None => Cell::empty(),
+    }
+}
+
+/// Energy per operation from the record's energy window.
+fn energy_cell(g: &Entry) -> Cell {
+    match &g.rec.energy {
+        Some(en) => Cell::num(format!("{} µJ", units::sig3(en.joules_per_op * 1e6)))
+            .below(format!(
+                "{} ops/J · counter over {:.1} s",
+                units::sig3(en.ops_per_joule),
+                en.window_seconds
+            ))
+            .from([g.src]),
+        // The timed runs' own readings are too short to quote.
+        None => Cell::empty(),
+    }
 }

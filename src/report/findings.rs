@@ -198,21 +198,29 @@ fn spread_finding(ds: &Dataset) -> Option<Finding> {
     })
 }
 
-/// Findings from CPU records alone, so a CPU-only run still has headlines.
+/// Findings from CPU records alone, so a CPU-only run still has headlines:
+/// the widest spread between schemes on one core, and how throughput
+/// scales with threads.
 fn cpu_findings(ds: &Dataset) -> Vec<Finding> {
-    let mut out = vec![];
     let single: Vec<&Entry> = ds
         .ok()
         .filter(|e| !e.is_gpu() && e.rec.threads == 1 && e.ok_throughput().is_some())
         .collect();
+    widest_spread(&single)
+        .into_iter()
+        .chain(scaling_finding(ds, &single))
+        .collect()
+}
+
+/// The widest spread between schemes doing the same thing (same kind,
+/// same operation) on one core; never between unrelated operations, nor
+/// on a noisy record.
+fn widest_spread(single: &[&Entry]) -> Option<Finding> {
     let by = |a: &&&Entry, b: &&&Entry| {
         a.ok_throughput()
             .unwrap_or(0.0)
             .total_cmp(&b.ok_throughput().unwrap_or(0.0))
     };
-    // The widest spread between schemes doing the same thing (same kind,
-    // same operation) on one core; never between unrelated operations, nor
-    // on a noisy record.
     let mut widest: Option<(f64, &Entry, &Entry)> = None;
     for kind in [Kind::Kem, Kind::Signature] {
         for op in crate::core::catalog::Operation::ALL {
@@ -231,8 +239,8 @@ fn cpu_findings(ds: &Dataset) -> Vec<Finding> {
             }
         }
     }
-    if let Some((r, fast, slow)) = widest {
-        out.push(Finding {
+    let (r, fast, slow) = widest?;
+    Some(Finding {
             group: Group::Cpu,
             figure: units::ratio(r),
             word: "spread".into(),
@@ -254,12 +262,15 @@ fn cpu_findings(ds: &Dataset) -> Vec<Finding> {
                 fast.host()
             ),
             sources: vec![fast.src, slow.src],
-        });
-    }
-    // Scaling from one thread to the most threads measured.
+        })
+}
+
+/// Scaling from one thread to the most threads measured, over every
+/// operation measured at both.
+fn scaling_finding(ds: &Dataset, single: &[&Entry]) -> Option<Finding> {
     let mut scal: Vec<(f64, &Entry, &Entry)> = vec![];
     let mut left_out = 0usize;
-    for one in &single {
+    for one in single {
         let many = ds
             .ok()
             .filter(|m| {
@@ -283,12 +294,11 @@ fn cpu_findings(ds: &Dataset) -> Vec<Finding> {
             scal.push((r, one, m));
         }
     }
-    if !scal.is_empty() {
-        scal.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (lo, hi) = (&scal[0], &scal[scal.len() - 1]);
-        let median = scal[scal.len() / 2].0;
-        let threads = hi.2.rec.threads;
-        out.push(Finding {
+    scal.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (lo, hi) = (scal.first()?, scal.last()?);
+    let median = scal[scal.len() / 2].0;
+    let threads = hi.2.rec.threads;
+    Some(Finding {
             group: Group::Cpu,
             figure: units::ratio(median),
             word: "with all cores".into(),
@@ -312,9 +322,7 @@ fn cpu_findings(ds: &Dataset) -> Vec<Finding> {
                 }
             ),
             sources: vec![lo.1.src, lo.2.src, hi.1.src, hi.2.src],
-        });
-    }
-    out
+        })
 }
 
 #[cfg(test)]

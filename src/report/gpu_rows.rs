@@ -92,6 +92,24 @@ pub(crate) fn gpu_rows<'a>(ds: &Dataset<'a>) -> Vec<GpuRow<'a>> {
     rows
 }
 
+/// Speed-ups in order, a row without one counting as 0.
+fn by_speedup(a: &GpuRow, b: &GpuRow) -> std::cmp::Ordering {
+    a.speedup()
+        .unwrap_or(0.0)
+        .total_cmp(&b.speedup().unwrap_or(0.0))
+}
+
+/// `12× faster` or `3.0× slower`: a speed-up in words.
+fn faster_or_slower(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{} faster", units::ratio(s))
+    } else {
+        format!("{} slower", units::ratio(1.0 / s))
+    }
+}
+
+/// Per GPU backend, the speed-up of its representative operation and,
+/// with several operations, the range of its speed-ups.
 pub(crate) fn gpu_findings(rows: &[GpuRow]) -> Vec<Finding> {
     let mut out = vec![];
     let backends: BTreeSet<&str> = rows.iter().map(|r| r.gpu.rec.backend.as_str()).collect();
@@ -100,124 +118,104 @@ pub(crate) fn gpu_findings(rows: &[GpuRow]) -> Vec<Finding> {
             .iter()
             .filter(|r| r.gpu.rec.backend == backend && r.speedup().is_some())
             .collect();
-        if mine.is_empty() {
+        let Some(rep) = representative(&mine) else {
             continue;
-        }
-        // The representative operation: ML-KEM-768 encaps, else ML-DSA-65
-        // sign, else the largest speed-up.
-        let rep = mine
-            .iter()
-            .find(|r| {
-                r.gpu.rec.algorithm == "ML-KEM-768" && r.gpu.rec.operation == Operation::Encaps
-            })
-            .or_else(|| {
-                mine.iter().find(|r| {
-                    r.gpu.rec.algorithm == "ML-DSA-65" && r.gpu.rec.operation == Operation::Sign
-                })
-            })
-            .copied()
-            .or_else(|| {
-                mine.iter()
-                    .max_by(|a, b| {
-                        a.speedup()
-                            .unwrap_or(0.0)
-                            .total_cmp(&b.speedup().unwrap_or(0.0))
-                    })
-                    .copied()
-            });
-        let Some(rep) = rep else { continue };
-        let s = rep.speedup().unwrap_or(0.0);
-        let cpu = rep.cpu.expect("speed-up implies a CPU record");
-        let (word, mag) = if s >= 1.0 {
-            ("faster", s)
-        } else {
-            ("slower", 1.0 / s)
         };
-        out.push(Finding {
-            group: Group::Gpu,
-            figure: units::ratio(mag),
-            word: word.into(),
-            sentence: format!(
-                "{} on {} runs {} {} {} {word} than the best CPU figure ({}).",
-                backend,
-                rep.gpu.rec.device.name,
-                rep.gpu.rec.algorithm,
-                rep.gpu.rec.operation.cli_name(),
-                units::ratio(mag),
-                cpu.setup()
-            ),
-            detail: format!(
-                "{} against {} · batch {}",
-                units::ops(rep.gpu.ok_throughput().unwrap_or(0.0)),
-                units::ops(cpu.ok_throughput().unwrap_or(0.0)),
-                units::grouped(rep.gpu.rec.batch as f64)
-            ),
-            sources: vec![rep.gpu.src, cpu.src],
-        });
-        if mine.len() > 1 {
-            let lo = mine
-                .iter()
-                .min_by(|a, b| {
-                    a.speedup()
-                        .unwrap_or(0.0)
-                        .total_cmp(&b.speedup().unwrap_or(0.0))
-                })
-                .copied()
-                .expect("non-empty");
-            let hi = mine
-                .iter()
-                .max_by(|a, b| {
-                    a.speedup()
-                        .unwrap_or(0.0)
-                        .total_cmp(&b.speedup().unwrap_or(0.0))
-                })
-                .copied()
-                .expect("non-empty");
-            let name =
-                |r: &GpuRow| format!("{} {}", r.gpu.rec.algorithm, r.gpu.rec.operation.cli_name());
-            let spd = |r: &GpuRow| {
-                let s = r.speedup().unwrap_or(0.0);
-                if s >= 1.0 {
-                    format!("{} faster", units::ratio(s))
-                } else {
-                    format!("{} slower", units::ratio(1.0 / s))
-                }
-            };
-            out.push(Finding {
-                group: Group::Gpu,
-                figure: format!(
-                    "{}–{}",
-                    units::ratio(lo.speedup().unwrap_or(0.0)).trim_end_matches('×'),
-                    units::ratio(hi.speedup().unwrap_or(0.0))
-                ),
-                word: "range".into(),
-                sentence: format!(
-                    "Across {} operations, {backend} ranges from {} ({}) to {} ({}) against the CPU.",
-                    mine.len(),
-                    spd(lo),
-                    name(lo),
-                    spd(hi),
-                    name(hi)
-                ),
-                detail: format!(
-                    "{}: {} vs {}; {}: {} vs {}",
-                    name(lo),
-                    units::ops(lo.gpu.ok_throughput().unwrap_or(0.0)),
-                    units::ops(lo.cpu.and_then(|c| c.ok_throughput()).unwrap_or(0.0)),
-                    name(hi),
-                    units::ops(hi.gpu.ok_throughput().unwrap_or(0.0)),
-                    units::ops(hi.cpu.and_then(|c| c.ok_throughput()).unwrap_or(0.0)),
-                ),
-                sources: vec![
-                    lo.gpu.src,
-                    lo.cpu.map(|c| c.src).unwrap_or(lo.gpu.src),
-                    hi.gpu.src,
-                    hi.cpu.map(|c| c.src).unwrap_or(hi.gpu.src),
-                ],
-            });
-        }
+        // A row with a speed-up has its CPU record.
+        let Some(cpu) = rep.cpu else { continue };
+        out.push(speedup_finding(backend, rep, &cpu));
+        out.extend(range_finding(backend, &mine));
     }
     out
+}
+
+/// The operation a backend's headline speaks of: ML-KEM-768 encaps, else
+/// ML-DSA-65 sign, else the largest speed-up.
+fn representative<'r, 'a>(mine: &[&'r GpuRow<'a>]) -> Option<&'r GpuRow<'a>> {
+    let is = |r: &GpuRow, alg: &str, op: Operation| {
+        r.gpu.rec.algorithm == alg && r.gpu.rec.operation == op
+    };
+    mine.iter()
+        .find(|r| is(r, "ML-KEM-768", Operation::Encaps))
+        .or_else(|| mine.iter().find(|r| is(r, "ML-DSA-65", Operation::Sign)))
+        .copied()
+        .or_else(|| mine.iter().max_by(|a, b| by_speedup(a, b)).copied())
+}
+
+/// `backend on device runs ML-KEM-768 encaps 12× faster than the best CPU
+/// figure`.
+fn speedup_finding(backend: &str, rep: &GpuRow, cpu: &Entry) -> Finding {
+    let s = rep.speedup().unwrap_or(0.0);
+    let (word, mag) = if s >= 1.0 {
+        ("faster", s)
+    } else {
+        ("slower", 1.0 / s)
+    };
+    Finding {
+        group: Group::Gpu,
+        figure: units::ratio(mag),
+        word: word.into(),
+        sentence: format!(
+            "{} on {} runs {} {} {} {word} than the best CPU figure ({}).",
+            backend,
+            rep.gpu.rec.device.name,
+            rep.gpu.rec.algorithm,
+            rep.gpu.rec.operation.cli_name(),
+            units::ratio(mag),
+            cpu.setup()
+        ),
+        detail: format!(
+            "{} against {} · batch {}",
+            units::ops(rep.gpu.ok_throughput().unwrap_or(0.0)),
+            units::ops(cpu.ok_throughput().unwrap_or(0.0)),
+            units::grouped(rep.gpu.rec.batch as f64)
+        ),
+        sources: vec![rep.gpu.src, cpu.src],
+    }
+}
+
+/// From the smallest to the largest speed-up of a backend's operations;
+/// `None` with fewer than two.
+fn range_finding(backend: &str, mine: &[&GpuRow]) -> Option<Finding> {
+    if mine.len() < 2 {
+        return None;
+    }
+    let lo = mine.iter().min_by(|a, b| by_speedup(a, b)).copied()?;
+    let hi = mine.iter().max_by(|a, b| by_speedup(a, b)).copied()?;
+    let name = |r: &GpuRow| format!("{} {}", r.gpu.rec.algorithm, r.gpu.rec.operation.cli_name());
+    let spd = |r: &GpuRow| faster_or_slower(r.speedup().unwrap_or(0.0));
+    let figures = |r: &GpuRow| {
+        format!(
+            "{}: {} vs {}",
+            name(r),
+            units::ops(r.gpu.ok_throughput().unwrap_or(0.0)),
+            units::ops(r.cpu.and_then(|c| c.ok_throughput()).unwrap_or(0.0)),
+        )
+    };
+    Some(Finding {
+        group: Group::Gpu,
+        figure: format!(
+            "{}–{}",
+            units::ratio(lo.speedup().unwrap_or(0.0)).trim_end_matches('×'),
+            units::ratio(hi.speedup().unwrap_or(0.0))
+        ),
+        word: "range".into(),
+        sentence: format!(
+            "Across {} operations, {backend} ranges from {} ({}) to {} ({}) against the CPU.",
+            mine.len(),
+            spd(lo),
+            name(lo),
+            spd(hi),
+            name(hi)
+        ),
+        detail: format!("{}; {}", figures(lo), figures(hi)),
+        sources: vec![
+            lo.gpu.src,
+            lo.cpu.map(|c| c.src).unwrap_or(lo.gpu.src),
+            hi.gpu.src,
+            hi.cpu.map(|c| c.src).unwrap_or(hi.gpu.src),
+        ],
+    })
 }
 
 /// One energy finding per GPU backend, from the record's energy window (at
@@ -240,8 +238,9 @@ pub(crate) fn energy_findings(rows: &[GpuRow]) -> Vec<Finding> {
             })
             .or(mine.first())
             .copied();
-        let Some(rep) = rep else { continue };
-        let e = rep.gpu.rec.energy.as_ref().expect("filtered");
+        let Some((rep, e)) = rep.and_then(|r| Some((r, r.gpu.rec.energy.as_ref()?))) else {
+            continue;
+        };
         let uj = e.joules_per_op * 1e6;
         out.push(Finding {
             group: Group::Energy,

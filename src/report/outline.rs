@@ -1,6 +1,8 @@
-//! What the report shows, section by section, computed once: [`html`] and
-//! [`markdown`] only render it, each with its own prose around it.
+//! What the report shows, section by section, computed once: the
+//! [`document`] walk sets it in order with its prose, for [`html`] and
+//! [`markdown`] to render.
 //!
+//! [`document`]: crate::report::render::document
 //! [`html`]: crate::report::render::html
 //! [`markdown`]: crate::report::render::markdown
 
@@ -50,6 +52,9 @@ pub struct Outline<'r> {
     pub context: String,
     /// Headline findings by group.
     pub findings: Vec<FindingGroup<'r>>,
+    /// What these files lack for the summary's comparisons, each with what
+    /// to add (empty when nothing is missing).
+    pub missing: Vec<&'static str>,
     /// A sentence about GPU records (or their absence).
     pub gpu_note: &'r str,
     /// Sentences about missing PQC-against-classical pairs.
@@ -91,6 +96,8 @@ pub struct Outline<'r> {
     pub symmetric: Option<Table>,
     /// Skipped and failed records, when there are any.
     pub appendix: Option<Table>,
+    /// Records whose runs were cut short or throttled, one sentence each.
+    pub caveats: Vec<String>,
     /// Records made on pqcprof's CPU stand-in CUDA driver, when there are
     /// any: correctness only.
     pub emulated: Option<Table>,
@@ -110,18 +117,34 @@ fn headed(heading: &'static str, table: Table) -> Option<Headed> {
     rows(table).map(|table| Headed { heading, table })
 }
 
+/// The findings by group, groups in the order the analysis gave them.
+fn finding_groups<'a>(an: &'a Analysis<'a>) -> Vec<FindingGroup<'a>> {
+    let mut groups: Vec<Group> = an.findings.iter().map(|f| f.group).collect();
+    groups.dedup();
+    groups
+        .into_iter()
+        .map(|group| FindingGroup {
+            group,
+            findings: an.findings.iter().filter(|f| f.group == group).collect(),
+        })
+        .collect()
+}
+
+/// What the files lack for the summary's comparisons, each with what to add.
+fn missing(an: &Analysis) -> Vec<&'static str> {
+    let mut missing = vec![];
+    if an.pairs.is_empty() {
+        missing.push("classical baselines (ECDH, X25519, ECDSA, RSA), so no PQC-against-classical ratios; add a run file from `pqcprof sweep`");
+    }
+    if an.gpu.is_empty() {
+        missing.push("GPU records, so no GPU-over-CPU speed-up or energy per operation; add a run file from a machine with a ready GPU");
+    }
+    missing
+}
+
 impl<'r> Outline<'r> {
     /// Computes every section from the loaded files and their analysis.
     pub fn new(set: &'r LoadSet, ds: &'r Dataset, an: &'r Analysis) -> Self {
-        let mut groups: Vec<Group> = an.findings.iter().map(|f| f.group).collect();
-        groups.dedup();
-        let findings = groups
-            .into_iter()
-            .map(|group| FindingGroup {
-                group,
-                findings: an.findings.iter().filter(|f| f.group == group).collect(),
-            })
-            .collect();
         let pairs = [
             (Kind::Kem, "ML-KEM against ECDH and X25519/X448"),
             (Kind::Signature, "ML-DSA against ECDSA, RSA and EdDSA"),
@@ -145,7 +168,8 @@ impl<'r> Outline<'r> {
             file_summary: file_summary(ds, &counts(ds)),
             problems: set.problems.iter().map(|p| p.to_string()).collect(),
             context: context_line(ds),
-            findings,
+            findings: finding_groups(an),
+            missing: missing(an),
             gpu_note: &an.gpu_note,
             pair_notes: &an.pair_notes,
             pairs,
@@ -179,6 +203,7 @@ impl<'r> Outline<'r> {
             sizes: sections::sizes_table(ds),
             symmetric: rows(crate::report::reference_tables::symmetric_table(ds)),
             appendix: rows(crate::report::reference_tables::appendix_table(ds)),
+            caveats: crate::report::caveats::caveats(ds),
             emulated: rows(crate::report::reference_tables::emulated_table(ds)),
             standards: crate::report::reference_tables::standards_table(ds),
             runs: ds

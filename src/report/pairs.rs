@@ -207,6 +207,9 @@ pub(crate) fn pairs(ds: &Dataset) -> Vec<Pair> {
     out
 }
 
+/// `pqc` against `classical` on one host and thread count: times of the
+/// operations both measured, then sizes; `None` when no operation is
+/// measured by both.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn make_pair(
     ds: &Dataset,
@@ -218,6 +221,34 @@ pub(crate) fn make_pair(
     classical_level: u8,
     threads: usize,
 ) -> Option<Pair> {
+    let mut aspects = time_aspects(ds, host, kind, pqc, classical, threads)?;
+    if aspects.is_empty() {
+        return None;
+    }
+    aspects.extend(size_aspects(ds, kind, pqc, classical));
+    Some(Pair {
+        kind,
+        level: level_bucket(Some(pqc_level)).unwrap_or(pqc_level),
+        pqc: pqc.into(),
+        pqc_level,
+        classical: classical.into(),
+        classical_level,
+        host: host.into(),
+        threads,
+        aspects,
+    })
+}
+
+/// Median time per operation of each operation both measured (`None` when
+/// a measured one has no time), and for a KEM the sum over a whole exchange.
+fn time_aspects(
+    ds: &Dataset,
+    host: &str,
+    kind: Kind,
+    pqc: &str,
+    classical: &str,
+    threads: usize,
+) -> Option<Vec<Aspect>> {
     let mut aspects = vec![];
     let mut sum = (0.0, 0.0, vec![], vec![], vec![]);
     for op in Operation::ALL {
@@ -247,7 +278,7 @@ pub(crate) fn make_pair(
         }
     }
     if aspects.is_empty() {
-        return None;
+        return Some(aspects);
     }
     if kind == Kind::Kem && sum.2.len() > 1 && !sum.3.is_empty() {
         let mut sources = sum.2.clone();
@@ -261,6 +292,13 @@ pub(crate) fn make_pair(
             note: Some(format!("sum of {} on each side", sum.4.join(" + "))),
         });
     }
+    Some(aspects)
+}
+
+/// Key, ciphertext and signature sizes of both, from the first record of
+/// each that states them.
+fn size_aspects(ds: &Dataset, kind: Kind, pqc: &str, classical: &str) -> Vec<Aspect> {
+    let mut aspects = vec![];
     let sizes_of = |alg: &str| {
         ds.entries
             .iter()
@@ -308,17 +346,7 @@ pub(crate) fn make_pair(
             }
         }
     }
-    Some(Pair {
-        kind,
-        level: level_bucket(Some(pqc_level)).unwrap_or(pqc_level),
-        pqc: pqc.into(),
-        pqc_level,
-        classical: classical.into(),
-        classical_level,
-        host: host.into(),
-        threads,
-        aspects,
-    })
+    aspects
 }
 
 /// The message a signing or verifying figure is for: `at a 1,024 B
@@ -349,6 +377,8 @@ pub(crate) fn phrase(aspect: &str) -> &'static str {
     }
 }
 
+/// The headlines on PQC against classical: per kind, the aspects that
+/// matter most, each from the most-preferred NIST level that has it.
 pub(crate) fn pair_findings(pairs: &[Pair]) -> Vec<Finding> {
     let mut out = vec![];
     let headline_aspects: [(Kind, &[&str]); 2] = [
@@ -375,62 +405,67 @@ pub(crate) fn pair_findings(pairs: &[Pair]) -> Vec<Finding> {
             });
             let Some((p, a)) = chosen else { continue };
             used_exchange |= *name == "Exchange";
-            let (mag, word, wins) = a.verdict();
-            let sentence = if a.is_time {
-                format!(
-                    "{} {} {} {} than {}.",
-                    p.pqc,
-                    phrase(name),
-                    units::ratio(mag),
-                    word,
-                    p.classical
-                )
-            } else {
-                format!(
-                    "{}'s {} is {} {} than {}'s.",
-                    p.pqc,
-                    name.to_lowercase(),
-                    units::ratio(mag),
-                    word,
-                    p.classical
-                )
-            };
-            let detail = format!(
-                "{} vs {} · NIST level {} · {}{}{}",
-                p.pqc,
-                p.classical,
-                p.level,
-                a.figures(),
-                a.note
-                    .as_ref()
-                    .map(|n| format!(" ({n})"))
-                    .unwrap_or_default(),
-                if a.is_time {
-                    format!(
-                        " · {} thread{} on {}",
-                        p.threads,
-                        if p.threads == 1 { "" } else { "s" },
-                        p.host
-                    )
-                } else {
-                    String::new()
-                }
-            );
-            out.push(Finding {
-                group: if wins && word != "on par" {
-                    Group::PqcFaster
-                } else {
-                    Group::PqcCosts
-                },
-                figure: units::ratio(mag),
-                word: word.into(),
-                sentence,
-                detail,
-                sources: a.sources.clone(),
-            });
+            out.push(pair_finding(p, a, name));
         }
     }
     out
+}
+
+/// The headline of one aspect of a pair: which side wins, by how much.
+fn pair_finding(p: &Pair, a: &Aspect, name: &str) -> Finding {
+    let (mag, word, wins) = a.verdict();
+    let sentence = if a.is_time {
+        format!(
+            "{} {} {} {} than {}.",
+            p.pqc,
+            phrase(name),
+            units::ratio(mag),
+            word,
+            p.classical
+        )
+    } else {
+        format!(
+            "{}'s {} is {} {} than {}'s.",
+            p.pqc,
+            name.to_lowercase(),
+            units::ratio(mag),
+            word,
+            p.classical
+        )
+    };
+    let detail = format!(
+        "{} vs {} · NIST level {} · {}{}{}",
+        p.pqc,
+        p.classical,
+        p.level,
+        a.figures(),
+        a.note
+            .as_ref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default(),
+        if a.is_time {
+            format!(
+                " · {} thread{} on {}",
+                p.threads,
+                if p.threads == 1 { "" } else { "s" },
+                p.host
+            )
+        } else {
+            String::new()
+        }
+    );
+    Finding {
+        group: if wins && word != "on par" {
+            Group::PqcFaster
+        } else {
+            Group::PqcCosts
+        },
+        figure: units::ratio(mag),
+        word: word.into(),
+        sentence,
+        detail,
+        sources: a.sources.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
 //! The report's tables, built once for both output formats.
 
-use crate::core::catalog::Kind;
+use crate::core::catalog::{Kind, Operation};
+use crate::core::stats::Summary;
 use crate::core::units;
 use crate::report::families::Class;
 use crate::report::model::filters;
 use crate::report::model::{kind_name, level_bucket, src_list, Dataset, Entry};
 use crate::report::table::{natural_cmp, shades, shades_by_group, Cell, Row, Table};
+use crate::schema::device::KernelInfo;
 use crate::schema::record::Mode;
 use std::collections::BTreeMap;
 
@@ -98,50 +100,71 @@ pub const MARKER_LEGEND: &str = "▲ a PQC figure faster than the fastest classi
 /// `data-extra` and are shown on demand.
 pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
     let (entries, ops) = ds.throughput(kind);
-    // One row per (file, rank, GPU, backend, threads, algorithm, batch or
-    // window).
-    type RowKey = (
-        usize,
-        Option<usize>,
-        Option<usize>,
-        String,
-        usize,
-        String,
-        Option<usize>,
+    let groups = throughput_rows(&entries);
+    let shade_of = throughput_shades(&groups, &ops);
+    let mut table = Table::new(
+        format!("t-{}", kind_name(kind).to_ascii_lowercase()),
+        &["Level", "Algorithm", "Provider", "Where", "Batch"],
+        true,
     );
-    let mut rows: BTreeMap<RowKey, Vec<&Entry>> = BTreeMap::new();
-    for e in &entries {
-        rows.entry((
+    table
+        .headers
+        .extend(ops.iter().map(|o| o.label().to_string()));
+    table.headers.push("Source".into());
+    for (row_i, (extra, g)) in groups.iter().enumerate() {
+        let mut cells = throughput_lead_cells(g[0]);
+        for (op_i, op) in ops.iter().enumerate() {
+            cells.push(match g.iter().find(|e| e.rec.operation == *op) {
+                Some(e) => throughput_cell(ds, e, shade_of[op_i][row_i]),
+                None => Cell::empty(),
+            });
+        }
+        cells.push(src_cell(src_list(g.iter().map(|e| e.src), " ")));
+        let mut f = filters(g[0]);
+        if *extra {
+            f.push(("extra", "batch".into()));
+        }
+        table.rows.push(Row { filters: f, cells });
+    }
+    table
+}
+
+/// The throughput table's rows in report order, each the records of one
+/// (file, rank, GPU, backend, threads, algorithm, batch or window) and
+/// whether it is an extra row: not the largest batch of its (file, rank,
+/// GPU, backend, threads, algorithm), whose row is the main one (window
+/// timing counts as a row of its own). Never an empty row.
+fn throughput_rows<'e, 'a>(entries: &[&'e Entry<'a>]) -> Vec<(bool, Vec<&'e Entry<'a>>)> {
+    type MainKey = (usize, Option<usize>, Option<usize>, String, usize, String);
+    let mut rows: BTreeMap<(MainKey, Option<usize>), Vec<&Entry>> = BTreeMap::new();
+    for e in entries {
+        let main = (
             e.src.file,
             e.rec.rank,
             e.rec.gpu_ordinal,
             e.rec.backend.clone(),
             e.rec.threads,
             e.rec.algorithm.clone(),
-            batch_key(e),
-        ))
-        .or_default()
-        .push(e);
+        );
+        rows.entry((main, batch_key(e))).or_default().push(e);
     }
-    // The main row of each (file, backend, threads, algorithm): the
-    // largest batch (window timing counts as one row of its own).
-    type MainKey = (usize, Option<usize>, Option<usize>, String, usize, String);
-    let mut main: BTreeMap<MainKey, Option<usize>> = BTreeMap::new();
-    for (f, r, d, b, t, a, batch) in rows.keys() {
-        let m = main
-            .entry((*f, *r, *d, b.clone(), *t, a.clone()))
-            .or_insert(*batch);
+    let mut largest: BTreeMap<&MainKey, Option<usize>> = BTreeMap::new();
+    for (main, batch) in rows.keys() {
+        let m = largest.entry(main).or_insert(*batch);
         *m = (*m).max(*batch);
     }
     let mut groups: Vec<(bool, Vec<&Entry>)> = rows
-        .into_iter()
-        .map(|((f, r, d, b, t, a, batch), g)| (main[&(f, r, d, b, t, a)] != batch, g))
+        .iter()
+        .map(|((main, batch), g)| (largest[main] != *batch, g.clone()))
         .collect();
     groups.sort_by(|a, b| entry_cmp(a.1[0], b.1[0]));
-    // Shade per (level bucket, operation) on ops/s among the main rows:
-    // `shade_of[op][row]`.
-    let shade_of: Vec<Vec<Option<f64>>> = ops
-        .iter()
+    groups
+}
+
+/// Shade per (level bucket, operation) on ops/s among the main rows:
+/// `[op][row]`.
+fn throughput_shades(groups: &[(bool, Vec<&Entry>)], ops: &[Operation]) -> Vec<Vec<Option<f64>>> {
+    ops.iter()
         .map(|op| {
             let cells = groups
                 .iter()
@@ -157,69 +180,53 @@ pub fn throughput_table(ds: &Dataset, kind: Kind) -> Table {
                 });
             shades_by_group(groups.len(), cells, true)
         })
-        .collect();
-    let mut table = Table::new(
-        format!("t-{}", kind_name(kind).to_ascii_lowercase()),
-        &["Level", "Algorithm", "Provider", "Where", "Batch"],
-        true,
-    );
-    table
-        .headers
-        .extend(ops.iter().map(|o| o.label().to_string()));
-    table.headers.push("Source".into());
-    for (row_i, (extra, g)) in groups.iter().enumerate() {
-        let first = g[0];
-        let cross = cross_provider(first);
-        let name = match cross {
-            Some(_) => format!("{} ‡", first.rec.algorithm),
-            None => first.rec.algorithm.clone(),
-        };
-        let provider_sub = match cross {
-            Some(libs) => format!("{} · {libs}", first.class.name()),
-            None => first.class.name().to_string(),
-        };
-        let batch = match batch_key(first) {
-            Some(b) => Cell::num(units::grouped(b as f64)),
-            None => Cell::text("window").below("per operation"),
-        };
-        let mut cells = vec![
-            Cell::num(level_text(first.rec.nist_level)),
-            Cell::text(name).below(first.rec.family.clone()),
-            Cell::text(first.rec.provider.clone()).below(provider_sub),
-            where_cell(first),
-            batch,
-        ];
-        for (op_i, op) in ops.iter().enumerate() {
-            match g.iter().find(|e| e.rec.operation == *op) {
-                Some(e) => {
-                    let time = units::time_ms(e.ms().unwrap_or(0.0));
-                    let text = if beats_classical(ds, e) {
-                        format!("{time} ▲")
-                    } else {
-                        time
-                    };
-                    let ops = units::ops(e.ok_throughput().unwrap_or(0.0));
-                    let mut c = Cell::num(text)
-                        .below(match e.noise_note() {
-                            Some(n) => format!("{ops} · {n}"),
-                            None => ops,
-                        })
-                        .from([e.src])
-                        .value(e.ok_throughput().unwrap_or(0.0));
-                    c.shade = shade_of[op_i][row_i];
-                    cells.push(c);
-                }
-                None => cells.push(Cell::empty()),
-            }
-        }
-        cells.push(src_cell(src_list(g.iter().map(|e| e.src), " ")));
-        let mut f = filters(first);
-        if *extra {
-            f.push(("extra", "batch".into()));
-        }
-        table.rows.push(Row { filters: f, cells });
-    }
-    table
+        .collect()
+}
+
+/// A throughput row's first cells: level, algorithm (‡ when
+/// cross-provider), provider and class, where, batch.
+fn throughput_lead_cells(first: &Entry) -> Vec<Cell> {
+    let cross = cross_provider(first);
+    let name = match cross {
+        Some(_) => format!("{} ‡", first.rec.algorithm),
+        None => first.rec.algorithm.clone(),
+    };
+    let provider_sub = match cross {
+        Some(libs) => format!("{} · {libs}", first.class.name()),
+        None => first.class.name().to_string(),
+    };
+    let batch = match batch_key(first) {
+        Some(b) => Cell::num(units::grouped(b as f64)),
+        None => Cell::text("window").below("per operation"),
+    };
+    vec![
+        Cell::num(level_text(first.rec.nist_level)),
+        Cell::text(name).below(first.rec.family.clone()),
+        Cell::text(first.rec.provider.clone()).below(provider_sub),
+        where_cell(first),
+        batch,
+    ]
+}
+
+/// One operation's figure: median time (▲ when it beats classical), ops/s
+/// and any noise below.
+fn throughput_cell(ds: &Dataset, e: &Entry, shade: Option<f64>) -> Cell {
+    let time = units::time_ms(e.ms().unwrap_or(0.0));
+    let text = if beats_classical(ds, e) {
+        format!("{time} ▲")
+    } else {
+        time
+    };
+    let ops = units::ops(e.ok_throughput().unwrap_or(0.0));
+    let mut c = Cell::num(text)
+        .below(match e.noise_note() {
+            Some(n) => format!("{ops} · {n}"),
+            None => ops,
+        })
+        .from([e.src])
+        .value(e.ok_throughput().unwrap_or(0.0));
+    c.shade = shade;
+    c
 }
 
 /// What each hybrid costs over its pure PQC component measured in the same
@@ -285,11 +292,12 @@ pub fn hybrid_table(ds: &Dataset) -> Table {
 
 /// Latency-mode records: p50, p99, mean and its interval.
 pub fn latency_table(ds: &Dataset) -> Table {
-    let mut v: Vec<&Entry> = ds
+    let mut v: Vec<(&Entry, &Summary)> = ds
         .ok()
-        .filter(|e| e.rec.mode == Mode::Latency && e.rec.latency_us.is_some())
+        .filter(|e| e.rec.mode == Mode::Latency)
+        .filter_map(|e| Some((e, e.rec.latency_us.as_ref()?)))
         .collect();
-    sort_entries(&mut v);
+    v.sort_by(|a, b| entry_cmp(a.0, b.0));
     let mut t = Table::new(
         "t-latency",
         &[
@@ -307,11 +315,10 @@ pub fn latency_table(ds: &Dataset) -> Table {
     );
     let p50s: Vec<f64> = v
         .iter()
-        .map(|e| e.rec.latency_p50_us.unwrap_or(f64::NAN))
+        .map(|(e, _)| e.rec.latency_p50_us.unwrap_or(f64::NAN))
         .collect();
     let sh = shades(&p50s, false);
-    for (e, s) in v.iter().zip(sh) {
-        let l = e.rec.latency_us.as_ref().expect("filtered");
+    for ((e, l), s) in v.iter().zip(sh) {
         let us = |x: f64| units::time_ms(x / 1000.0);
         let ci = l
             .ci95
@@ -321,22 +328,30 @@ pub fn latency_table(ds: &Dataset) -> Table {
             .from([e.src])
             .value(e.rec.latency_p50_us.unwrap_or(f64::NAN));
         p50.shade = s;
+        let mut cells = vec![Cell::num(level_text(e.rec.nist_level))];
+        cells.extend(operation_cells(e));
+        cells.extend([
+            p50,
+            Cell::num(e.rec.latency_p99_us.map(us).unwrap_or_else(|| "–".into())).from([e.src]),
+            Cell::num(format!("{}{ci}", us(l.mean))).from([e.src]),
+            Cell::num(l.raw.len().to_string()),
+            src_cell(e.src.to_string()),
+        ]);
         t.rows.push(Row {
             filters: filters(e),
-            cells: vec![
-                Cell::num(level_text(e.rec.nist_level)),
-                Cell::text(e.rec.algorithm.clone()),
-                Cell::text(e.rec.operation.label()),
-                where_cell(e),
-                p50,
-                Cell::num(e.rec.latency_p99_us.map(us).unwrap_or_else(|| "–".into())).from([e.src]),
-                Cell::num(format!("{}{ci}", us(l.mean))).from([e.src]),
-                Cell::num(l.raw.len().to_string()),
-                src_cell(e.src.to_string()),
-            ],
+            cells,
         });
     }
     t
+}
+
+/// The algorithm, operation and `Where` cells of a row about one record.
+fn operation_cells(e: &Entry) -> Vec<Cell> {
+    vec![
+        Cell::text(e.rec.algorithm.clone()),
+        Cell::text(e.rec.operation.label()),
+        where_cell(e),
+    ]
 }
 
 /// A whole number with its unit, or an empty cell.
@@ -346,22 +361,28 @@ fn count_cell(v: Option<u32>, unit: &str) -> Cell {
 }
 
 /// The driver's occupancy of a kernel, with its resident blocks.
-fn occupancy_cell(k: &crate::schema::device::KernelInfo) -> Cell {
+fn occupancy_cell(k: &KernelInfo) -> Cell {
     match (k.occupancy_pct, k.resident_blocks_per_sm) {
         (Some(p), Some(b)) => Cell::num(format!("{p:.1}%")).below(format!("{b} blocks/SM")),
         _ => Cell::empty(),
     }
 }
 
+/// Ok throughput records of our GPU kernels in report order, each with its
+/// kernel and ops/s.
+fn kernel_records<'e, 'a>(ds: &'e Dataset<'a>) -> Vec<(&'e Entry<'a>, &'a KernelInfo, f64)> {
+    let mut v: Vec<(&Entry, &KernelInfo, f64)> = ds
+        .ok()
+        .filter_map(|e| Some((e, e.rec.kernel.as_ref()?, e.ok_throughput()?)))
+        .collect();
+    v.sort_by(|a, b| entry_cmp(a.0, b.0));
+    v
+}
+
 /// Our GPU kernels behind throughput records: launch shape and the
 /// resources the driver reported (registers, local memory, occupancy), next
 /// to the throughput they gave.
 pub fn kernels_table(ds: &Dataset) -> Table {
-    let mut v: Vec<&Entry> = ds
-        .ok()
-        .filter(|e| e.ok_throughput().is_some() && e.rec.kernel.is_some())
-        .collect();
-    sort_entries(&mut v);
     let mut t = Table::new(
         "t-kernels",
         &[
@@ -379,8 +400,7 @@ pub fn kernels_table(ds: &Dataset) -> Table {
         ],
         false,
     );
-    for e in v {
-        let k = e.rec.kernel.as_ref().expect("filtered");
+    for (e, k, ops) in kernel_records(ds) {
         let waves = match k.waves {
             Some(w) => Cell::num(format!("{:.2}", w.exact_waves))
                 .below(format!("last wave {:.0}% full", w.last_wave_fill_pct))
@@ -392,21 +412,20 @@ pub fn kernels_table(ds: &Dataset) -> Table {
                 .value(w.exact_waves),
             None => Cell::empty(),
         };
+        let mut cells = operation_cells(e);
+        cells.extend([
+            Cell::num(units::ops(ops)).from([e.src]),
+            Cell::text(k.name.clone()).below(k.image.clone()),
+            Cell::num(format!("{} × {}", k.blocks, k.threads_per_block)),
+            count_cell(k.registers_per_thread, ""),
+            count_cell(k.local_bytes_per_thread, " B"),
+            occupancy_cell(k),
+            waves,
+            src_cell(e.src.to_string()),
+        ]);
         t.rows.push(Row {
             filters: filters(e),
-            cells: vec![
-                Cell::text(e.rec.algorithm.clone()),
-                Cell::text(e.rec.operation.label()),
-                where_cell(e),
-                Cell::num(units::ops(e.ok_throughput().expect("filtered"))).from([e.src]),
-                Cell::text(k.name.clone()).below(k.image.clone()),
-                Cell::num(format!("{} × {}", k.blocks, k.threads_per_block)),
-                count_cell(k.registers_per_thread, ""),
-                count_cell(k.local_bytes_per_thread, " B"),
-                occupancy_cell(k),
-                waves,
-                src_cell(e.src.to_string()),
-            ],
+            cells,
         });
     }
     t
@@ -417,11 +436,7 @@ pub fn kernels_table(ds: &Dataset) -> Table {
 /// device at the same batch: each variant's throughput, its ratio to the
 /// one-thread variant's, and the resources that explain it.
 pub fn variants_table(ds: &Dataset) -> Table {
-    let mut v: Vec<&Entry> = ds
-        .ok()
-        .filter(|e| e.ok_throughput().is_some() && e.rec.kernel.is_some())
-        .collect();
-    sort_entries(&mut v);
+    let v = kernel_records(ds);
     let key = |e: &Entry| {
         (
             e.rec.algorithm.clone(),
@@ -432,7 +447,6 @@ pub fn variants_table(ds: &Dataset) -> Table {
             e.rec.batch,
         )
     };
-    let variant = |e: &Entry| e.rec.kernel.as_ref().expect("filtered").variant.clone();
     let mut t = Table::new(
         "t-variants",
         &[
@@ -450,20 +464,19 @@ pub fn variants_table(ds: &Dataset) -> Table {
         ],
         false,
     );
-    for e in &v {
-        let k = e.rec.kernel.as_ref().expect("filtered");
-        let group: Vec<&&Entry> = v.iter().filter(|o| key(o) == key(e)).collect();
-        let mut names: Vec<String> = group.iter().map(|o| variant(o)).collect();
+    for &(e, k, ops) in &v {
+        let group: Vec<&(&Entry, &KernelInfo, f64)> =
+            v.iter().filter(|(o, _, _)| key(o) == key(e)).collect();
+        let mut names: Vec<&str> = group.iter().map(|(_, ok, _)| ok.variant.as_str()).collect();
         names.sort();
         names.dedup();
         if names.len() < 2 {
             continue;
         }
-        let ops = e.ok_throughput().expect("filtered");
         let thread = group
             .iter()
-            .find(|o| variant(o) == "thread")
-            .and_then(|o| o.ok_throughput());
+            .find(|(_, ok, _)| ok.variant == "thread")
+            .map(|(_, _, o)| *o);
         let against = match thread {
             Some(base) if base > 0.0 => {
                 let r = ops / base;
@@ -479,22 +492,20 @@ pub fn variants_table(ds: &Dataset) -> Table {
             }
             _ => Cell::empty(),
         };
+        let mut cells = operation_cells(e);
+        cells.extend([
+            Cell::text(k.variant.clone()).below(format!("{} × {}", k.blocks, k.threads_per_block)),
+            Cell::num(units::ops(ops)).from([e.src]),
+            against,
+            count_cell(k.registers_per_thread, ""),
+            count_cell(k.shared_bytes_per_block, " B"),
+            count_cell(k.local_bytes_per_thread, " B"),
+            occupancy_cell(k),
+            src_cell(e.src.to_string()),
+        ]);
         t.rows.push(Row {
             filters: filters(e),
-            cells: vec![
-                Cell::text(e.rec.algorithm.clone()),
-                Cell::text(e.rec.operation.label()),
-                where_cell(e),
-                Cell::text(k.variant.clone())
-                    .below(format!("{} × {}", k.blocks, k.threads_per_block)),
-                Cell::num(units::ops(ops)).from([e.src]),
-                against,
-                count_cell(k.registers_per_thread, ""),
-                count_cell(k.shared_bytes_per_block, " B"),
-                count_cell(k.local_bytes_per_thread, " B"),
-                occupancy_cell(k),
-                src_cell(e.src.to_string()),
-            ],
+            cells,
         });
     }
     t

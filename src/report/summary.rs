@@ -4,6 +4,9 @@
 
 use crate::report::model::Dataset;
 use crate::schema::load::LoadedRun;
+use crate::schema::metadata::{MachineLoad, Metadata, SlurmRank};
+use crate::schema::record::RunConfig;
+use crate::schema::run_file::SweepInfo;
 use std::collections::BTreeSet;
 
 /// Ok, failed and skipped record counts.
@@ -148,11 +151,46 @@ pub fn context_line(ds: &Dataset) -> String {
     format!("{lead}. {}.", parts.join(". "))
 }
 
-/// The metadata and settings of one file as (name, value) rows.
-pub fn metadata_rows(run: &LoadedRun) -> Vec<(String, String)> {
+/// A row of the metadata table: `(name, value)`.
+type MetaRow = (String, String);
+
+/// The metadata and settings of one file as (name, value) rows: the
+/// machine, its GPUs and Slurm rank, how the run ended and how busy the
+/// machine was, then the settings.
+pub fn metadata_rows(run: &LoadedRun) -> Vec<MetaRow> {
     let m = &run.metadata;
-    let mut v: Vec<(String, String)> = vec![
-        ("Source file".into(), run.path.display().to_string()),
+    let mut v = vec![("Source file".into(), run.path.display().to_string())];
+    v.extend(machine_rows(m));
+    v.extend(gpu_rows(m));
+    v.extend(m.slurm.as_ref().map(slurm_row));
+    v.push(("Run".into(), run_state(run).into()));
+    v.extend(m.machine_load.as_ref().map(load_row));
+    v.push(("Schema version".into(), run.schema_version.to_string()));
+    match &run.config {
+        Some(c) => v.extend(settings_rows(c, run.sweep.as_ref())),
+        None => v.push(("Settings".into(), "not readable in this file".into())),
+    }
+    v.push((
+        "Records".into(),
+        format!(
+            "{} readable, {} symmetric",
+            run.records.len(),
+            run.symmetric.len()
+        ),
+    ));
+    v
+}
+
+/// The host, its CPU, memory and system, and the software that measured.
+fn machine_rows(m: &Metadata) -> Vec<MetaRow> {
+    let or_unknown = |s: String| {
+        if s.is_empty() {
+            "not recorded (older run file)".to_string()
+        } else {
+            s
+        }
+    };
+    vec![
         ("Host".into(), m.hostname.clone()),
         ("Started (UTC)".into(), m.date.clone()),
         ("CPU".into(), m.cpu.clone()),
@@ -180,20 +218,18 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<(String, String)> {
                 m.pqcprof_version, m.git_commit, m.profile, m.rustc
             ),
         ),
-    ];
-    let or_unknown = |s: String| {
-        if s.is_empty() {
-            "not recorded (older run file)".to_string()
-        } else {
-            s
-        }
-    };
-    v.push(("C compiler".into(), or_unknown(m.c_compiler.clone())));
-    v.push((
-        "OpenSSL providers".into(),
-        or_unknown(m.openssl_providers.join(", ")),
-    ));
-    v.push(("Timer".into(), or_unknown(m.timer.clone())));
+        ("C compiler".into(), or_unknown(m.c_compiler.clone())),
+        (
+            "OpenSSL providers".into(),
+            or_unknown(m.openssl_providers.join(", ")),
+        ),
+        ("Timer".into(), or_unknown(m.timer.clone())),
+    ]
+}
+
+/// The CUDA and NVIDIA drivers and each GPU, where recorded.
+fn gpu_rows(m: &Metadata) -> Vec<MetaRow> {
+    let mut v = vec![];
     if let Some(d) = &m.cuda_driver {
         v.push(("CUDA driver API".into(), d.clone()));
     }
@@ -209,108 +245,106 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<(String, String)> {
             ),
         ));
     }
-    if let Some(r) = &m.slurm {
-        v.push((
-            "Slurm rank".into(),
-            format!(
-                "job {}, {}rank {}{} on {}{}",
-                r.job_id,
-                r.role
-                    .as_deref()
-                    .map(|x| format!("{x} "))
-                    .unwrap_or_default(),
-                r.procid,
-                r.ntasks.map(|n| format!(" of {n}")).unwrap_or_default(),
-                r.node,
-                r.cuda_visible_devices
-                    .as_deref()
-                    .map(|c| format!(", CUDA_VISIBLE_DEVICES={c}"))
-                    .unwrap_or_default()
-            ),
-        ));
+    v
+}
+
+/// The Slurm job and rank the run was one of.
+fn slurm_row(r: &SlurmRank) -> MetaRow {
+    (
+        "Slurm rank".into(),
+        format!(
+            "job {}, {}rank {}{} on {}{}",
+            r.job_id,
+            r.role
+                .as_deref()
+                .map(|x| format!("{x} "))
+                .unwrap_or_default(),
+            r.procid,
+            r.ntasks.map(|n| format!(" of {n}")).unwrap_or_default(),
+            r.node,
+            r.cuda_visible_devices
+                .as_deref()
+                .map(|c| format!(", CUDA_VISIBLE_DEVICES={c}"))
+                .unwrap_or_default()
+        ),
+    )
+}
+
+/// Whether the run finished, was interrupted, or was still going.
+fn run_state(run: &LoadedRun) -> &'static str {
+    match (run.complete, run.interrupted) {
+        (true, false) => "complete",
+        (_, true) => "interrupted by Ctrl-C: finished records only",
+        (false, false) => "incomplete: the run had not finished when this was written",
     }
-    let state = match (run.complete, run.interrupted) {
-        (true, false) => "complete".to_string(),
-        (_, true) => "interrupted by Ctrl-C: finished records only".to_string(),
-        (false, false) => "incomplete: the run had not finished when this was written".to_string(),
-    };
-    v.push(("Run".into(), state));
-    if let Some(l) = &m.machine_load {
-        let pct = l
-            .other_processes_cpu_pct
-            .map(|p| format!("other processes {p:.0}% of all CPU time"))
-            .unwrap_or_else(|| "other processes' CPU time unknown".into());
-        let avg = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("{v:.2}"));
-        v.push((
-            "Machine load".into(),
-            format!(
-                "{pct} over {:.0} s; load average {} to {} on {} cores{}",
-                l.seconds,
-                avg(l.load_average_start),
-                avg(l.load_average_end),
-                l.cores,
-                if l.busy().is_some() { " (busy)" } else { "" }
-            ),
-        ));
-    }
-    v.push(("Schema version".into(), run.schema_version.to_string()));
-    match &run.config {
-        Some(c) => {
-            v.push(("Command".into(), c.command_line.join(" ")));
-            match &run.sweep {
-                // A sweep times windows: runs, batch and sampler do not apply.
-                Some(sw) => {
-                    v.push((
-                        "Warm-up / window per operation".into(),
-                        format!("{} s / {} s", sw.warmup_seconds, sw.window_seconds),
-                    ));
-                    v.push((
-                        "Sweep wall time".into(),
-                        format!("{:.1} s", sw.wall_seconds),
-                    ));
-                }
-                None => v.push((
-                    "Runs / warm-up / batch".into(),
-                    format!("{} / {} / {}", c.runs, c.warmup_runs, c.batch),
-                )),
-            }
+}
+
+/// Other processes' CPU time and the load average over the run.
+fn load_row(l: &MachineLoad) -> MetaRow {
+    let pct = l
+        .other_processes_cpu_pct
+        .map(|p| format!("other processes {p:.0}% of all CPU time"))
+        .unwrap_or_else(|| "other processes' CPU time unknown".into());
+    let avg = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("{v:.2}"));
+    (
+        "Machine load".into(),
+        format!(
+            "{pct} over {:.0} s; load average {} to {} on {} cores{}",
+            l.seconds,
+            avg(l.load_average_start),
+            avg(l.load_average_end),
+            l.cores,
+            if l.busy().is_some() { " (busy)" } else { "" }
+        ),
+    )
+}
+
+/// The command and the settings it ran with; a sweep times windows, so
+/// runs, batch and sampler do not apply to it.
+fn settings_rows(c: &RunConfig, sweep: Option<&SweepInfo>) -> Vec<MetaRow> {
+    let mut v = vec![("Command".into(), c.command_line.join(" "))];
+    match sweep {
+        Some(sw) => {
             v.push((
-                "Threads".into(),
-                c.threads
-                    .iter()
-                    .map(|t| t.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                "Warm-up / window per operation".into(),
+                format!("{} s / {} s", sw.warmup_seconds, sw.window_seconds),
             ));
             v.push((
-                "Message / context".into(),
-                format!(
-                    "{} bytes of 0xAB / {}",
-                    c.message_bytes,
-                    if c.context_hex.is_empty() {
-                        "empty".to_string()
-                    } else {
-                        c.context_hex.clone()
-                    }
-                ),
+                "Sweep wall time".into(),
+                format!("{:.1} s", sw.wall_seconds),
             ));
-            if run.sweep.is_none() {
-                v.push((
-                    "Sampler period".into(),
-                    format!("{} ms", c.sample_period_ms),
-                ));
-            }
-            v.push(("Randomness".into(), c.randomness.clone()));
         }
-        None => v.push(("Settings".into(), "not readable in this file".into())),
+        None => v.push((
+            "Runs / warm-up / batch".into(),
+            format!("{} / {} / {}", c.runs, c.warmup_runs, c.batch),
+        )),
     }
     v.push((
-        "Records".into(),
+        "Threads".into(),
+        c.threads
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    ));
+    v.push((
+        "Message / context".into(),
         format!(
-            "{} readable, {} symmetric",
-            run.records.len(),
-            run.symmetric.len()
+            "{} bytes of 0xAB / {}",
+            c.message_bytes,
+            if c.context_hex.is_empty() {
+                "empty".to_string()
+            } else {
+                c.context_hex.clone()
+            }
         ),
     ));
+    if sweep.is_none() {
+        v.push((
+            "Sampler period".into(),
+            format!("{} ms", c.sample_period_ms),
+        ));
+    }
+    v.push(("Randomness".into(), c.randomness.clone()));
     v
 }

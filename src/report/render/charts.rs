@@ -1,8 +1,9 @@
 //! Which figures each chart shows.
 
-use crate::core::catalog::Kind;
+use crate::core::catalog::{Kind, Operation};
 use crate::core::units;
-use crate::report::model::{kind_name, Dataset, Entry};
+use crate::report::batch_curves::{curves, end_to_end_ops, speed_usable, Curve};
+use crate::report::model::{kind_name, Dataset, Entry, SrcRef};
 use crate::report::render::svg::{dot_plot, line_chart, Dot, DotRow, Line};
 use crate::report::table::natural_cmp;
 use crate::schema::record::Mode;
@@ -176,91 +177,25 @@ pub fn latency_chart(ds: &Dataset) -> Option<Chart> {
 /// only drawn flat across the chart, since its throughput does not depend
 /// on the batch.
 pub fn batch_charts(ds: &Dataset) -> Vec<Chart> {
-    use crate::report::batch_curves::{curves, end_to_end_ops, speed_usable};
     let all = curves(ds);
     let mut out = vec![];
-    let mut keys: Vec<(String, crate::core::catalog::Operation)> = all
+    let mut keys: Vec<(String, Operation)> = all
         .iter()
         .map(|c| (c.head().rec.algorithm.clone(), c.head().rec.operation))
         .collect();
     keys.dedup();
+    let multi_file = ds.runs.len() > 1;
     for (alg, op) in keys {
-        let mine: Vec<_> = all
+        let mine: Vec<&Curve> = all
             .iter()
             .filter(|c| c.head().rec.algorithm == alg && c.head().rec.operation == op)
             .collect();
-        let multi_file = ds.runs.len() > 1;
-        let name = |e: &Entry| {
-            let base = if e.is_gpu() {
-                format!("{} · {}", e.rec.backend, e.rec.device.name)
-            } else {
-                format!("{} · {}t", e.rec.backend, e.rec.threads)
-            };
-            if multi_file {
-                format!("{base} · F{}", e.src.file + 1)
-            } else {
-                base
-            }
-        };
-        let mut lines: Vec<Line> = vec![];
-        for c in &mine {
-            let h = c.head();
-            let gpu = h.is_gpu();
-            lines.push(Line {
-                name: if gpu {
-                    format!("{} (kernel only)", name(h))
-                } else {
-                    name(h)
-                },
-                points: c
-                    .entries
-                    .iter()
-                    .filter_map(|e| Some((e.rec.batch as f64, e.ok_throughput()?, e.src)))
-                    .collect(),
-            });
-            let e2e: Vec<(f64, f64, crate::report::model::SrcRef)> = c
-                .entries
-                .iter()
-                .filter_map(|e| Some((e.rec.batch as f64, end_to_end_ops(e)?, e.src)))
-                .collect();
-            if !e2e.is_empty() {
-                lines.push(Line {
-                    name: format!("{} (end to end)", name(h)),
-                    points: e2e,
-                });
-            }
-        }
+        let mut lines = curve_lines(&mine, multi_file);
         let (lo, hi) = lines
             .iter()
             .flat_map(|l| l.points.iter().map(|p| p.0))
             .fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
-        // CPU records of this operation at one batch only: flat lines.
-        let curve_srcs: Vec<_> = mine
-            .iter()
-            .flat_map(|c| c.entries.iter().map(|e| e.src))
-            .collect();
-        let mut flat: BTreeMap<(usize, String, usize), &Entry> = BTreeMap::new();
-        for e in ds.entries.iter().filter(|e| {
-            !e.is_gpu()
-                && speed_usable(e)
-                && e.rec.algorithm == alg
-                && e.rec.operation == op
-                && !curve_srcs.contains(&e.src)
-        }) {
-            let slot = flat
-                .entry((e.src.file, e.rec.backend.clone(), e.rec.threads))
-                .or_insert(e);
-            if slot.ok_throughput() < e.ok_throughput() {
-                *slot = e;
-            }
-        }
-        for e in flat.values() {
-            let y = e.ok_throughput().unwrap_or(0.0);
-            lines.push(Line {
-                name: format!("{} (batch {}, flat)", name(e), e.rec.batch),
-                points: vec![(lo, y, e.src), (hi, y, e.src)],
-            });
-        }
+        lines.extend(flat_lines(ds, &mine, (lo, hi), multi_file));
         let op_name = op.cli_name();
         out.push(Chart {
             title: format!("{alg} {op_name}: throughput against batch size"),
@@ -274,6 +209,95 @@ pub fn batch_charts(ds: &Dataset) -> Vec<Chart> {
         });
     }
     out
+}
+
+/// A line's name: backend and device (or threads), and its file when the
+/// report has several.
+fn series_name(e: &Entry, multi_file: bool) -> String {
+    let base = if e.is_gpu() {
+        format!("{} · {}", e.rec.backend, e.rec.device.name)
+    } else {
+        format!("{} · {}t", e.rec.backend, e.rec.threads)
+    };
+    if multi_file {
+        format!("{base} · F{}", e.src.file + 1)
+    } else {
+        base
+    }
+}
+
+/// One line per curve, and a GPU curve's end-to-end figures as a line of
+/// their own.
+fn curve_lines(mine: &[&Curve], multi_file: bool) -> Vec<Line> {
+    let mut lines: Vec<Line> = vec![];
+    for c in mine {
+        let h = c.head();
+        lines.push(Line {
+            name: if h.is_gpu() {
+                format!("{} (kernel only)", series_name(h, multi_file))
+            } else {
+                series_name(h, multi_file)
+            },
+            points: c
+                .entries
+                .iter()
+                .filter_map(|e| Some((e.rec.batch as f64, e.ok_throughput()?, e.src)))
+                .collect(),
+        });
+        let e2e: Vec<(f64, f64, SrcRef)> = c
+            .entries
+            .iter()
+            .filter_map(|e| Some((e.rec.batch as f64, end_to_end_ops(e)?, e.src)))
+            .collect();
+        if !e2e.is_empty() {
+            lines.push(Line {
+                name: format!("{} (end to end)", series_name(h, multi_file)),
+                points: e2e,
+            });
+        }
+    }
+    lines
+}
+
+/// CPU records of the curves' operation measured at one batch only, drawn
+/// flat across `(lo, hi)`: the fastest of each file, backend and threads.
+fn flat_lines(ds: &Dataset, mine: &[&Curve], (lo, hi): (f64, f64), multi_file: bool) -> Vec<Line> {
+    let Some(head) = mine.first().map(|c| c.head()) else {
+        return vec![];
+    };
+    let (alg, op) = (&head.rec.algorithm, head.rec.operation);
+    let curve_srcs: Vec<SrcRef> = mine
+        .iter()
+        .flat_map(|c| c.entries.iter().map(|e| e.src))
+        .collect();
+    let mut flat: BTreeMap<(usize, String, usize), &Entry> = BTreeMap::new();
+    for e in ds.entries.iter().filter(|e| {
+        !e.is_gpu()
+            && speed_usable(e)
+            && &e.rec.algorithm == alg
+            && e.rec.operation == op
+            && !curve_srcs.contains(&e.src)
+    }) {
+        let slot = flat
+            .entry((e.src.file, e.rec.backend.clone(), e.rec.threads))
+            .or_insert(e);
+        if slot.ok_throughput() < e.ok_throughput() {
+            *slot = e;
+        }
+    }
+    flat.values()
+        .map(|e| {
+            let y = e.ok_throughput().unwrap_or(0.0);
+            Line {
+                name: format!(
+                    "{} (batch {}, flat)",
+                    series_name(e, multi_file),
+                    e.rec.batch
+                ),
+                points: vec![(lo, y, e.src), (hi, y, e.src)],
+            }
+        })
+        .collect()
 }
 
 /// Public key and ciphertext or signature per algorithm (log scale).

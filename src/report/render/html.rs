@@ -5,11 +5,11 @@ use crate::report::findings::Analysis;
 
 use crate::report::headline::Group;
 use crate::report::model::{src_list, Dataset, SrcRef};
-use crate::report::outline::{Headed, Outline};
+use crate::report::outline::{FindingGroup, Outline, RunCard};
 use crate::report::reference_tables::filter_values;
 use crate::report::render::charts;
+use crate::report::render::document::{self, Markup, Renderer, Span, Style};
 use crate::report::render::escape::{esc, esc_code};
-use crate::report::sections;
 use crate::report::table::{Cell, Table};
 use crate::schema::load::LoadSet;
 use std::fmt::Write;
@@ -276,20 +276,6 @@ pub fn table_html(ds: &Dataset, t: &Table) -> String {
     s
 }
 
-/// A table under its `<h3>` heading.
-fn headed_html(ds: &Dataset, h: &Headed) -> String {
-    format!("<h3>{}</h3>{}", h.heading, table_html(ds, &h.table))
-}
-
-/// A section's table after its `intro` paragraph, or only the `absent`
-/// note when the section has no table (both are HTML already).
-fn table_or_note(ds: &Dataset, t: Option<&Table>, intro: &str, absent: &str) -> String {
-    match t {
-        Some(t) => format!("<p>{intro}</p>{}", table_html(ds, t)),
-        None => format!("<p class=\"note\">{absent}</p>"),
-    }
-}
-
 fn filters_html(ds: &Dataset) -> String {
     let mut s = String::from(
         "<form id=\"filters\" onsubmit=\"return false\" aria-label=\"Filter the tables\">",
@@ -339,51 +325,143 @@ fn filters_html(ds: &Dataset) -> String {
     s
 }
 
-/// The whole page.
-pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> String {
-    let o = Outline::new(set, ds, an);
-    let mut s = String::new();
-    s += "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">";
-    s += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">";
-    s += "<title>pqcprof report</title><style>";
-    s += CSS;
-    s += "</style></head><body><main>";
-    s += "<h1>pqcprof report</h1>";
-    let _ = write!(
-        s,
-        "<p class=\"lede\">Post-quantum cryptography measured on CPUs and GPUs, every operation checked for correctness before it was timed. {}</p>",
-        esc(&o.file_summary)
-    );
-    s += "<nav><a href=\"#summary\">Summary</a><a href=\"#vs-classical\">PQC vs classical</a><a href=\"#gpu\">GPU vs CPU</a><a href=\"#results\">Results</a><a href=\"#charts\">Charts</a><a href=\"#sizes\">Sizes</a><a href=\"#symmetric\">Symmetric</a><a href=\"#appendix\">Skipped and failed</a><a href=\"#standards\">Standards</a><a href=\"#metadata\">Run metadata</a></nav>";
-    if !o.problems.is_empty() {
-        s += "<div class=\"problems\"><strong>Input problems.</strong> What could be used is reported; the rest is named here.<ul>";
-        for p in &o.problems {
-            let _ = write!(s, "<li>{}</li>", esc(p));
+/// The page's section links (the sections every report has).
+const NAV: &str = "<nav><a href=\"#summary\">Summary</a><a href=\"#vs-classical\">PQC vs classical</a><a href=\"#gpu\">GPU vs CPU</a><a href=\"#results\">Results</a><a href=\"#charts\">Charts</a><a href=\"#sizes\">Sizes</a><a href=\"#symmetric\">Symmetric</a><a href=\"#appendix\">Skipped and failed</a><a href=\"#standards\">Standards</a><a href=\"#metadata\">Run metadata</a></nav>";
+
+/// The HTML page, written piece by piece as the document walk tells it.
+pub struct HtmlPage<'d> {
+    ds: &'d Dataset<'d>,
+    out: String,
+}
+
+impl<'d> HtmlPage<'d> {
+    /// An empty page for the records of `ds`.
+    pub fn new(ds: &'d Dataset<'d>) -> Self {
+        HtmlPage {
+            ds,
+            out: String::new(),
         }
-        s += "</ul></div>";
     }
 
-    // Executive summary.
-    s += "<h2 id=\"summary\">Executive summary</h2>";
-    let _ = write!(s, "<p class=\"context\">{}</p>", esc(&o.context));
-    for g in &o.findings {
-        let class = match g.group {
+    /// The page written so far.
+    pub fn into_string(self) -> String {
+        self.out
+    }
+
+    /// The charts, each under its heading with its caption, and notes on
+    /// what could not be charted.
+    fn chart_figures(&mut self) {
+        let ds = self.ds;
+        let mut any_chart = false;
+        for ch in charts::throughput_charts(ds)
+            .into_iter()
+            .chain(charts::latency_chart(ds))
+            .chain(charts::batch_charts(ds))
+            .chain(charts::sizes_chart(ds))
+        {
+            any_chart = true;
+            let _ = write!(
+                self.out,
+                "<h3>{}</h3><p class=\"legend\">{}</p>{}",
+                esc(&ch.title),
+                esc(&ch.caption),
+                ch.svg
+            );
+        }
+        if !any_chart {
+            self.out += "<p class=\"note\">Nothing was measured successfully, so there is nothing to chart.</p>";
+        }
+        if charts::latency_chart(ds).is_none() {
+            self.out += "<p class=\"note\">No latency records (they come from runs with <code>--latency</code>).</p>";
+        }
+        if charts::batch_charts(ds).is_empty() {
+            self.out += "<p class=\"note\">Each operation was measured at one batch size only, so there is no throughput-against-batch chart.</p>";
+        }
+    }
+}
+
+impl Renderer for HtmlPage<'_> {
+    fn markup(&self) -> Markup {
+        Markup::Html
+    }
+
+    fn begin(&mut self, title: &str) {
+        self.out += "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">";
+        self.out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">";
+        let _ = write!(
+            self.out,
+            "<title>{0}</title><style>{CSS}</style></head><body><main><h1>{0}</h1>",
+            esc(title)
+        );
+    }
+
+    fn contents(&mut self) {
+        self.out += NAV;
+    }
+
+    fn callout(&mut self, lead: &str, sentence: &str, items: &[String]) {
+        let _ = write!(
+            self.out,
+            "<div class=\"problems\"><strong>{}</strong> {}",
+            esc(lead),
+            esc(sentence)
+        );
+        self.list(items);
+        self.out += "</div>";
+    }
+
+    fn section(&mut self, id: &str, title: &str) {
+        let _ = write!(self.out, "<h2 id=\"{}\">{}</h2>", esc(id), esc(title));
+    }
+
+    fn subheading(&mut self, text: &str) {
+        let _ = write!(self.out, "<h3>{}</h3>", esc(text));
+    }
+
+    fn paragraph(&mut self, style: Style, spans: &[Span]) {
+        self.out += match style {
+            Style::Plain => "<p>",
+            Style::Lede => "<p class=\"lede\">",
+            Style::Context => "<p class=\"context\">",
+            Style::Note => "<p class=\"note\">",
+            Style::Legend => "<p class=\"legend\">",
+        };
+        for span in spans {
+            match span {
+                Span::Text(t) => self.out += &esc(t),
+                Span::Code(t) => self.out += &esc_code(t),
+                Span::Raw(_, t) => self.out += t,
+            }
+        }
+        self.out += "</p>";
+    }
+
+    fn list(&mut self, items: &[String]) {
+        self.out += "<ul>";
+        for item in items {
+            let _ = write!(self.out, "<li>{}</li>", esc(item));
+        }
+        self.out += "</ul>";
+    }
+
+    fn table(&mut self, table: &Table) {
+        self.out += &table_html(self.ds, table);
+    }
+
+    fn findings(&mut self, group: &FindingGroup) {
+        let class = match group.group {
             Group::PqcFaster => "g-faster",
             Group::PqcCosts => "g-costs",
             Group::Gpu | Group::Energy => "g-gpu",
             Group::Cpu => "g-cpu",
         };
-        let _ = write!(
-            s,
-            "<h3>{}</h3><div class=\"findings {class}\">",
-            g.group.title()
-        );
-        for f in &g.findings {
+        let _ = write!(self.out, "<div class=\"findings {class}\">");
+        for f in &group.findings {
             let _ = write!(
-                s,
+                self.out,
                 "<div class=\"card\" data-src=\"{}\" title=\"{}\"><div><span class=\"fig\">{}</span><span class=\"word\">{}</span></div><p class=\"sent\">{}</p><div class=\"det\">{}</div><div class=\"srcs\">{}</div></div>",
                 esc(&src_list(f.sources.iter().copied(), " ")),
-                esc(&src_title(ds, &f.sources)),
+                esc(&src_title(self.ds, &f.sources)),
                 esc(&f.figure),
                 esc(&f.word),
                 esc(&f.sentence),
@@ -391,190 +469,51 @@ pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> St
                 esc(&src_list(f.sources.iter().copied(), " · "))
             );
         }
-        s += "</div>";
+        self.out += "</div>";
     }
-    let mut missing = vec![];
-    if an.pairs.is_empty() {
-        missing.push("classical baselines (ECDH, X25519, ECDSA, RSA), so no PQC-against-classical ratios; add a run file from `pqcprof sweep`");
+
+    fn filters(&mut self) {
+        self.section("filters-h", "Filters");
+        self.out += &filters_html(self.ds);
     }
-    if an.gpu.is_empty() {
-        missing.push("GPU records, so no GPU-over-CPU speed-up or energy per operation; add a run file from a machine with a ready GPU");
+
+    fn charts(&mut self) {
+        self.section("charts", "Charts");
+        self.chart_figures();
     }
-    if !missing.is_empty() {
-        let _ = write!(
-            s,
-            "<p class=\"note\"><strong>Not in these files:</strong> {}.</p>",
-            esc_code(&missing.join("; and "))
+
+    fn run_cards(&mut self, runs: &[RunCard]) {
+        self.out += "<div class=\"files\">";
+        for run in runs {
+            let _ = write!(
+                self.out,
+                "<div class=\"card\"><h3 style=\"margin-top:0\">{} · {}</h3><dl class=\"meta\">",
+                esc(run.label),
+                esc(run.file_name)
+            );
+            for (k, v) in &run.rows {
+                let _ = write!(self.out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
+            }
+            self.out += "</dl></div>";
+        }
+        self.out += "</div>";
+    }
+
+    fn end(&mut self, generated: &str) {
+        let _ = writeln!(
+            self.out,
+            "<footer>Generated by pqcprof {} on {}. Self-contained: no scripts, fonts or images are loaded from elsewhere.</footer></main><script>{JS}</script></body></html>",
+            esc(env!("CARGO_PKG_VERSION")),
+            esc(generated)
         );
     }
+}
 
-    s += "<h2 id=\"filters-h\">Filters</h2>";
-    s += &filters_html(ds);
-
-    // PQC against classical.
-    s += "<h2 id=\"vs-classical\">PQC against classical, by NIST level</h2>";
-    s += "<p>Each row sets a post-quantum algorithm against a classical one of equivalent strength, measured on the same host with the same number of threads. Times are median time per operation; the ratio reads from the post-quantum side. ML-DSA-44 (category 2) is compared in the level 1 column.</p>";
-    for n in o.pair_notes {
-        let _ = write!(s, "<p class=\"note\">{}</p>", esc_code(n));
-    }
-    for h in &o.pairs {
-        s += &headed_html(ds, h);
-    }
-
-    // GPU against CPU.
-    s += "<h2 id=\"gpu\">GPU against CPU</h2>";
-    let _ = write!(s, "<p class=\"note\">{}</p>", esc_code(o.gpu_note));
-    if let Some(t) = &o.gpu {
-        s += &table_html(ds, t);
-    }
-    if let Some(h) = &o.scaling {
-        let _ = write!(s, "<p>{}</p>", esc(crate::report::batch_curves::INTRO));
-        s += &headed_html(ds, h);
-    }
-
-    // Main tables.
-    s += "<h2 id=\"results\">Results</h2><p>Median time per operation (large) and median operations per second (small) of every successful throughput record. A row is one backend, thread count and algorithm from one file, at its largest batch (sweep figures: a timed window per operation); other batch sizes are shown on demand.</p>";
-    let _ = write!(
-        s,
-        "<p class=\"legend\"><label><input type=\"checkbox\" id=\"all-batches\"> Show every batch size measured</label> · {}</p>",
-        esc(sections::MARKER_LEGEND)
-    );
-    for h in o
-        .throughput
-        .iter()
-        .chain(&o.latency)
-        .chain(&o.kernels)
-        .chain(&o.variants)
-    {
-        s += &headed_html(ds, h);
-    }
-
-    // Clusters, devices and totals.
-    if !o.cluster.is_empty() {
-        s += "<h2 id=\"cluster\">Cluster</h2><ul>";
-        for n in &o.cluster {
-            let _ = write!(s, "<li>{}</li>", esc(n));
-        }
-        s += "</ul>";
-        if let Some(t) = &o.ranks {
-            s += &table_html(ds, t);
-        }
-    }
-    if o.devices.is_some() || o.aggregates.is_some() {
-        let _ = write!(
-            s,
-            "<h2 id=\"scale\">Several devices and ranks</h2><p>{}</p>",
-            esc(crate::report::render::markdown::SCALE_INTRO)
-        );
-        for h in o.devices.iter().chain(&o.aggregates) {
-            s += &headed_html(ds, h);
-        }
-    }
-
-    // Charts.
-    s += "<h2 id=\"charts\">Charts</h2>";
-    let mut any_chart = false;
-    for ch in charts::throughput_charts(ds)
-        .into_iter()
-        .chain(charts::latency_chart(ds))
-        .chain(charts::batch_charts(ds))
-        .chain(charts::sizes_chart(ds))
-    {
-        any_chart = true;
-        let _ = write!(
-            s,
-            "<h3>{}</h3><p class=\"legend\">{}</p>{}",
-            esc(&ch.title),
-            esc(&ch.caption),
-            ch.svg
-        );
-    }
-    if !any_chart {
-        s += "<p class=\"note\">Nothing was measured successfully, so there is nothing to chart.</p>";
-    }
-    if charts::latency_chart(ds).is_none() {
-        s += "<p class=\"note\">No latency records (they come from runs with <code>--latency</code>).</p>";
-    }
-    if charts::batch_charts(ds).is_empty() {
-        s += "<p class=\"note\">Each operation was measured at one batch size only, so there is no throughput-against-batch chart.</p>";
-    }
-
-    if let Some(t) = &o.hybrid {
-        s += "<h2 id=\"hybrid\">Hybrid overhead</h2><p>What each hybrid costs over its pure post-quantum component measured in the same file: extra median time per operation and extra bytes (wire: public key plus ciphertext or signature).</p>";
-        s += &table_html(ds, t);
-    }
-
-    if let Some(t) = &o.beside {
-        s += &format!(
-            "<h2 id=\"beside\">Beside published results</h2><p>{}</p><ul>",
-            esc(crate::report::beside::BESIDE_INTRO)
-        );
-        for n in &o.imported {
-            s += &format!("<li>{}</li>", esc(n));
-        }
-        s += "</ul>";
-        s += &table_html(ds, t);
-    }
-
-    s += "<h2 id=\"sizes\">Sizes</h2><p>Bytes of keys, ciphertexts and signatures as the records state them (for ML-KEM and ML-DSA, FIPS 203 and FIPS 204). On the wire: what one side sends, public key plus ciphertext or signature.</p>";
-    s += &table_html(ds, &o.sizes);
-
-    s += "<h2 id=\"symmetric\">Symmetric context</h2>";
-    s += &table_or_note(
-        ds,
-        o.symmetric.as_ref(),
-        "Hashes and AEADs on the same machines, in megabytes (10<sup>6</sup> bytes) per second, for scale: symmetric primitives are not threatened by quantum computers beyond Grover's square-root speed-up.",
-        "No symmetric records in these files: hashes and AEADs are measured by the CPU sweep and give a sense of scale (how many bytes a PQC operation costs in hashing time).",
-    );
-
-    s += "<h2 id=\"appendix\">Appendix: skipped and failed records</h2>";
-    s += &table_or_note(
-        ds,
-        o.appendix.as_ref(),
-        "Records that were not measured as fine: a failed correctness gate or run, or a backend that could not run here. None of them contributes a figure above.",
-        "Every record in these files was measured and passed its correctness gate.",
-    );
-
-    let caveats = crate::report::caveats::caveats(ds);
-    if !caveats.is_empty() {
-        s += "<h2 id=\"caveats\">Records cut short or throttled</h2><p>Their figures are over the runs that finished, or were measured while the GPU held its clocks down for power or heat.</p><ul>";
-        for c in &caveats {
-            s += &format!("<li>{}</li>", crate::report::render::escape::esc(c));
-        }
-        s += "</ul>";
-    }
-    if let Some(t) = &o.emulated {
-        s += "<h2 id=\"emulated\">Correctness on the CPU stand-in driver (emulated, not a GPU)</h2><p>These records ran the project's GPU kernels through the real launch path on pqcprof's CPU stand-in CUDA driver, a test fixture. They prove correctness and the launch path only: their timings are of an emulation on the CPU, say nothing about any GPU, and appear in no figure, chart or comparison above.</p>";
-        s += &table_html(ds, t);
-    }
-
-    s += "<h2 id=\"standards\">Standards</h2><p>Where each algorithm family is specified. Links open in a new tab; the report itself loads nothing.</p>";
-    s += &table_html(ds, &o.standards);
-
-    s += "<h2 id=\"metadata\">Run metadata</h2><p>Every figure above names its source as <code>F<i>n</i>#<i>i</i></code>: file <i>n</i> below, index <i>i</i> of its <code>records</code> array.</p><div class=\"files\">";
-    for run in &o.runs {
-        let _ = write!(
-            s,
-            "<div class=\"card\"><h3 style=\"margin-top:0\">{} · {}</h3><dl class=\"meta\">",
-            esc(run.label),
-            esc(run.file_name)
-        );
-        for (k, v) in &run.rows {
-            let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
-        }
-        s += "</dl></div>";
-    }
-    s += "</div>";
-    let _ = write!(
-        s,
-        "<footer>Generated by pqcprof {} on {}. Self-contained: no scripts, fonts or images are loaded from elsewhere.</footer>",
-        esc(env!("CARGO_PKG_VERSION")),
-        esc(generated)
-    );
-    s += "</main><script>";
-    s += JS;
-    s += "</script></body></html>\n";
-    s
+/// The whole page.
+pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> String {
+    let mut page = HtmlPage::new(ds);
+    document::walk(&Outline::new(set, ds, an), generated, &mut page);
+    page.into_string()
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
-//! Turning the report's outline into pages: the self-contained HTML page
-//! ([`html`]), Markdown ([`markdown`]), inline SVG charts ([`svg`], fed by
-//! [`charts`]) and escaping ([`escape`]).
+//! Turning the report's outline into pages: one walk over the document
+//! ([`document`]) told to each format's renderer, the self-contained HTML
+//! page ([`html`]) and Markdown ([`markdown`]); inline SVG charts
+//! ([`svg`], fed by [`charts`]) and escaping ([`escape`]).
 
 pub mod charts;
+pub mod document;
 pub mod escape;
 pub mod html;
 pub mod markdown;

@@ -267,38 +267,55 @@ pub fn line_chart(title: &str, x_axis: &str, y_axis: &str, lines: &[Line]) -> St
         esc(y_axis)
     );
     for (i, l) in lines.iter().enumerate() {
-        let mut pts = l.points.clone();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let c = PALETTE[i % PALETTE.len()];
-        let path: Vec<String> = pts
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p.0), y(p.1)))
-            .collect();
-        let _ = write!(
-            s,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"/>",
-            path.join(" ")
-        );
-        for p in &pts {
-            let t = format!(
-                "{}: batch {} → {}",
-                l.name,
-                units::grouped(p.0),
-                units::ops(p.1)
-            );
-            s += &marker(i, x(p.0), y(p.1), &t, p.2);
-        }
-        let ly = top + 6.0 + 18.0 * i as f64;
-        s += &marker(i, left + w + 30.0, ly, &l.name, pts[0].2);
-        let _ = write!(
-            s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",
-            left + w + 42.0,
-            ly + 4.0,
-            esc(&l.name)
-        );
+        s += &series(i, l, &x, &y, (left + w, top + 6.0 + 18.0 * i as f64));
     }
     s += "</svg>";
+    s
+}
+
+/// One line of a line chart in colour `i`: its polyline, a marker per
+/// point and its legend entry at `(legend_x, legend_y)`; nothing for a
+/// line without points.
+fn series(
+    i: usize,
+    l: &Line,
+    x: &dyn Fn(f64) -> f64,
+    y: &dyn Fn(f64) -> f64,
+    (legend_x, ly): (f64, f64),
+) -> String {
+    let mut pts = l.points.clone();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let Some(first) = pts.first() else {
+        return String::new();
+    };
+    let mut s = String::new();
+    let c = PALETTE[i % PALETTE.len()];
+    let path: Vec<String> = pts
+        .iter()
+        .map(|p| format!("{:.1},{:.1}", x(p.0), y(p.1)))
+        .collect();
+    let _ = write!(
+        s,
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"/>",
+        path.join(" ")
+    );
+    for p in &pts {
+        let t = format!(
+            "{}: batch {} → {}",
+            l.name,
+            units::grouped(p.0),
+            units::ops(p.1)
+        );
+        s += &marker(i, x(p.0), y(p.1), &t, p.2);
+    }
+    s += &marker(i, legend_x + 30.0, ly, &l.name, first.2);
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",
+        legend_x + 42.0,
+        ly + 4.0,
+        esc(&l.name)
+    );
     s
 }
 

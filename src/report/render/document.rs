@@ -1,0 +1,381 @@
+//! The report's one document walk: every section in report order, its
+//! heading, prose, tables and lists, told to a [`Renderer`]. The formats
+//! ([`html`], [`markdown`]) only say how each piece looks, so a new section
+//! is written here once and appears in both.
+//!
+//! [`html`]: crate::report::render::html
+//! [`markdown`]: crate::report::render::markdown
+
+use crate::report::outline::{FindingGroup, Headed, Outline, RunCard};
+use crate::report::table::Table;
+
+/// The markup a renderer writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Markup {
+    /// The self-contained HTML page.
+    Html,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+}
+
+/// How a paragraph is set (HTML gives each its own class; Markdown sets
+/// them all as plain paragraphs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Running text.
+    Plain,
+    /// The line under the title.
+    Lede,
+    /// The machines and software under the summary's heading.
+    Context,
+    /// An aside: what is missing, or how to read a section.
+    Note,
+    /// The key to the tables' markers.
+    Legend,
+}
+
+/// A piece of a paragraph.
+#[derive(Debug, Clone, Copy)]
+pub enum Span<'a> {
+    /// Plain words, in every markup, escaped for each.
+    Text(&'a str),
+    /// Plain words with `backticked` names set as code, in every markup.
+    Code(&'a str),
+    /// Words already written in one markup, its tags included; the other
+    /// leaves them out.
+    Raw(Markup, &'a str),
+}
+
+/// What a format does with each piece of the document. The walk decides
+/// what comes in which order; an implementation writes it.
+pub trait Renderer {
+    /// The markup it writes: which [`Span::Raw`] words and which
+    /// one-markup paragraphs it is given.
+    fn markup(&self) -> Markup;
+    /// The document's start and its title.
+    fn begin(&mut self, title: &str);
+    /// A table of contents, where the format has one.
+    fn contents(&mut self) {}
+    /// A boxed warning: a bold lead, a sentence, then one item each.
+    fn callout(&mut self, lead: &str, sentence: &str, items: &[String]);
+    /// A section's heading; `id` is its anchor.
+    fn section(&mut self, id: &str, title: &str);
+    /// A sub-heading inside a section (plain words).
+    fn subheading(&mut self, text: &str);
+    /// A paragraph: only spans for this markup reach it, never none.
+    fn paragraph(&mut self, style: Style, spans: &[Span]);
+    /// A bulleted list of plain sentences.
+    fn list(&mut self, items: &[String]);
+    /// A table.
+    fn table(&mut self, table: &Table);
+    /// One group's headline findings.
+    fn findings(&mut self, group: &FindingGroup);
+    /// Controls that narrow the tables, where the format can run them
+    /// (Markdown cannot).
+    fn filters(&mut self) {}
+    /// The charts section, where the format can draw them (Markdown has no
+    /// inline SVG).
+    fn charts(&mut self) {}
+    /// Each file's metadata.
+    fn run_cards(&mut self, runs: &[RunCard]);
+    /// The document's end: when and by what it was made.
+    fn end(&mut self, generated: &str);
+}
+
+/// What the totals over devices and ranks mean (both formats say it).
+pub const SCALE_INTRO: &str = "Devices of one node ran together, one host thread each, their timed runs started at one barrier; a cluster's ranks ran as Slurm started them. A total adds up each member's median throughput over its runs that overlapped in time with a run of every other member (host clocks), so only work done together is summed; where records lack run windows the medians are summed and the row says so. Imbalance is (max - min) / max. Energy per operation is all members' energy over all their operations; peak power is the sum of each member's highest per-run mean power.";
+
+/// A paragraph in every markup, with the spans for the renderer's own; left
+/// out where none is.
+fn say(r: &mut dyn Renderer, style: Style, spans: &[Span]) {
+    let markup = r.markup();
+    let mine: Vec<Span> = spans
+        .iter()
+        .copied()
+        .filter(|s| !matches!(s, Span::Raw(m, _) if *m != markup))
+        .collect();
+    if !mine.is_empty() {
+        r.paragraph(style, &mine);
+    }
+}
+
+/// A paragraph in one markup only.
+fn say_in(r: &mut dyn Renderer, only: Markup, style: Style, spans: &[Span]) {
+    if r.markup() == only {
+        say(r, style, spans);
+    }
+}
+
+/// Words in HTML, with their tags, and none in Markdown.
+fn html(s: &str) -> Span<'_> {
+    Span::Raw(Markup::Html, s)
+}
+
+/// Words in Markdown only.
+fn markdown(s: &str) -> Span<'_> {
+    Span::Raw(Markup::Markdown, s)
+}
+
+/// A table under its sub-heading.
+fn headed(r: &mut dyn Renderer, h: &Headed) {
+    r.subheading(h.heading);
+    r.table(&h.table);
+}
+
+/// Walks the whole document, section by section.
+pub fn walk(o: &Outline, generated: &str, r: &mut dyn Renderer) {
+    r.begin("pqcprof report");
+    say(
+        r,
+        Style::Lede,
+        &[
+            html("Post-quantum cryptography measured on CPUs and GPUs, every operation checked for correctness before it was timed. "),
+            Span::Text(&o.file_summary),
+        ],
+    );
+    r.contents();
+    if !o.problems.is_empty() {
+        r.callout(
+            "Input problems.",
+            "What could be used is reported; the rest is named here.",
+            &o.problems,
+        );
+    }
+    summary(o, r);
+    r.filters();
+    pqc_against_classical(o, r);
+    gpu_against_cpu(o, r);
+    results(o, r);
+    several_devices(o, r);
+    r.charts();
+    published_and_sizes(o, r);
+    records_apart(o, r);
+    r.section("standards", "Standards");
+    say(
+        r,
+        Style::Plain,
+        &[html("Where each algorithm family is specified. Links open in a new tab; the report itself loads nothing.")],
+    );
+    r.table(&o.standards);
+    r.section("metadata", "Run metadata");
+    say(
+        r,
+        Style::Plain,
+        &[
+            html("Every figure above names its source as <code>F<i>n</i>#<i>i</i></code>: file <i>n</i> below, index <i>i</i> of its <code>records</code> array."),
+            markdown("Sources are written `Fn#i`: file n below, index i of its `records` array."),
+        ],
+    );
+    r.run_cards(&o.runs);
+    r.end(generated);
+}
+
+/// The executive summary: the context line, the findings by group, and
+/// what these files lack.
+fn summary(o: &Outline, r: &mut dyn Renderer) {
+    r.section("summary", "Executive summary");
+    say(r, Style::Context, &[Span::Text(&o.context)]);
+    for g in &o.findings {
+        r.subheading(g.group.title());
+        r.findings(g);
+    }
+    if !o.missing.is_empty() {
+        let missing = o.missing.join("; and ");
+        say_in(
+            r,
+            Markup::Html,
+            Style::Note,
+            &[
+                html("<strong>Not in these files:</strong> "),
+                Span::Code(&missing),
+                html("."),
+            ],
+        );
+    }
+    // Markdown closes the summary with the GPU note its GPU section repeats.
+    say_in(r, Markup::Markdown, Style::Plain, &[Span::Code(o.gpu_note)]);
+}
+
+/// PQC against classical, by NIST level.
+fn pqc_against_classical(o: &Outline, r: &mut dyn Renderer) {
+    r.section("vs-classical", "PQC against classical, by NIST level");
+    say(
+        r,
+        Style::Plain,
+        &[html("Each row sets a post-quantum algorithm against a classical one of equivalent strength, measured on the same host with the same number of threads. Times are median time per operation; the ratio reads from the post-quantum side. ML-DSA-44 (category 2) is compared in the level 1 column.")],
+    );
+    for n in o.pair_notes {
+        say(r, Style::Note, &[Span::Code(n)]);
+    }
+    for h in &o.pairs {
+        headed(r, h);
+    }
+}
+
+/// GPU against CPU, and where batches saturate and break even.
+fn gpu_against_cpu(o: &Outline, r: &mut dyn Renderer) {
+    r.section("gpu", "GPU against CPU");
+    say(r, Style::Note, &[Span::Code(o.gpu_note)]);
+    if let Some(t) = &o.gpu {
+        r.table(t);
+    }
+    if let Some(h) = &o.scaling {
+        say(
+            r,
+            Style::Plain,
+            &[Span::Text(crate::report::batch_curves::INTRO)],
+        );
+        headed(r, h);
+    }
+}
+
+/// Every successful record's throughput and latency, and our kernels.
+fn results(o: &Outline, r: &mut dyn Renderer) {
+    r.section("results", "Results");
+    say(
+        r,
+        Style::Plain,
+        &[
+            html("Median time per operation (large) and median operations per second (small) of every successful throughput record. A row is one backend, thread count and algorithm from one file, at its largest batch (sweep figures: a timed window per operation); other batch sizes are shown on demand."),
+            markdown("Median time per operation, with median operations per second in parentheses."),
+        ],
+    );
+    say(
+        r,
+        Style::Legend,
+        &[
+            html("<label><input type=\"checkbox\" id=\"all-batches\"> Show every batch size measured</label> · "),
+            Span::Text(crate::report::sections::MARKER_LEGEND),
+        ],
+    );
+    for h in o
+        .throughput
+        .iter()
+        .chain(&o.latency)
+        .chain(&o.kernels)
+        .chain(&o.variants)
+    {
+        headed(r, h);
+    }
+}
+
+/// Clusters, and devices and ranks that ran together with their totals.
+fn several_devices(o: &Outline, r: &mut dyn Renderer) {
+    if !o.cluster.is_empty() {
+        r.section("cluster", "Cluster");
+        r.list(&o.cluster);
+        if let Some(t) = &o.ranks {
+            r.table(t);
+        }
+    }
+    if o.devices.is_some() || o.aggregates.is_some() {
+        r.section("scale", "Several devices and ranks");
+        say(r, Style::Plain, &[Span::Text(SCALE_INTRO)]);
+        for h in o.devices.iter().chain(&o.aggregates) {
+            headed(r, h);
+        }
+    }
+}
+
+/// Hybrid overhead, other tools' published figures, and sizes.
+fn published_and_sizes(o: &Outline, r: &mut dyn Renderer) {
+    if let Some(t) = &o.hybrid {
+        r.section("hybrid", "Hybrid overhead");
+        say(
+            r,
+            Style::Plain,
+            &[html("What each hybrid costs over its pure post-quantum component measured in the same file: extra median time per operation and extra bytes (wire: public key plus ciphertext or signature).")],
+        );
+        r.table(t);
+    }
+    if let Some(t) = &o.beside {
+        r.section("beside", "Beside published results");
+        say(
+            r,
+            Style::Plain,
+            &[Span::Text(crate::report::beside::BESIDE_INTRO)],
+        );
+        r.list(&o.imported);
+        r.table(t);
+    }
+    r.section("sizes", "Sizes");
+    say(
+        r,
+        Style::Plain,
+        &[html("Bytes of keys, ciphertexts and signatures as the records state them (for ML-KEM and ML-DSA, FIPS 203 and FIPS 204). On the wire: what one side sends, public key plus ciphertext or signature.")],
+    );
+    r.table(&o.sizes);
+}
+
+/// A section every report has, with its table when there is one, else a
+/// note saying why not.
+struct Kept<'a> {
+    id: &'a str,
+    title: &'a str,
+    table: Option<&'a Table>,
+    /// Before the table (HTML only).
+    intro: &'a str,
+    /// Instead of the table, in HTML and in Markdown.
+    absent: [&'a str; 2],
+}
+
+/// Records that give no figure: symmetric context, skipped and failed
+/// records, runs cut short, and emulated ones.
+fn records_apart(o: &Outline, r: &mut dyn Renderer) {
+    let kept = [
+        Kept {
+            id: "symmetric",
+            title: "Symmetric context",
+            table: o.symmetric.as_ref(),
+            intro: "Hashes and AEADs on the same machines, in megabytes (10<sup>6</sup> bytes) per second, for scale: symmetric primitives are not threatened by quantum computers beyond Grover's square-root speed-up.",
+            absent: [
+                "No symmetric records in these files: hashes and AEADs are measured by the CPU sweep and give a sense of scale (how many bytes a PQC operation costs in hashing time).",
+                "No symmetric records in these files.",
+            ],
+        },
+        Kept {
+            id: "appendix",
+            title: "Appendix: skipped and failed records",
+            table: o.appendix.as_ref(),
+            intro: "Records that were not measured as fine: a failed correctness gate or run, or a backend that could not run here. None of them contributes a figure above.",
+            absent: [
+                "Every record in these files was measured and passed its correctness gate.",
+                "Every record was measured and passed its correctness gate.",
+            ],
+        },
+    ];
+    for k in kept {
+        r.section(k.id, k.title);
+        match k.table {
+            Some(t) => {
+                say(r, Style::Plain, &[html(k.intro)]);
+                r.table(t);
+            }
+            None => say(r, Style::Note, &[html(k.absent[0]), markdown(k.absent[1])]),
+        }
+    }
+    if !o.caveats.is_empty() {
+        r.section("caveats", "Records cut short or throttled");
+        say(
+            r,
+            Style::Plain,
+            &[Span::Text("Their figures are over the runs that finished, or were measured while the GPU held its clocks down for power or heat.")],
+        );
+        r.list(&o.caveats);
+    }
+    if let Some(t) = &o.emulated {
+        r.section(
+            "emulated",
+            "Correctness on the CPU stand-in driver (emulated, not a GPU)",
+        );
+        say(
+            r,
+            Style::Plain,
+            &[
+                html("These records ran the project's GPU kernels through the real launch path on pqcprof's CPU stand-in CUDA driver, a test fixture. They prove correctness and the launch path only: their timings are of an emulation on the CPU, say nothing about any GPU, and appear in no figure, chart or comparison above."),
+                markdown("These records ran the GPU kernels on pqcprof's CPU stand-in CUDA driver, a test fixture: correctness and the launch path only. Their timings say nothing about any GPU and appear in no figure above."),
+            ],
+        );
+        r.table(t);
+    }
+}
