@@ -320,7 +320,6 @@ template <int LEVEL> struct mldsa_blk_sign_smem {
     pqc_u8 ct[64];
     pqc_u8 w1[P::K * P::POLY_W1];
     pqc_u32 op;
-    pqc_u32 reject[3];
     pqc_u32 hints[P::K];
 };
 
@@ -337,8 +336,6 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
     pqc_i32(*w)[MLDSA_N] = sm.u.p + P::L + P::K;
     MLDSA_BLK_FOR(s, P::L) mldsa_blk_expand_mask<LEVEL>(&sm.hs[s], y[s], sm.rhopp, (kappa + s) & 0xFFFF);
     __syncthreads();
-    // The flags of the previous attempt were read before the barrier above.
-    if (threadIdx.x == 0) sm.reject[0] = sm.reject[1] = sm.reject[2] = 0;
     MLDSA_BLK_FOR(c, P::L * MLDSA_N) tmp[c >> 8][c & 255] = y[c >> 8][c & 255];
     __syncthreads();
     mldsa_blk_ntt(&tmp[0][0], P::L);
@@ -377,21 +374,23 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
     __syncthreads();
     MLDSA_BLK_FOR(i, P::CT_BYTES) sig[i] = sm.ct[i];
     mldsa_blk_ntt(sm.c, 1);
-    // z = y + <<c s1>>; reject if ||z|| >= gamma1 - beta.
+    // z = y + <<c s1>>; reject if ||z|| >= gamma1 - beta. Each rejection
+    // test is a thread's own flag, OR-ed by the barrier that follows it
+    // (__syncthreads_or): no two threads store to one shared word.
     MLDSA_BLK_FOR(c, P::L * MLDSA_N) {
         const int s = c >> 8, j = c & 255;
         tmp[s][j] = mldsa_mont_reduce((pqc_i64)sm.c[j] * ws[W::S1 + s * MLDSA_N + j]);
     }
     __syncthreads();
     mldsa_blk_invntt(&tmp[0][0], P::L);
+    int reject = 0;
     MLDSA_BLK_FOR(c, P::L * MLDSA_N) {
         const int s = c >> 8, j = c & 255;
         const pqc_i32 z = mldsa_centre(mldsa_modq(y[s][j] + tmp[s][j]));
-        if (mldsa_abs(z) >= P::GAMMA1 - P::BETA) sm.reject[0] = 1;
+        reject |= mldsa_abs(z) >= P::GAMMA1 - P::BETA;
         tmp[s][j] = z;
     }
-    __syncthreads();
-    if (sm.reject[0]) return 0;
+    if (__syncthreads_or(reject)) return 0;
     MLDSA_BLK_FOR(g, P::L * 32) {
         const int s = g >> 5, q = g & 31;
         mldsa_blk_pack8(sig + P::SIG_Z + s * P::POLY_Z + q * P::Z_BITS, &tmp[s][8 * q], P::Z_BITS, P::GAMMA1, -1);
@@ -410,11 +409,10 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
         const pqc_i32 v = mldsa_modq(w[r][j] - tmp[r][j]);
         pqc_i32 r1, r0;
         mldsa_decompose<P::GAMMA2>(v, &r1, &r0);
-        if (mldsa_abs(r0) >= P::GAMMA2 - P::BETA) sm.reject[1] = 1;
+        reject |= mldsa_abs(r0) >= P::GAMMA2 - P::BETA;
         w[r][j] = v;
     }
-    __syncthreads();
-    if (sm.reject[1]) return 0;
+    if (__syncthreads_or(reject)) return 0;
     // h = MakeHint(-<<c t0>>, w - <<c s2>> + <<c t0>>): tmp holds the flags.
     MLDSA_BLK_FOR(c, P::K * MLDSA_N) {
         const int r = c >> 8, j = c & 255;
@@ -425,12 +423,11 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
     MLDSA_BLK_FOR(c, P::K * MLDSA_N) {
         const int r = c >> 8, j = c & 255;
         const pqc_i32 ct0 = mldsa_modq(tmp[r][j]);
-        if (mldsa_abs(mldsa_centre(ct0)) >= P::GAMMA2) sm.reject[2] = 1;
+        reject |= mldsa_abs(mldsa_centre(ct0)) >= P::GAMMA2;
         const pqc_i32 v = w[r][j];
         tmp[r][j] = mldsa_highbits<P::GAMMA2>(mldsa_modq(v + ct0)) != mldsa_highbits<P::GAMMA2>(v);
     }
-    __syncthreads();
-    if (sm.reject[2]) return 0;
+    if (__syncthreads_or(reject)) return 0;
     MLDSA_BLK_FOR(r, P::K) {
         pqc_u32 count = 0;
         for (int j = 0; j < MLDSA_N; ++j) count += (pqc_u32)tmp[r][j];
@@ -541,7 +538,6 @@ template <int LEVEL> struct mldsa_blk_verify_smem {
     pqc_u8 mu[64];
     pqc_u8 ct[64];
     pqc_u8 w1[P::K * P::POLY_W1];
-    pqc_u32 bad;
 };
 
 template <int LEVEL>
@@ -563,8 +559,11 @@ __device__ __forceinline__ void mldsa_verify_block(pqc_i32 *ok_all, const pqc_u8
         if (threadIdx.x == 0) ok_all[op] = 0;
         return;
     }
+    // Each thread's own verdict, OR-ed by a barrier (__syncthreads_or): no
+    // two threads store to one shared word.
+    int bad = 0;
     if (threadIdx.x == 0) {
-        sm.bad = !mldsa_hint_valid<LEVEL>(hint);
+        bad = !mldsa_hint_valid<LEVEL>(hint);
         pqc_keccak *st = &sm.st[0];
         pqc_shake256_init(st);
         pqc_shake256_absorb(st, pk, P::PK_BYTES);
@@ -584,14 +583,13 @@ __device__ __forceinline__ void mldsa_verify_block(pqc_i32 *ok_all, const pqc_u8
         if (poly < P::L) {
             mldsa_blk_unpack8(a, sig + P::SIG_Z + poly * P::POLY_Z + q * P::Z_BITS, P::Z_BITS, P::GAMMA1, -1);
             for (int i = 0; i < 8; ++i)
-                if (mldsa_abs(a[i]) >= P::GAMMA1 - P::BETA) sm.bad = 1;
+                bad |= mldsa_abs(a[i]) >= P::GAMMA1 - P::BETA;
         } else {
             mldsa_blk_unpack8(a, pk + 32 + (poly - P::L) * P::POLY_T1 + q * 10, 10, 0, 1);
             for (int i = 0; i < 8; ++i) a[i] <<= MLDSA_D;
         }
     }
-    __syncthreads();
-    if (sm.bad) {
+    if (__syncthreads_or(bad)) {
         if (threadIdx.x == 0) ok_all[op] = 0;
         return;
     }

@@ -40,14 +40,18 @@ fn source_hash() -> String {
     format!("{h:016x}")
 }
 
-fn build(dir: &Path) {
-    let fixture = root().join("tests/fixtures/cuda-standin");
+/// Builds the stand-in from the sources under `src` (the checkout, or a
+/// scratch copy of it) into `dir`, with `flags` after the common ones.
+fn build(src: &Path, dir: &Path, flags: &[&str]) {
+    let fixture = src.join("tests/fixtures/cuda-standin");
     let tmp = dir.with_extension(format!("tmp-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let cpp: Vec<PathBuf> = sources()
-        .into_iter()
-        .filter(|p| p.starts_with(&fixture) && p.extension().is_some_and(|e| e == "cpp"))
+    let mut cpp: Vec<PathBuf> = std::fs::read_dir(&fixture)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
         .collect();
+    cpp.sort();
     let out = std::process::Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
         .args([
             "-O2",
@@ -59,7 +63,8 @@ fn build(dir: &Path) {
             "-U_FORTIFY_SOURCE",
             "-DPQCPROF_CUDA_EMULATION",
         ])
-        .arg(format!("-I{}", root().join("cuda/native").display()))
+        .args(flags)
+        .arg(format!("-I{}", src.join("cuda/native").display()))
         .arg(format!("-I{}", fixture.display()))
         .args(&cpp)
         .arg("-o")
@@ -89,11 +94,100 @@ pub fn lib_dir() -> PathBuf {
             .join("cuda-standin")
             .join(source_hash());
         if !dir.join("libcuda.so.1").exists() {
-            build(&dir);
+            build(&root(), &dir, &[]);
         }
         dir
     })
     .clone()
+}
+
+/// What the racecheck build adds (tests/fixtures/cuda-standin/racecheck.cpp):
+/// ThreadSanitizer, with the debug lines its reports name, and no loops
+/// turned into memset/memcpy calls, whose accesses the shared-memory map
+/// would not see.
+pub const RACECHECK_FLAGS: &[&str] = &[
+    "-g",
+    "-fsanitize=thread",
+    "-fno-tree-loop-distribute-patterns",
+    "-DPQCPROF_STANDIN_RACECHECK",
+];
+
+/// The folder of the racecheck build of the stand-in (every CUDA thread an
+/// OS thread under ThreadSanitizer), built on first use and cached like
+/// `lib_dir`'s.
+pub fn racecheck_lib_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = root()
+            .join("target")
+            .join("cuda-standin-racecheck")
+            .join(source_hash());
+        if !dir.join("libcuda.so.1").exists() {
+            build(&root(), &dir, RACECHECK_FLAGS);
+        }
+        dir
+    })
+    .clone()
+}
+
+/// The racecheck build of the sources under `src` (a scratch copy with a
+/// change), into `dir`, not cached.
+pub fn racecheck_build_from(src: &Path, dir: &Path) {
+    build(src, dir, RACECHECK_FLAGS);
+}
+
+/// ThreadSanitizer's runtime, which an uninstrumented process must load
+/// first (LD_PRELOAD) to open an instrumented library.
+pub fn tsan_runtime() -> PathBuf {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let out = std::process::Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
+            .arg("-print-file-name=libtsan.so")
+            .output()
+            .expect("the system C++ compiler (c++) names its ThreadSanitizer runtime");
+        let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        assert!(
+            p.is_absolute() && p.exists(),
+            "no ThreadSanitizer runtime (libtsan.so) beside the C++ compiler: install GCC's (Debian: libgcc-12-dev)"
+        );
+        p
+    })
+    .clone()
+}
+
+/// The environment of a process on the racecheck build in `lib`:
+/// (name, value) pairs. ThreadSanitizer's reports go to a log under
+/// `reports` that the stand-in reads back after each launch.
+pub fn racecheck_env(lib: &Path, reports: &Path) -> Vec<(String, String)> {
+    let mut path = lib.display().to_string();
+    if let Ok(rest) = std::env::var("LD_LIBRARY_PATH") {
+        if !rest.is_empty() {
+            path.push(':');
+            path.push_str(&rest);
+        }
+    }
+    vec![
+        ("LD_LIBRARY_PATH".into(), path),
+        ("LD_PRELOAD".into(), tsan_runtime().display().to_string()),
+        (
+            "TSAN_OPTIONS".into(),
+            "halt_on_error=0 report_signal_unsafe=0 detect_deadlocks=0 exitcode=0".into(),
+        ),
+        (
+            "PQCPROF_STANDIN_RACECHECK_DIR".into(),
+            reports.display().to_string(),
+        ),
+    ]
+}
+
+/// `pqcprof` on the racecheck build in `lib`, its reports under `reports`.
+pub fn racecheck_pqcprof(lib: &Path, reports: &Path) -> assert_cmd::Command {
+    let mut c = super::pqcprof();
+    c.env("PQCPROF_PTX_CACHE", ptx_cache());
+    for (k, v) in racecheck_env(lib, reports) {
+        c.env(k, v);
+    }
+    c
 }
 
 /// Where the stand-in runs keep NVRTC's output: one cache for every test,

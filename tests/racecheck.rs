@@ -1,0 +1,424 @@
+//! The racecheck build of the CPU stand-in CUDA driver
+//! (tests/fixtures/cuda-standin/racecheck.cpp): every CUDA thread of a
+//! block a real OS thread under ThreadSanitizer, barriers that synchronise
+//! exactly whom CUDA says they do, shared memory full of garbage at block
+//! start. It finds what the fiber stand-in cannot: a missing barrier gives
+//! the right bytes there, and a race here.
+//!
+//!   * each synchronisation bug injected into a small test kernel
+//!     (race_kernels.cu) is caught by its named check, and what CUDA allows
+//!     (a thread that returns while the others wait at a `__syncthreads`)
+//!     is not reported;
+//!   * the 18 cooperative kernels (ML-KEM warp, ML-DSA block) run through
+//!     `pqcprof gpu --backend native-gpu --kernel warp|block` with no report
+//!     and pass the GPU gate, which compares every output of these batches
+//!     with the host build's, byte for byte, as it does on the fiber
+//!     stand-in;
+//!   * one barrier removed from mlkem_warp.cuh and one from mldsa_block.cuh
+//!     (scratch copies) are caught.
+//!
+//! Needs NVRTC, a C++ compiler and its ThreadSanitizer runtime.
+
+mod common;
+
+use common::{nvrtc_or_skip, outcome, standin};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+const RACE_KERNEL: &str = "pqcprof_standin_race_test";
+const THREADS: u32 = 64;
+const N: u32 = 150;
+
+/// The 1-based line of race_kernels.cu that holds `text` (the `nth`
+/// occurrence, from 0), so that the expected reports follow the source.
+fn race_line(text: &str, nth: usize) -> String {
+    let src = std::fs::read_to_string(root().join("tests/fixtures/cuda-standin/race_kernels.cu"))
+        .unwrap();
+    let i = src
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(text))
+        .nth(nth)
+        .unwrap_or_else(|| panic!("race_kernels.cu has no line with {text:?}"))
+        .0;
+    format!("tests/fixtures/cuda-standin/race_kernels.cu:{}", i + 1)
+}
+
+/// Runs the ignored test `child_race_kernel` of this binary in a child
+/// process on the racecheck build, with bug `bug` and the kernel's PTX from
+/// `ptx`: (success, stdout + stderr).
+fn race_child(bug: u32, ptx: &Path) -> (bool, String) {
+    let reports = tempfile::tempdir().unwrap();
+    let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "child_race_kernel",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (k, v) in standin::racecheck_env(&standin::racecheck_lib_dir(), reports.path()) {
+        c.env(k, v);
+    }
+    c.env("PQCPROF_RACE_BUG", bug.to_string())
+        .env("PQCPROF_RACE_PTX", ptx);
+    let out = c.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// What pqcprof_standin_race_test computes (race_kernels.cu) without a bug,
+/// or with bug 5 (the last thread of each block returns early).
+fn race_expected(bug: u32) -> Vec<u32> {
+    let mut out = vec![0; 2 * N as usize];
+    for i in 0..N {
+        let (b, t) = (i / THREADS, i % THREADS);
+        if bug == 5 && t == THREADS - 1 {
+            continue;
+        }
+        let lane = t % 32;
+        let j = b * THREADS + (t & !31) + (lane + 1) % 32;
+        out[2 * i as usize] = (7 * j + 1) ^ 0x5555;
+        out[2 * i as usize + 1] = if bug == 5 && t == THREADS - 2 {
+            0
+        } else {
+            7 * (b * THREADS + (t + 1) % THREADS) + 1
+        };
+    }
+    out
+}
+
+#[test]
+#[ignore = "run by injected_bugs_are_caught_by_their_named_check in a child process on the racecheck build"]
+fn child_race_kernel() {
+    use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+    let bug: u32 = std::env::var("PQCPROF_RACE_BUG").unwrap().parse().unwrap();
+    let ptx = std::fs::read_to_string(std::env::var("PQCPROF_RACE_PTX").unwrap()).unwrap();
+    let ctx = CudaContext::new(0).unwrap();
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).unwrap();
+    let f = module.load_function(RACE_KERNEL).unwrap();
+    let stream = ctx.default_stream();
+    let mut out = stream.alloc_zeros::<u32>(2 * N as usize).unwrap();
+    let mut b = stream.launch_builder(&f);
+    b.arg(&mut out).arg(&N).arg(&bug);
+    let cfg = LaunchConfig {
+        grid_dim: (N.div_ceil(THREADS), 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: if bug == 7 { 4 * THREADS } else { 0 },
+    };
+    // SAFETY: (u32 *out, u32 n, u32 bug), out of 2n elements, THREADS u32
+    // of dynamic shared memory for bug 7; a bug is caught by the stand-in.
+    let launched = unsafe { b.launch(cfg) };
+    let copied = launched.and_then(|_| stream.clone_dtoh(&out));
+    match copied {
+        Ok(v) => {
+            assert_eq!(v, race_expected(bug), "bug {bug}: wrong output");
+            println!("race kernel: bug {bug} ran, output right");
+        }
+        Err(e) => panic!("race kernel: bug {bug} failed: {e:?}"),
+    }
+}
+
+#[test]
+fn injected_bugs_are_caught_by_their_named_check() {
+    if nvrtc_or_skip("injected_bugs_are_caught_by_their_named_check").is_none() {
+        return;
+    }
+    let src = std::fs::read_to_string(root().join("tests/fixtures/cuda-standin/race_kernels.cu"))
+        .unwrap();
+    let ptx_dir = tempfile::tempdir().unwrap();
+    let ptx = ptx_dir.path().join("race_kernels.ptx");
+    std::fs::write(&ptx, cudarc::nvrtc::compile_ptx(src).unwrap().to_src()).unwrap();
+    let kernel = format!("kernel {RACE_KERNEL}, block 0");
+    let store = race_line("slots[t] = v", 0);
+    let load = race_line("slots[(t + 1) % B]", 0);
+    // (bug, what the launch must report, or None: it must run clean)
+    let cases: Vec<(u32, Option<Vec<String>>)> = vec![
+        (0, None),
+        (
+            1,
+            Some(vec![
+                format!("data race in {kernel}"),
+                store.clone(),
+                load.clone(),
+                "__shared__ vals".into(),
+            ]),
+        ),
+        (
+            2,
+            Some(vec![
+                format!("data race in {kernel}"),
+                race_line("lanes[t] = v", 0),
+                race_line("const unsigned int neighbour", 0),
+                "__shared__ lanes".into(),
+            ]),
+        ),
+        (
+            3,
+            Some(vec![
+                format!("divergent __syncthreads in {kernel}"),
+                race_line("__syncthreads();", 0),
+                race_line("__syncthreads();", 1),
+            ]),
+        ),
+        (
+            4,
+            Some(vec![
+                format!("read of never-written shared memory in {kernel}"),
+                "of __shared__ pqcprof_standin_race_test::vals".into(),
+                load.clone(),
+            ]),
+        ),
+        (5, None),
+        (
+            6,
+            Some(vec![
+                format!("divergent warp rendezvous in {kernel}"),
+                "exited while lanes 0-30 wait for it at".into(),
+                race_line("__syncwarp()", 0),
+                "mask 0xffffffff".into(),
+            ]),
+        ),
+        (
+            7,
+            Some(vec![
+                format!("read of never-written shared memory in {kernel}"),
+                "of the block's dynamic shared memory".into(),
+                load.clone(),
+            ]),
+        ),
+    ];
+    let results: Vec<(u32, bool, String)> = std::thread::scope(|s| {
+        let jobs: Vec<_> = cases
+            .iter()
+            .map(|(bug, _)| {
+                let ptx = &ptx;
+                s.spawn(move || {
+                    let (ok, text) = race_child(*bug, ptx);
+                    (*bug, ok, text)
+                })
+            })
+            .collect();
+        jobs.into_iter().map(|j| j.join().unwrap()).collect()
+    });
+    for ((bug, want), (_, ok, text)) in cases.iter().zip(&results) {
+        assert!(
+            text.contains("racecheck mode"),
+            "bug {bug}: not the racecheck build:\n{text}"
+        );
+        match want {
+            None => {
+                assert!(*ok, "bug {bug} must run clean:\n{text}");
+                assert!(
+                    text.contains(&format!("race kernel: bug {bug} ran, output right")),
+                    "{text}"
+                );
+                assert!(!text.contains("kernel failed"), "bug {bug}:\n{text}");
+            }
+            Some(parts) => {
+                assert!(!*ok, "bug {bug} was not caught:\n{text}");
+                let failed = text
+                    .lines()
+                    .find(|l| l.contains("kernel failed: "))
+                    .unwrap_or_else(|| panic!("bug {bug}: no failed launch logged:\n{text}"));
+                for p in parts {
+                    assert!(
+                        failed.contains(p.as_str()),
+                        "bug {bug}: {p:?} not in\n{failed}\n\n{text}"
+                    );
+                }
+                assert!(
+                    text.contains("CUDA_ERROR_LAUNCH_FAILED"),
+                    "bug {bug}:\n{text}"
+                );
+            }
+        }
+    }
+}
+
+/// Compiles the kernels of `alg`'s family into the PTX cache the stand-in
+/// tests share, on the fiber stand-in: NVRTC under ThreadSanitizer's
+/// allocator is several times slower, and a cached image is what the
+/// racecheck runs load.
+fn warm_ptx_cache(alg: &str, kernel: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = outcome(
+        standin::pqcprof(&[])
+            .args([
+                "gpu",
+                "--backend",
+                "native-gpu",
+                "--kernel",
+                kernel,
+                "--alg",
+                alg,
+                "--op",
+                if alg.starts_with("ML-KEM") {
+                    "keygen"
+                } else {
+                    "verify"
+                },
+                "--batch",
+                "1",
+                "--runs",
+                "1",
+                "--warmup",
+                "0",
+                "--out",
+            ])
+            .arg(d.path()),
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+}
+
+/// `pqcprof gpu --backend native-gpu` on the racecheck build in `lib`:
+/// (exit code, stdout, stderr, the run's records).
+fn racecheck_gpu(lib: &Path, args: &[&str]) -> (i32, String, String, Vec<serde_json::Value>) {
+    let reports = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut c = standin::racecheck_pqcprof(lib, reports.path());
+    c.args([
+        "gpu",
+        "--backend",
+        "native-gpu",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+    ])
+    .args(args)
+    .arg("--out")
+    .arg(out.path());
+    let (code, stdout, stderr) = outcome(&mut c);
+    let records = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .map(|p| {
+            let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+            v["records"].as_array().unwrap().clone()
+        })
+        .unwrap_or_default();
+    (code, stdout, stderr, records)
+}
+
+#[test]
+fn every_cooperative_kernel_is_race_free_and_right() {
+    if nvrtc_or_skip("every_cooperative_kernel_is_race_free_and_right").is_none() {
+        return;
+    }
+    let lib = standin::racecheck_lib_dir();
+    // ML-KEM: three warps (blocks) per operation; ML-DSA: four blocks, and
+    // four messages signed by a queue (1 in 4.25, 5.1 and 3.85 attempts
+    // succeed for ML-DSA-44/65/87: several rejection iterations per batch).
+    for (kernel, alg, batch, family) in [
+        ("warp", "mlkem", "3", "ML-KEM-512"),
+        ("block", "mldsa", "4", "ML-DSA-44"),
+    ] {
+        warm_ptx_cache(family, kernel);
+        let t0 = std::time::Instant::now();
+        let (code, stdout, stderr, records) =
+            racecheck_gpu(&lib, &["--kernel", kernel, "--alg", alg, "--batch", batch]);
+        let what = format!("{alg} --kernel {kernel} --batch {batch}");
+        assert_eq!(code, 0, "{what}:\n{stdout}\n{stderr}");
+        assert!(stderr.contains("racecheck mode"), "{what}:\n{stderr}");
+        for l in stderr.lines().filter(|l| l.contains("racecheck: ")) {
+            assert!(
+                l.contains("outside the kernels' sources ignored"),
+                "{what}: a report:\n{l}"
+            );
+        }
+        assert!(!stderr.contains("kernel failed"), "{what}:\n{stderr}");
+        assert_eq!(records.len(), 9, "{what}: {records:#?}");
+        for r in &records {
+            assert_eq!(r["status"], "ok", "{what}: {r:#}");
+            assert_eq!(r["emulated"], true, "{what}: {r:#}");
+            assert_eq!(r["kernel"]["variant"], kernel, "{what}: {r:#}");
+            assert_eq!(r["batch"], batch.parse::<u64>().unwrap(), "{what}: {r:#}");
+        }
+        eprintln!("racecheck of {what}: {:.1} s", t0.elapsed().as_secs_f64());
+    }
+}
+
+/// A scratch copy of the stand-in's and the kernels' sources with the first
+/// barrier `barrier` after the line holding `after` in `file` removed (the
+/// line kept, so that every other line keeps its number): its racecheck
+/// build under `dir`, and the removed line's number.
+fn mutant(dir: &Path, file: &str, after: &str, barrier: &str) -> (PathBuf, usize) {
+    let src = dir.join("src");
+    for sub in ["tests/fixtures/cuda-standin", "cuda/native"] {
+        std::fs::create_dir_all(src.join(sub)).unwrap();
+        for e in std::fs::read_dir(root().join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                std::fs::copy(&p, src.join(sub).join(p.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains(after))
+        .unwrap_or_else(|| panic!("{file} has no line with {after:?}"));
+    let at = (start..lines.len())
+        .find(|&i| lines[i].trim() == barrier)
+        .unwrap_or_else(|| panic!("no {barrier} after {after:?} in {file}"));
+    lines[at] = lines[at].replace(barrier, "/* barrier removed */;");
+    std::fs::write(src.join(file), lines.join("\n") + "\n").unwrap();
+    let lib = dir.join("lib");
+    standin::racecheck_build_from(&src, &lib);
+    (lib, at + 1)
+}
+
+#[test]
+fn a_removed_barrier_of_each_cooperative_source_is_caught() {
+    if nvrtc_or_skip("a_removed_barrier_of_each_cooperative_source_is_caught").is_none() {
+        return;
+    }
+    for (file, after, barrier, kernel, alg) in [
+        (
+            "cuda/native/mlkem_warp.cuh",
+            "void pqc_mlkem_warp_ntt(",
+            "__syncwarp();",
+            "warp",
+            "ML-KEM-512",
+        ),
+        (
+            "cuda/native/mldsa_block.cuh",
+            "void mldsa_blk_ntt(",
+            "__syncthreads();",
+            "block",
+            "ML-DSA-44",
+        ),
+    ] {
+        warm_ptx_cache(alg, kernel);
+        let d = tempfile::tempdir().unwrap();
+        let (lib, line) = mutant(d.path(), file, after, barrier);
+        let (code, stdout, stderr, _) = racecheck_gpu(
+            &lib,
+            &[
+                "--kernel", kernel, "--alg", alg, "--op", "keygen", "--batch", "1",
+            ],
+        );
+        let what = format!("{file}:{line} removed");
+        assert_ne!(code, 0, "{what}: not caught\n{stdout}\n{stderr}");
+        let failed = stderr
+            .lines()
+            .find(|l| l.contains("kernel failed: "))
+            .unwrap_or_else(|| panic!("{what}: no failed launch\n{stderr}"));
+        assert!(
+            failed.contains("data race in kernel")
+                || failed.contains("read of never-written shared memory"),
+            "{what}: {failed}"
+        );
+        assert!(failed.contains("cuda/native/"), "{what}: {failed}");
+    }
+}
