@@ -495,13 +495,15 @@ fn compare(old: &Path, new: &Path, extra: &[&str]) -> (i32, String, String) {
     outcome(pqcprof().arg("compare").arg(old).arg(new).args(extra))
 }
 
+/// The verdicts and the gate on runs of 4 or more are in tests/compare.rs;
+/// this file's run has 3 runs a record, too few for a 95% interval.
 #[test]
-fn compare_finds_no_regression_in_a_copy_and_one_in_a_doubled_time() {
+fn compare_shows_no_change_in_a_copy_and_one_in_a_doubled_time() {
     let dir = tempfile::tempdir().unwrap();
     let (code, stdout, stderr) = compare(real_run(), real_run(), &["--fail-above", "5"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
-        stdout.contains("+0.0%") && stdout.contains("overlap"),
+        stdout.contains("+0.0%") && stdout.contains("unclear"),
         "{stdout}"
     );
     assert!(stdout.contains("6 record(s) compared"), "{stdout}");
@@ -526,20 +528,13 @@ fn compare_finds_no_regression_in_a_copy_and_one_in_a_doubled_time() {
             .collect::<Vec<_>>());
     }
     let slow = write(dir.path(), "slow.json", &v);
+    // The change is shown; with no interval the verdict is `unclear`.
     let (code, stdout, stderr) = compare(real_run(), &slow, &["--fail-above", "10"]);
-    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
-        stdout.contains("-50.0%") && stdout.contains("REGRESSION"),
+        stdout.contains("-50.0%") && stdout.contains("n/a (< 4 runs)"),
         "{stdout}"
     );
-    assert!(stderr.contains("regression"), "{stderr}");
-    // Without --fail-above the change is shown and the exit is 0.
-    let (code, stdout, _) = compare(real_run(), &slow, &[]);
-    assert_eq!(code, 0);
-    assert!(stdout.contains("-50.0%"));
-    // Faster is never a regression.
-    let (code, _, _) = compare(&slow, real_run(), &["--fail-above", "10"]);
-    assert_eq!(code, 0);
     // A bad file is an error.
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, b"not json").unwrap();

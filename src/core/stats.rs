@@ -10,7 +10,7 @@
 //! median and a 95% confidence interval of the mean (Student's t).
 
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use std::fmt;
 
 /// Why a set of measurements cannot be summarised.
@@ -334,8 +334,143 @@ pub fn percentile(sample: &Sample, p: f64) -> f64 {
     s[lo] + (s[hi] - s[lo]) * (rank - lo as f64)
 }
 
+/// How the Mann-Whitney critical value behind a shift interval was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShiftMethod {
+    /// From the exact null distribution of the rank-sum statistic.
+    Exact,
+    /// From its normal approximation with a continuity correction.
+    Normal,
+}
+
+/// The largest `m x n` for which [`mann_whitney_critical`] uses the exact
+/// distribution (both samples of up to 50 runs). Building it costs about
+/// (mn)^2 / 4 additions, under two million here; beyond it the normal
+/// approximation is close (its critical value is within one of the exact
+/// one at 50 x 50, which the tests check) and costs nothing.
+pub const EXACT_MAX_PAIRS: usize = 2500;
+
+/// The null distribution of the Mann-Whitney statistic U (the number of
+/// pairs in which the second sample's value is the larger) for samples of
+/// `m` and `n`: `P(U = u)` for `u` in `0..=m*n`. With the largest of the
+/// `i + j` values belonging to the first sample with probability
+/// `i / (i + j)`, `P_ij(u) = i/(i+j) P_(i-1)j(u) + j/(i+j) P_i(j-1)(u - i)`;
+/// only probabilities are added, so nothing cancels.
+fn mann_whitney_null(m: usize, n: usize) -> Vec<f64> {
+    // prev[j] = distribution for (i - 1, j), cur[j] for (i, j).
+    let mut prev: Vec<Vec<f64>> = (0..=n).map(|_| vec![1.0]).collect();
+    for i in 1..=m {
+        let mut cur: Vec<Vec<f64>> = Vec::with_capacity(n + 1);
+        cur.push(vec![1.0]);
+        for j in 1..=n {
+            let (a, b) = (i as f64 / (i + j) as f64, j as f64 / (i + j) as f64);
+            let mut p = vec![0.0; i * j + 1];
+            for (u, q) in prev[j].iter().enumerate() {
+                p[u] += a * q;
+            }
+            for (u, q) in cur[j - 1].iter().enumerate() {
+                p[u + i] += b * q;
+            }
+            cur.push(p);
+        }
+        prev = cur;
+    }
+    prev.swap_remove(n)
+}
+
+/// The rank-sum critical value for a two-sided 95% interval on the shift
+/// between samples of `m` and `n`: the largest `c` with
+/// `P(U <= c - 1) <= 2.5%`, with the interval's exact coverage
+/// `1 - 2 P(U <= c - 1)` (at least 95%) and the method used. Exact up to
+/// [`EXACT_MAX_PAIRS`] pairs, else the normal approximation with a
+/// continuity correction, `c = floor(mn/2 + 1/2 - z sqrt(mn(m+n+1)/12))`.
+/// `None` when no such `c >= 1` exists (fewer than 4 runs a side).
+pub fn mann_whitney_critical(m: usize, n: usize) -> Option<(usize, f64, ShiftMethod)> {
+    if m == 0 || n == 0 {
+        return None;
+    }
+    let pairs = m * n;
+    if pairs <= EXACT_MAX_PAIRS {
+        let null = mann_whitney_null(m, n);
+        let mut below = 0.0; // P(U <= c - 1)
+        let mut c = 0;
+        for p in null.iter().take(pairs / 2 + 1) {
+            if below + p > 0.025 {
+                break;
+            }
+            below += p;
+            c += 1;
+        }
+        return (c >= 1).then_some((c, 1.0 - 2.0 * below, ShiftMethod::Exact));
+    }
+    let mean = pairs as f64 / 2.0;
+    let sd = (pairs as f64 * (m + n + 1) as f64 / 12.0).sqrt();
+    let z = Normal::standard().inverse_cdf(0.975);
+    let c = (mean + 0.5 - z * sd).floor();
+    if c < 1.0 {
+        return None;
+    }
+    let level = 1.0 - 2.0 * Normal::standard().cdf((c - 0.5 - mean) / sd);
+    Some((c as usize, level, ShiftMethod::Normal))
+}
+
+/// The Hodges-Lehmann estimate of the shift from `x` to `y` and its 95%
+/// interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shift {
+    /// Median of all differences `y_j - x_i`.
+    pub estimate: f64,
+    /// The interval `[D(c), D(mn + 1 - c)]` of the sorted differences,
+    /// with its exact coverage as `level`; `None` below 4 values a side.
+    pub ci95: Option<Interval>,
+    /// How the critical value `c` was found.
+    pub method: Option<ShiftMethod>,
+}
+
+/// The shift in location from `x` to `y` (Hodges-Lehmann) with the
+/// distribution-free interval that inverts the Mann-Whitney (Wilcoxon
+/// rank-sum) test, as in Hollander & Wolfe, *Nonparametric Statistical
+/// Methods*, chapter 4 (the two-sample location problem). It assumes only
+/// that `y` is distributed as `x` moved by the shift; on the log of a
+/// throughput that is a change by a constant factor, which is what a
+/// faster or slower build does to every run. Ties (rare in timings) make
+/// the coverage slightly conservative. `None` when either is empty or
+/// holds a value that is not finite.
+pub fn hodges_lehmann_shift(x: &[f64], y: &[f64]) -> Option<Shift> {
+    if x.is_empty() || y.is_empty() || x.iter().chain(y).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut d: Vec<f64> = y
+        .iter()
+        .flat_map(|b| x.iter().map(move |a| b - a))
+        .collect();
+    d.sort_by(f64::total_cmp);
+    let critical = mann_whitney_critical(x.len(), y.len());
+    Some(Shift {
+        estimate: median_sorted(&d),
+        ci95: critical.map(|(c, level, _)| Interval {
+            low: d[c - 1],
+            high: d[d.len() - c],
+            level,
+        }),
+        method: critical.map(|(_, _, m)| m),
+    })
+}
+
+/// The noise of a set of values as the half-width of their median's
+/// distribution-free 95% interval ([`median_ci95`]) over the median; `None`
+/// below 6 values or for a median of zero.
+pub fn median_relative_half_width(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let ci = median_ci95(&sorted)?;
+    let med = median_sorted(&sorted);
+    (med != 0.0).then(|| (ci.high - ci.low) / 2.0 / med.abs())
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -498,5 +633,116 @@ mod tests {
             (c.low - 4901.0).abs() <= 2.0 && (c.high - 5098.0).abs() <= 2.0,
             "{c:?}"
         );
+    }
+
+    /// A standard normal draw (Box-Muller), for the simulations.
+    pub(crate) fn gaussian(rng: &mut impl rand::Rng) -> f64 {
+        let u1: f64 = 1.0 - rng.random::<f64>(); // in (0, 1]: ln is finite
+        let u2: f64 = rng.random();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+
+    #[test]
+    fn the_exact_critical_values_match_the_published_tables() {
+        // Two-sided 5% critical values of U (reject at U <= u): 0 for 4 x 4,
+        // 5 for 6 x 6, 23 for 10 x 10, 127 for 20 x 20; c is one more.
+        for (m, c) in [(4, 1), (6, 6), (10, 24), (20, 128)] {
+            let (got, level, method) = mann_whitney_critical(m, m).unwrap();
+            assert_eq!((got, method), (c, ShiftMethod::Exact), "{m} x {m}");
+            assert!((0.95..0.98).contains(&level), "{m}: {level}");
+        }
+        // Unequal sizes: 5 x 8 rejects at U <= 6.
+        assert_eq!(mann_whitney_critical(5, 8).unwrap().0, 7);
+        assert_eq!(mann_whitney_critical(8, 5).unwrap().0, 7);
+        // Three runs a side cannot give 95%: P(U = 0) is 1/20 there.
+        assert_eq!(mann_whitney_critical(3, 3), None);
+        assert_eq!(mann_whitney_critical(0, 9), None);
+        // The null distribution sums to one.
+        let null = mann_whitney_null(7, 9);
+        assert_eq!(null.len(), 64);
+        assert!((null.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_normal_approximation_is_within_one_of_the_exact_value_where_it_takes_over() {
+        let (exact, _, _) = mann_whitney_critical(50, 50).unwrap();
+        let (approx, level, method) = mann_whitney_critical(51, 50).unwrap();
+        assert_eq!(method, ShiftMethod::Normal);
+        assert!((0.949..0.952).contains(&level), "{level}");
+        assert!(approx > exact, "{exact} {approx}");
+        // At the same size, exact and approximate differ by at most one.
+        let null = mann_whitney_null(50, 50);
+        let (mean, sd) = (1250.0, (2500.0f64 * 101.0 / 12.0).sqrt());
+        let z = Normal::standard().inverse_cdf(0.975);
+        let c = (mean + 0.5 - z * sd).floor() as usize;
+        assert!(c.abs_diff(exact) <= 1, "{c} {exact}");
+        assert!(null[..exact].iter().sum::<f64>() <= 0.025);
+    }
+
+    #[test]
+    fn the_shift_is_recovered_and_its_interval_needs_four_runs_a_side() {
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let y: Vec<f64> = x.iter().map(|v| v + 0.25).collect();
+        let s = hodges_lehmann_shift(&x, &y).unwrap();
+        assert!(close(s.estimate, 0.25), "{s:?}");
+        let ci = s.ci95.unwrap();
+        // c = 6 of 36 sorted differences: -2.75 and 3.25.
+        assert!(close(ci.low, -2.75) && close(ci.high, 3.25), "{ci:?}");
+        assert_eq!(s.method, Some(ShiftMethod::Exact));
+        let few = hodges_lehmann_shift(&x[..3], &y[..3]).unwrap();
+        assert_eq!((few.ci95, few.method), (None, None));
+        assert_eq!(hodges_lehmann_shift(&[], &y), None);
+        assert_eq!(hodges_lehmann_shift(&[f64::NAN], &y), None);
+    }
+
+    /// Log throughputs of `runs` runs at scale `ratio`: normal, log-normal
+    /// or normal with 10% of the runs up to three times slower.
+    pub(crate) fn simulated_runs(
+        rng: &mut impl rand::Rng,
+        shape: usize,
+        runs: usize,
+        noise: f64,
+        ratio: f64,
+    ) -> Vec<f64> {
+        (0..runs)
+            .map(|_| {
+                let g = gaussian(rng);
+                let ops = match shape {
+                    0 => 1000.0 * (1.0 + noise * g),
+                    1 => 1000.0 * (noise * g).exp(),
+                    _ if rng.random::<f64>() < 0.1 => 1000.0 / (1.0 + 2.0 * rng.random::<f64>()),
+                    _ => 1000.0 * (1.0 + noise * g),
+                };
+                (ratio * ops).ln()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_shift_interval_covers_the_true_ratio_95_percent_of_the_time() {
+        use rand::SeedableRng;
+        for (shape, seed) in [(0, 11u64), (1, 12), (2, 13)] {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let ratio: f64 = 0.93;
+            let covered = (0..2000)
+                .filter(|_| {
+                    let old = simulated_runs(&mut rng, shape, 20, 0.02, 1.0);
+                    let new = simulated_runs(&mut rng, shape, 20, 0.02, ratio);
+                    let ci = hodges_lehmann_shift(&old, &new).unwrap().ci95.unwrap();
+                    ci.low <= ratio.ln() && ratio.ln() <= ci.high
+                })
+                .count();
+            let share = covered as f64 / 2000.0;
+            assert!((0.93..=0.97).contains(&share), "shape {shape}: {share}");
+        }
+    }
+
+    #[test]
+    fn the_median_half_width_is_relative_to_the_median() {
+        let v: Vec<f64> = (1..=10).map(|i| 100.0 + i as f64).collect();
+        // 10 values: the interval is the 2nd and 9th, 102 .. 109.
+        let w = median_relative_half_width(&v).unwrap();
+        assert!(close(w, 3.5 / 105.5), "{w}");
+        assert_eq!(median_relative_half_width(&v[..5]), None);
     }
 }

@@ -83,11 +83,27 @@ pub struct CompareArgs {
     /// The later run file.
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
-    /// Exit with code 3 when a record's median throughput dropped by more
-    /// than PCT percent, or a record that passed before no longer does.
+    /// Exit with code 3 when a record is `slower` and its throughput
+    /// dropped by more than PCT percent, or a record that passed before
+    /// no longer does [default: 5]
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub fail_above: Option<f64>,
+    /// A change whose 95% interval lies inside +-PCT percent is `same`;
+    /// one straddling +-PCT is `unclear`.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
+    pub noise_threshold: f64,
+    /// Print the comparison as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
+
+/// `--fail-above` when not given, percent.
+pub const DEFAULT_FAIL_ABOVE: f64 = 5.0;
 
 /// Reads the files, published results apart from run files, and prints
 /// every problem to stderr.
@@ -178,13 +194,18 @@ pub fn run_report(args: &ReportArgs) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-/// `pqcprof compare OLD NEW`: exit 3 with `--fail-above` and a regression
-/// beyond it, 1 when either file cannot be used.
+/// `pqcprof compare OLD NEW`: exit 3 on a regression beyond `--fail-above`
+/// (5% unless given), 1 when either file cannot be used.
 pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
     if let Some(p) = args.fail_above {
         if !(p.is_finite() && p >= 0.0) {
             anyhow::bail!("invalid --fail-above {p}: use a percentage of 0 or more");
         }
+    }
+    let fail_above = args.fail_above.unwrap_or(DEFAULT_FAIL_ABOVE);
+    let t = args.noise_threshold;
+    if !(t.is_finite() && (0.0..100.0).contains(&t)) {
+        anyhow::bail!("invalid --noise-threshold {t}: use a percentage of 0 or more and below 100");
     }
     // Read each file on its own: comparing a file with itself (or a copy)
     // is allowed here, unlike in a report.
@@ -221,33 +242,37 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
         return Ok(exit::ERROR);
     }
     let (old, new) = (&runs[0], &runs[1]);
-    let lines = compare::compare(old, new);
-    // Every string in the table comes from the files: printed escaped.
-    print!(
-        "{}",
-        printable(&compare::render(old, new, &lines, args.fail_above))
-    );
+    let lines = compare::compare(old, new, t / 100.0);
     let emulated = [old, new]
         .iter()
         .map(|r| r.records.iter().filter(|(_, r)| r.emulated).count())
         .sum::<usize>();
-    if emulated > 0 {
-        println!("{emulated} record(s) made on pqcprof's CPU stand-in driver (emulated, not a GPU) left out: they are no speed measurements");
-    }
-    let regressions = args
-        .fail_above
-        .map(|p| {
-            lines
-                .iter()
-                .filter(|l| compare::is_regression(l, p))
-                .count()
-        })
-        .unwrap_or(0);
+    let regressions = lines
+        .iter()
+        .filter(|l| compare::is_regression(l, fail_above))
+        .count();
     let matched = lines
         .iter()
-        .filter(|l| matches!(l.change, compare::Change::Measured { .. }))
+        .filter(|l| matches!(l.change, compare::Change::Measured(_)))
         .count();
-    println!("{matched} record(s) compared.");
+    if args.json {
+        let mut v = compare::to_json(old, new, &lines, t, fail_above);
+        v["compared"] = matched.into();
+        v["emulated_left_out"] = emulated.into();
+        v["regressions"] = regressions.into();
+        // serde_json escapes every control character in the strings.
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        // Every string in the table comes from the files: printed escaped.
+        print!(
+            "{}",
+            printable(&compare::render(old, new, &lines, fail_above))
+        );
+        if emulated > 0 {
+            println!("{emulated} record(s) made on pqcprof's CPU stand-in driver (emulated, not a GPU) left out: they are no speed measurements");
+        }
+        println!("{matched} record(s) compared.");
+    }
     let duplicates = lines
         .iter()
         .filter(|l| matches!(l.change, compare::Change::Duplicate(_)))
@@ -258,7 +283,7 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
     if regressions > 0 {
         eprintln!(
             "pqcprof: {regressions} regression(s): slower by more than {}%, failing, missing, or not comparable",
-            args.fail_above.unwrap_or(0.0)
+            fail_above
         );
         return Ok(exit::SOME_FAILED);
     }

@@ -26,7 +26,7 @@ pub enum Status {
 }
 
 /// Throughput of batches, or latency of single operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// `runs` timed batches of `batch` operations.
