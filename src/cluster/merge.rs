@@ -64,8 +64,8 @@ impl Found {
     /// Adds a run file unless the same file (by identity) is already in.
     fn add_file(&mut self, path: &Path, meta: &std::fs::Metadata) {
         match self.ids.get(&file_id(meta)) {
-            Some(first) => eprintln!(
-                "pqcprof: {}: left out: the same file as {} (a link or a folder given twice); merged once",
+            Some(first) => log::warn!(
+                "{}: left out: the same file as {} (a link or a folder given twice); merged once",
                 printable(&path.display().to_string()),
                 printable(&first.display().to_string())
             ),
@@ -491,15 +491,15 @@ fn read_ranks(files: &[PathBuf]) -> Vec<LoadedRun> {
         match read_run(f, &format!("F{}", i + 1)) {
             Ok((run, warnings)) => {
                 for w in warnings {
-                    eprintln!(
-                        "pqcprof: {}: warning: field `{}`: {}",
+                    log::warn!(
+                        "{}: field `{}`: {}",
                         f.display(),
                         printable(&w.field),
                         printable(&w.message)
                     );
                 }
                 if run.cluster.is_some() {
-                    eprintln!("pqcprof: {}: left out: already a merged file", f.display());
+                    log::warn!("{}: left out: already a merged file", f.display());
                     continue;
                 }
                 // A copy of a rank's file in another folder would count its
@@ -510,8 +510,8 @@ fn read_ranks(files: &[PathBuf]) -> Vec<LoadedRun> {
                     let o: &LoadedRun = &runs[k];
                     o.metadata == run.metadata && o.records == run.records
                 }) {
-                    eprintln!(
-                        "pqcprof: {}: left out: the same run as {} (same host, start time and records); merged once",
+                    log::warn!(
+                        "{}: left out: the same run as {} (same host, start time and records); merged once",
                         printable(&f.display().to_string()),
                         printable(&runs[first].path.display().to_string())
                     );
@@ -520,8 +520,8 @@ fn read_ranks(files: &[PathBuf]) -> Vec<LoadedRun> {
                 same.push(runs.len());
                 runs.push(run);
             }
-            Err(e) => eprintln!(
-                "pqcprof: {}: left out: {}{}",
+            Err(e) => log::warn!(
+                "{}: left out: {}{}",
                 f.display(),
                 if e.field.is_empty() {
                     String::new()
@@ -571,20 +571,20 @@ fn say_merged(merged: &RunFile, output: &Path) -> i32 {
         output.display()
     );
     for d in &c.differences {
-        eprintln!("pqcprof: difference: {}", printable(d));
+        log::warn!("difference: {}", printable(d));
     }
     for m in &c.missing {
-        eprintln!("pqcprof: missing: {}", printable(m));
+        log::warn!("missing: {}", printable(m));
     }
     for r in c.ranks.iter().filter(|r| !r.complete) {
-        eprintln!(
-            "pqcprof: incomplete: {} ({}) did not finish its run",
+        log::warn!(
+            "incomplete: {} ({}) did not finish its run",
             printable(&r.label()),
             printable(&r.file)
         );
     }
     if !c.complete {
-        eprintln!("pqcprof: the merged run is marked incomplete");
+        log::error!("the merged run is marked incomplete");
         return exit::SOME_FAILED;
     }
     crate::schema::record::exit_for_failures(&merged.records)

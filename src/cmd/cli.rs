@@ -495,7 +495,7 @@ impl BenchArgs {
                 .iter()
                 .any(|a| a.family() != crate::core::catalog::Family::MlDsa)
             {
-                eprintln!("pqcprof: warning: --context applies to the ML-DSA algorithms only; the others run without it");
+                log::warn!("--context applies to the ML-DSA algorithms only; the others run without it");
             }
         }
         Ok(())
@@ -548,7 +548,7 @@ impl BenchArgs {
                 });
         }
         if let Some(&t) = threads.iter().find(|&&t| t > cores) {
-            eprintln!("pqcprof: warning: --threads {t} is more than this machine's {cores} cores: the threads will share cores");
+            log::warn!("--threads {t} is more than this machine's {cores} cores: the threads will share cores");
         }
         Ok(threads)
     }

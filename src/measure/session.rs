@@ -133,8 +133,8 @@ impl<'a> Executor<'a> {
         // writes them in a folder; another keeps everything in its run file.
         let lock = crate::write::output::try_lock(out);
         if lock.is_none() {
-            eprintln!(
-                "pqcprof: another pqcprof run is writing into {}: this run leaves its cuPQC-shaped files alone and keeps every record in its own run file",
+            log::warn!(
+                "another pqcprof run is writing into {}: this run leaves its cuPQC-shaped files alone and keeps every record in its own run file",
                 out.display()
             );
         }
@@ -206,7 +206,7 @@ impl<'a> Executor<'a> {
         operations: &[Operation],
         measure: &MeasureConfig,
     ) -> anyhow::Result<Flow> {
-        eprintln!("pqcprof: skipping backend {name}: {reason}");
+        log::warn!("skipping backend {name}: {reason}");
         let mut cfg = measure.clone();
         cfg.batch.threads = 1;
         let null = crate::backend::null::NullBackend(name.to_string());
@@ -259,8 +259,8 @@ impl<'a> Executor<'a> {
                 Err(reason) => {
                     let mut rec = skipped(&*on.backend, alg, op, &cfg, reason);
                     rec.status = Status::Failed;
-                    eprintln!(
-                        "pqcprof: {} {alg} {op}: {}",
+                    log::warn!(
+                        "{} {alg} {op}: {}",
                         on.backend.name(),
                         rec.reason.as_deref().unwrap_or("")
                     );
@@ -278,7 +278,7 @@ impl<'a> Executor<'a> {
                 return Ok(Flow::Stop);
             }
             if sweep_cut {
-                eprintln!("pqcprof: {} {alg} {op}: the batch sweep stops at batch {} (its time budget cut the last one; larger batches take longer)", on.backend.name(), cfg.batch.batch);
+                log::info!("{} {alg} {op}: the batch sweep stops at batch {} (its time budget cut the last one; larger batches take longer)", on.backend.name(), cfg.batch.batch);
                 break;
             }
             if !matches!(on.batches, Batches::Default(_)) {
@@ -376,7 +376,7 @@ impl<'a> Executor<'a> {
         rec.batch_basis = Some(basis);
         rec.run_windows_unix_s = watch.borrow().windows_for(&rec);
         if let Some(reason) = rec.reason.as_deref() {
-            eprintln!("pqcprof: {label}: {:?}: {reason}", rec.status);
+            log::warn!("{label}: {:?}: {reason}", rec.status);
         }
         self.run.records.push(rec);
         // A signal during the record: it is kept with its finished runs,
@@ -394,8 +394,8 @@ impl<'a> Executor<'a> {
     fn close(mut self, measure: &MeasureConfig) -> anyhow::Result<Outcome> {
         if self.deadline_reached {
             let (_, s) = measure.timing.deadline.unwrap_or((Instant::now(), 0.0));
-            eprintln!(
-                "pqcprof: --deadline {s} reached: the records not yet begun are not measured"
+            log::warn!(
+                "--deadline {s} reached: the records not yet begun are not measured"
             );
         }
         self.run.complete = !self.interrupted && !self.deadline_reached;

@@ -123,7 +123,7 @@ fn load_and_warn(files: &[PathBuf]) -> LoadSet {
     set.problems.extend(import_problems);
     set.imported = imported;
     for p in &set.problems {
-        eprintln!("pqcprof: {}", printable(&p.to_string()));
+        log::warn!("{}", printable(&p.to_string()));
     }
     set
 }
@@ -154,13 +154,13 @@ pub fn run_report(args: &ReportArgs) -> anyhow::Result<i32> {
     let set = load_and_warn(&args.files);
     if set.runs.is_empty() {
         if set.imported.is_empty() {
-            eprintln!(
-                "pqcprof: error: none of the {} file(s) given could be used; no report written",
+            log::error!(
+                "none of the {} file(s) given could be used; no report written",
                 args.files.len()
             );
         } else {
-            eprintln!(
-                "pqcprof: error: only published results were given ({}); add at least one pqcprof run file to set them beside; no report written",
+            log::error!(
+                "only published results were given ({}); add at least one pqcprof run file to set them beside; no report written",
                 set.imported
                     .iter()
                     .map(|f| f.path.display().to_string())
@@ -214,8 +214,8 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
         match crate::schema::load::read_run(path, label) {
             Ok((run, warnings)) => {
                 for w in warnings {
-                    eprintln!(
-                        "pqcprof: {}: warning: field `{}`: {}",
+                    log::warn!(
+                        "{}: field `{}`: {}",
                         path.display(),
                         printable(&w.field),
                         printable(&w.message)
@@ -229,8 +229,8 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
                 } else {
                     format!("field `{}`: ", printable(&e.field))
                 };
-                eprintln!(
-                    "pqcprof: {}: left out: {field}{}",
+                log::warn!(
+                    "{}: left out: {field}{}",
                     path.display(),
                     printable(&e.message)
                 );
@@ -238,7 +238,7 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
         }
     }
     if runs.len() != 2 {
-        eprintln!("pqcprof: error: compare needs both files to be usable run files");
+        log::error!("compare needs both files to be usable run files");
         return Ok(exit::ERROR);
     }
     let (old, new) = (&runs[0], &runs[1]);
@@ -278,19 +278,19 @@ pub fn run_compare(args: &CompareArgs) -> anyhow::Result<i32> {
         .filter(|l| matches!(l.change, compare::Change::Duplicate(_)))
         .count();
     if duplicates > 0 {
-        eprintln!("pqcprof: warning: {duplicates} record(s) share their key (backend, threads, algorithm, operation, mode, batch) with another record of the same file: not compared");
+        log::warn!("{duplicates} record(s) share their key (backend, threads, algorithm, operation, mode, batch) with another record of the same file: not compared");
     }
     if regressions > 0 {
-        eprintln!(
-            "pqcprof: {regressions} regression(s): slower by more than {}%, failing, missing, or not comparable",
+        log::error!(
+            "{regressions} regression(s): slower by more than {}%, failing, missing, or not comparable",
             fail_above
         );
         return Ok(exit::SOME_FAILED);
     }
     if matched == 0 {
         // A gate that compared nothing has not passed.
-        eprintln!(
-            "pqcprof: error: no measured record of {} matches one of {} (same backend, threads, algorithm, operation, mode and batch), so nothing was compared{}",
+        log::error!(
+            "no measured record of {} matches one of {} (same backend, threads, algorithm, operation, mode and batch), so nothing was compared{}",
             args.old.display(),
             args.new.display(),
             match args.fail_above {

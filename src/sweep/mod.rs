@@ -57,8 +57,9 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
     let writer = start_files(&out, &run, &entries)?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
-    eprintln!(
-        "pqcprof sweep: {} algorithms, {} thread(s), {}s warm-up + {}s window per operation",
+    log::info!(
+        target: "sweep",
+        "{} algorithms, {} thread(s), {}s warm-up + {}s window per operation",
         entries.len(),
         opts.threads,
         opts.window.warmup,
@@ -75,7 +76,8 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         run.symmetric = symmetric::measure_all(secs, &cancel)?;
         interrupted = cancel.load(Ordering::SeqCst);
         for s in &run.symmetric {
-            eprintln!(
+            log::info!(
+                target: "row",
                 "[sym] {:<18} {:>6} B  {:>10.1} MB/s",
                 s.algorithm, s.chunk_bytes, s.mb_per_sec
             );
@@ -154,7 +156,8 @@ fn measure_entries(
         match measure_entry(e, opts, device, cancel) {
             Ok(recs) => {
                 for r in &recs {
-                    eprintln!(
+                    log::info!(
+                        target: "row",
                         "[{:>3}/{}] {:<9} {:<34} {:<7} {}",
                         i + 1,
                         entries.len(),
@@ -191,13 +194,14 @@ fn finish(
     for c in &csvs {
         println!("CSV: {}", c.display());
     }
-    eprintln!(
-        "pqcprof sweep: took {:.1} s",
+    log::info!(
+        target: "sweep",
+        "took {:.1} s",
         run.sweep.as_ref().map_or(0.0, |s| s.wall_seconds)
     );
     if interrupted {
-        eprintln!(
-            "pqcprof: interrupted; finished algorithms are in {}",
+        log::warn!(
+            "interrupted; finished algorithms are in {}",
             writer.run_path.display()
         );
         return Ok(exit::INTERRUPTED);
@@ -218,8 +222,9 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
     let mut failed = 0;
     for e in &entries {
         if let Some(r) = &e.unavailable {
-            eprintln!(
-                "pqcprof sizes: skipped {} ({}): {r}",
+            log::warn!(
+                target: "sizes",
+                "skipped {} ({}): {r}",
                 e.name,
                 e.provider.name()
             );
@@ -229,8 +234,9 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
             Ok(r) => rows.push(r),
             Err(err) => {
                 failed += 1;
-                eprintln!(
-                    "pqcprof sizes: {} ({}) failed: {err:#}",
+                log::warn!(
+                    target: "sizes",
+                    "{} ({}) failed: {err:#}",
                     e.name,
                     e.provider.name()
                 );
@@ -246,7 +252,7 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
     match out {
         Some(p) => {
             crate::write::output::write_atomic(Path::new(p), text.as_bytes())?;
-            eprintln!("pqcprof sizes: wrote {}", p.display());
+            log::info!(target: "sizes", "wrote {}", p.display());
         }
         None => print!("{text}"),
     }

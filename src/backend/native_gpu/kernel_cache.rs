@@ -196,16 +196,16 @@ impl CacheLock {
                 return None;
             }
             if t0.elapsed() >= wait {
-                eprintln!(
-                    "pqcprof: {} is still locked after {:.0?}; compiling the kernels without waiting longer",
+                log::warn!(
+                    "{} is still locked after {:.0?}; compiling the kernels without waiting longer",
                     path.display(),
                     wait
                 );
                 return None;
             }
             if !said {
-                eprintln!(
-                    "pqcprof: another pqcprof is compiling the same kernels ({}); waiting for it",
+                log::info!(
+                    "another pqcprof is compiling the same kernels ({}); waiting for it",
                     path.display()
                 );
                 said = true;

@@ -128,8 +128,8 @@ fn load_units(
                             "loading the compiled {name} kernels failed: machine code: {cubin_err:?}; PTX: {e:?}"
                         )
                     })?;
-                eprintln!(
-                    "pqcprof: the driver refused the {arch} machine code of the {name} kernels ({cubin_err:?}); it compiled the PTX instead"
+                log::warn!(
+                    "the driver refused the {arch} machine code of the {name} kernels ({cubin_err:?}); it compiled the PTX instead"
                 );
                 (
                     m,
