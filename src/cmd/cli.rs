@@ -495,7 +495,9 @@ impl BenchArgs {
                 .iter()
                 .any(|a| a.family() != crate::core::catalog::Family::MlDsa)
             {
-                log::warn!("--context applies to the ML-DSA algorithms only; the others run without it");
+                log::warn!(
+                    "--context applies to the ML-DSA algorithms only; the others run without it"
+                );
             }
         }
         Ok(())

@@ -394,9 +394,7 @@ impl<'a> Executor<'a> {
     fn close(mut self, measure: &MeasureConfig) -> anyhow::Result<Outcome> {
         if self.deadline_reached {
             let (_, s) = measure.timing.deadline.unwrap_or((Instant::now(), 0.0));
-            log::warn!(
-                "--deadline {s} reached: the records not yet begun are not measured"
-            );
+            log::warn!("--deadline {s} reached: the records not yet begun are not measured");
         }
         self.run.complete = !self.interrupted && !self.deadline_reached;
         self.run.interrupted = self.interrupted;
