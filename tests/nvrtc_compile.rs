@@ -7,6 +7,7 @@
 //! test says so and passes, unless PQCPROF_REQUIRE_NVRTC=1 (as in CI), where
 //! a missing NVRTC is a failure.
 
+use pqcprof::backend::native_gpu::kernel_cache;
 use pqcprof::backend::native_gpu::kernels;
 use pqcprof::backend::native_gpu::sizing::{variants, Variant};
 use pqcprof::core::catalog::{Algorithm, Family};
@@ -93,7 +94,7 @@ fn kernels_compile_for_turing_to_hopper_and_are_cached() {
                 s.spawn(move || {
                     let t0 = std::time::Instant::now();
                     (
-                        kernels::compile_cached_in(Some(&d), unit, arch),
+                        kernel_cache::compile_cached_in(Some(&d), unit, arch),
                         t0.elapsed(),
                     )
                 })
@@ -105,7 +106,7 @@ fn kernels_compile_for_turing_to_hopper_and_are_cached() {
     for ((arch, unit), (compiled, took)) in jobs.iter().copied().zip(compiled) {
         let (compiled, origin) = compiled.unwrap_or_else(|e| panic!("{e}"));
         if arch != "sm_90" {
-            assert_eq!(origin, kernels::Origin::Compiled, "{arch} {unit:?}");
+            assert_eq!(origin, kernel_cache::Origin::Compiled, "{arch} {unit:?}");
         }
         assert_eq!((compiled.arch.as_str(), compiled.unit), (arch, unit));
         let text = &compiled.ptx;
@@ -114,7 +115,7 @@ fn kernels_compile_for_turing_to_hopper_and_are_cached() {
             cubin.starts_with(b"\x7fELF"),
             "{arch} {unit:?}: machine code is not ELF"
         );
-        assert_eq!(kernels::cubin_arch(cubin).as_deref(), Some(arch));
+        assert_eq!(kernel_cache::cubin_arch(cubin).as_deref(), Some(arch));
         assert!(
             text.contains(&format!(".target {arch}")),
             "{arch} {unit:?}: wrong target"
@@ -153,9 +154,9 @@ fn kernels_compile_for_turing_to_hopper_and_are_cached() {
     // Asked again, an architecture comes from the cache, unchanged.
     let first = sm80.unwrap();
     let (second, origin) =
-        kernels::compile_cached_in(Some(fresh.path()), Family::MlDsa, "sm_80").unwrap();
+        kernel_cache::compile_cached_in(Some(fresh.path()), Family::MlDsa, "sm_80").unwrap();
     match origin {
-        kernels::Origin::Cache(p) => assert!(p.starts_with(fresh.path()), "{}", p.display()),
+        kernel_cache::Origin::Cache(p) => assert!(p.starts_with(fresh.path()), "{}", p.display()),
         other => panic!("second compile did not use the cache: {other:?}"),
     }
     assert_eq!(first.ptx, second.ptx);

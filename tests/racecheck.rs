@@ -65,13 +65,7 @@ fn race_child(bug: u32, ptx: &Path) -> (bool, String) {
     }
     c.env("PQCPROF_RACE_BUG", bug.to_string())
         .env("PQCPROF_RACE_PTX", ptx);
-    let out = c.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    standin::run_for_text(&mut c)
 }
 
 /// What pqcprof_standin_race_test computes (race_kernels.cu) without a bug,

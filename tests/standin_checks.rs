@@ -45,13 +45,7 @@ fn in_child(name: &str, env: &[(&str, &str)]) -> (bool, String) {
     for (k, v) in env {
         c.env(k, v);
     }
-    let out = c.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    standin::run_for_text(&mut c)
 }
 
 /// The check kernels, compiled by NVRTC and loaded on the stand-in.

@@ -225,13 +225,13 @@ fn open_native(
     for u in &backend.units {
         let name = kernels::unit_name(u.unit);
         match &u.origin {
-            kernels::Origin::Compiled => log::info!(
+            native_gpu::kernel_cache::Origin::Compiled => log::info!(
                 "{name} kernels compiled for {} in {:.1} s; loaded: {}",
                 backend.arch,
                 u.compile_seconds,
                 u.image
             ),
-            kernels::Origin::Cache(p) => log::info!(
+            native_gpu::kernel_cache::Origin::Cache(p) => log::info!(
                 "{name} kernels for {} read from the cache {}; loaded: {}",
                 backend.arch,
                 p.display(),

@@ -117,7 +117,7 @@ fn compiled_resources(
     let found = match resources::kernel_resources(arch, units) {
         Ok((f, origins)) => {
             for origin in origins {
-                if let native_gpu::kernels::Origin::Cache(p) = origin {
+                if let native_gpu::kernel_cache::Origin::Cache(p) = origin {
                     log::info!("{arch}: from the cache ({})", p.display());
                 }
             }

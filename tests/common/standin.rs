@@ -88,13 +88,16 @@ fn build(src: &Path, dir: &Path, flags: &[&str]) {
 /// built on first use (once per test process, thread-safe).
 pub fn lib_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = root()
-            .join("target")
-            .join("cuda-standin")
-            .join(source_hash());
+    built_once(&DIR, "cuda-standin", &[])
+}
+
+/// The build with `flags` in `target/<folder>/<source hash>`, made on
+/// first use and kept in `cell` for the rest of the test process.
+fn built_once(cell: &'static OnceLock<PathBuf>, folder: &str, flags: &[&str]) -> PathBuf {
+    cell.get_or_init(|| {
+        let dir = root().join("target").join(folder).join(source_hash());
         if !dir.join("libcuda.so.1").exists() {
-            build(&root(), &dir, &[]);
+            build(&root(), &dir, flags);
         }
         dir
     })
@@ -117,17 +120,7 @@ pub const RACECHECK_FLAGS: &[&str] = &[
 /// `lib_dir`'s.
 pub fn racecheck_lib_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = root()
-            .join("target")
-            .join("cuda-standin-racecheck")
-            .join(source_hash());
-        if !dir.join("libcuda.so.1").exists() {
-            build(&root(), &dir, RACECHECK_FLAGS);
-        }
-        dir
-    })
-    .clone()
+    built_once(&DIR, "cuda-standin-racecheck", RACECHECK_FLAGS)
 }
 
 /// The racecheck build of the sources under `src` (a scratch copy with a
@@ -219,4 +212,15 @@ pub fn pqcprof(knobs: &[(&str, &str)]) -> assert_cmd::Command {
         c.env(format!("PQCPROF_STANDIN_{k}"), v);
     }
     c
+}
+
+/// Runs `c` to its end: (success, stdout then stderr as text).
+pub fn run_for_text(c: &mut std::process::Command) -> (bool, String) {
+    let out = c.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
 }

@@ -10,12 +10,12 @@
 
 use super::batch::HostSide;
 use super::launch::{dtoh_slots, flip_on_device, htod, random_bytes, zeros, KernelArgs};
-use super::NativeGpu;
 use crate::backend::BatchConfig;
 use crate::core::catalog::{Algorithm, Operation};
 use anyhow::anyhow;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaStream};
 use rand::SeedableRng;
+use std::sync::Arc;
 
 /// What a batch being prepared keeps on the host: the gate's inputs and
 /// expected outputs, the slots it samples, and the random source.
@@ -47,21 +47,34 @@ impl Staging {
     fn tamper(
         &mut self,
         buf: &mut CudaSlice<u8>,
-        st: &NativeGpu,
+        st: &Arc<CudaStream>,
         at: usize,
         stride: usize,
         mask: u8,
     ) -> anyhow::Result<()> {
         if self.n > 1 {
             let t = self.sample[1];
-            flip_on_device(&st.stream, buf, t * stride + at, mask)?;
+            flip_on_device(st, buf, t * stride + at, mask)?;
             self.host.tampered.push(t);
         }
         Ok(())
     }
 }
 
-impl NativeGpu {
+/// What making the inputs needs of the GPU: its stream, a way to run an
+/// operation's kernel over the whole batch (untimed, waited for), and the
+/// signing workspace's size.
+pub(crate) struct Maker<'a> {
+    /// The stream every buffer lives on.
+    pub(crate) stream: &'a Arc<CudaStream>,
+    /// Runs the kernel of an operation over the batch and waits for it.
+    pub(crate) run: &'a dyn Fn(Operation, &mut KernelArgs) -> anyhow::Result<()>,
+    /// Bytes of the signing kernel's per-batch workspace (0 when the batch
+    /// signs nothing).
+    pub(crate) sign_scratch: usize,
+}
+
+impl Maker<'_> {
     /// The kernel arguments of `op` of the ML-KEM set `alg`.
     pub(crate) fn kem_args(
         &self,
@@ -69,7 +82,7 @@ impl NativeGpu {
         op: Operation,
         p: &mut Staging,
     ) -> anyhow::Result<KernelArgs> {
-        let st = &self.stream;
+        let st = self.stream;
         let s = alg.sizes();
         p.host.d = p.random(32);
         p.host.z = p.random(32);
@@ -83,7 +96,7 @@ impl NativeGpu {
             return Ok(keygen);
         }
         // Keys made on the GPU, before timing.
-        self.run_prerequisite(alg, Operation::KeyGen, p.n, &mut keygen)?;
+        (self.run)(Operation::KeyGen, &mut keygen)?;
         let KernelArgs::KemKeygen { pk, sk, d, z } = keygen else {
             unreachable!("built as KemKeygen above")
         };
@@ -106,7 +119,7 @@ impl NativeGpu {
         if op == Operation::Encaps {
             return Ok(encaps);
         }
-        self.run_prerequisite(alg, Operation::Encaps, p.n, &mut encaps)?;
+        (self.run)(Operation::Encaps, &mut encaps)?;
         let KernelArgs::KemEncaps { mut ct, ss, pk, m } = encaps else {
             unreachable!("built as KemEncaps above")
         };
@@ -115,7 +128,7 @@ impl NativeGpu {
         p.host.expected_ss = dtoh_slots(st, &ss, &p.sample, 32)?;
         drop(ss);
         // One sampled ciphertext is tampered with: implicit rejection.
-        p.tamper(&mut ct, self, 5, lct, 0x20)?;
+        p.tamper(&mut ct, st, 5, lct, 0x20)?;
         p.host.ct = dtoh_slots(st, &ct, &p.sample, lct)?;
         Ok(KernelArgs::KemDecaps {
             ss: zeros(st, 32 * p.n)?,
@@ -132,7 +145,7 @@ impl NativeGpu {
         cfg: &BatchConfig,
         p: &mut Staging,
     ) -> anyhow::Result<KernelArgs> {
-        let st = &self.stream;
+        let st = self.stream;
         let s = alg.sizes();
         p.host.xi = p.random(32);
         let mut keygen = KernelArgs::DsaKeygen {
@@ -143,7 +156,7 @@ impl NativeGpu {
         if op == Operation::KeyGen {
             return Ok(keygen);
         }
-        self.run_prerequisite(alg, Operation::KeyGen, p.n, &mut keygen)?;
+        (self.run)(Operation::KeyGen, &mut keygen)?;
         let KernelArgs::DsaKeygen { pk, sk, xi } = keygen else {
             unreachable!("built as DsaKeygen above")
         };
@@ -165,13 +178,13 @@ impl NativeGpu {
             ctx_len: cfg.context.len() as u32,
             sk,
             rnd: htod(st, &p.host.rnd)?,
-            scratch: zeros(st, self.sign_scratch_bytes(alg, p.n)?)?,
+            scratch: zeros(st, self.sign_scratch)?,
             queue: zeros(st, 8)?,
         };
         if op == Operation::Sign {
             return Ok(sign);
         }
-        self.run_prerequisite(alg, Operation::Sign, p.n, &mut sign)?;
+        (self.run)(Operation::Sign, &mut sign)?;
         let KernelArgs::DsaSign {
             mut sig,
             msg,
@@ -189,7 +202,7 @@ impl NativeGpu {
         p.host.msg = vec![];
         p.host.rnd = vec![];
         // One sampled signature is tampered with: verify must reject it.
-        p.tamper(&mut sig, self, 17, stride, 0x04)?;
+        p.tamper(&mut sig, st, 17, stride, 0x04)?;
         Ok(KernelArgs::DsaVerify {
             ok: st
                 .alloc_zeros::<i32>(p.n)
@@ -202,18 +215,5 @@ impl NativeGpu {
             stride: stride as u32,
             pk: pk.ok_or_else(|| anyhow!("verify lost its public keys"))?,
         })
-    }
-
-    /// Runs the kernel of `op` (an operation another one needs the outputs
-    /// of) over the whole batch, untimed, and waits for it.
-    fn run_prerequisite(
-        &self,
-        alg: Algorithm,
-        op: Operation,
-        n: usize,
-        args: &mut KernelArgs,
-    ) -> anyhow::Result<()> {
-        let func = self.function(alg, op)?;
-        self.launch_kernel(&func, op, n, args)
     }
 }

@@ -54,42 +54,12 @@ pub fn cache_file_stem(unit: Family, arch: &str, nvrtc: (i32, i32)) -> String {
     )
 }
 
-/// The last entry point every unit defines (hold.cuh comes last): a file
-/// that names it was not cut short.
-const LAST_ENTRY: &str = HOLD_KERNEL;
-
 /// Whether `ptx` is plausibly whole PTX for `arch`: it names its target and
 /// ends the last entry point.
 fn is_whole_ptx(ptx: &str, arch: &str) -> bool {
     ptx.contains(&format!(".target {arch}"))
         && ptx.contains(&format!(".entry {LAST_ENTRY}("))
         && ptx.trim_end().ends_with('}')
-}
-
-/// Whether `cubin` is plausibly a whole kernel image: an ELF file whose
-/// section headers lie inside it and that names the last entry point.
-pub(crate) fn is_whole_cubin(cubin: &[u8]) -> bool {
-    let u64_at = |o: usize| {
-        cubin
-            .get(o..o + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-    };
-    let u16_at = |o: usize| {
-        cubin
-            .get(o..o + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]) as u64)
-    };
-    // ELF64, little-endian; e_shoff at 0x28, e_shentsize 0x3a, e_shnum 0x3c.
-    let header_ok = cubin.starts_with(b"\x7fELF\x02\x01");
-    let sections_end = match (u64_at(0x28), u16_at(0x3a), u16_at(0x3c)) {
-        (Some(off), Some(size), Some(n)) => off.checked_add(size * n),
-        _ => None,
-    };
-    header_ok
-        && sections_end.is_some_and(|end| end > 0 && end <= cubin.len() as u64)
-        && cubin
-            .windows(LAST_ENTRY.len())
-            .any(|w| w == LAST_ENTRY.as_bytes())
 }
 
 /// The `sm_XY` a CUDA ELF image was built for, from its header: with ELF

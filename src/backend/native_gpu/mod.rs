@@ -74,7 +74,7 @@ pub struct LoadedUnit {
     /// Seconds NVRTC (or reading the cache) took.
     pub compile_seconds: f64,
     /// Whether the kernels were compiled now or read from the cache.
-    pub origin: kernels::Origin,
+    pub origin: kernel_cache::Origin,
     /// What the driver loaded: machine code, or PTX it compiled itself.
     pub image: String,
 }
@@ -110,7 +110,7 @@ fn load_units(
 ) -> anyhow::Result<Vec<LoadedUnit>> {
     let nvrtc = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
     let mut loaded = vec![];
-    for built in kernels::compile_units_cached(units, arch) {
+    for built in kernel_cache::compile_units_cached(units, arch) {
         let built = built?;
         let unit = built.compiled.unit;
         let name = kernels::unit_name(unit);
@@ -636,9 +636,24 @@ impl Backend for NativeGpu {
         let func = self.function(alg, op)?;
         self.check_memory(alg, op, cfg, &func)?;
         let mut p = inputs::Staging::new(n);
+        let sign_scratch = match (alg.kind(), op) {
+            (Kind::Signature, Operation::Sign | Operation::Verify) => {
+                self.sign_scratch_bytes(alg, n)?
+            }
+            _ => 0,
+        };
+        let run = |op: Operation, args: &mut KernelArgs| {
+            let func = self.function(alg, op)?;
+            self.launch_kernel(&func, op, n, args)
+        };
+        let maker = inputs::Maker {
+            stream: &self.stream,
+            run: &run,
+            sign_scratch,
+        };
         let args = match alg.kind() {
-            Kind::Kem => self.kem_args(alg, op, &mut p)?,
-            Kind::Signature => self.dsa_args(alg, op, cfg, &mut p)?,
+            Kind::Kem => maker.kem_args(alg, op, &mut p)?,
+            Kind::Signature => maker.dsa_args(alg, op, cfg, &mut p)?,
         };
         let inputs::Staging { host, sample, .. } = p;
         let shape = self.shape(&func, op, n)?;

@@ -211,13 +211,13 @@ pub fn kernel_resources(
 ) -> Result<
     (
         Vec<KernelResources>,
-        Vec<crate::backend::native_gpu::kernels::Origin>,
+        Vec<crate::backend::native_gpu::kernel_cache::Origin>,
     ),
     crate::backend::native_gpu::kernels::CompileFailure,
 > {
     let mut found: Vec<KernelResources> = vec![];
     let mut origins = vec![];
-    for built in crate::backend::native_gpu::kernels::compile_units_cached(units, arch) {
+    for built in crate::backend::native_gpu::kernel_cache::compile_units_cached(units, arch) {
         let built = built?;
         for k in parse_ptxas_log(&built.compiled.log) {
             if !found.iter().any(|f| f.name == k.name) {
