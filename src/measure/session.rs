@@ -401,8 +401,8 @@ impl<'a> Executor<'a> {
         self.run.metadata.machine_load = Some(self.load.now());
         self.save()?;
         Ok(Outcome {
-            run_file: self.run_file.clone(),
-            run: self.run.clone(),
+            run_file: self.run_file,
+            run: self.run,
             interrupted: self.interrupted,
             deadline_reached: self.deadline_reached,
         })

@@ -214,7 +214,8 @@ fn warm_up_shared(
 
 /// Whether every thread runs one more round: once all have arrived, one of
 /// them decides for all (nobody stopped, no Ctrl-C, and the window, which
-/// starts with the first round, not yet over; always one round).
+/// starts with the first batch of every thread, not yet over; always at
+/// least one batch each).
 fn another_round(
     with: &Together,
     cancel: &AtomicBool,
