@@ -107,17 +107,9 @@ fn an_unwritable_output_folder_fails_before_measuring() {
 fn a_run_writes_a_run_file_and_cupqc_shaped_files() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args([
-            "cpu",
-            "--alg",
-            "ML-KEM-512,ML-DSA-44",
-            "--batch",
-            "8",
-            "--runs",
-            "4",
-            "--threads",
-            "1,2",
-        ])
+        .args(common::words(
+            "cpu --alg ML-KEM-512,ML-DSA-44 --batch 8 --runs 4 --threads 1,2",
+        ))
         .args(["--message-size", "100", "--out"])
         .arg(d.path())
         .assert()
@@ -254,17 +246,9 @@ fn a_run_writes_a_run_file_and_cupqc_shaped_files() {
 fn latency_mode_writes_latency_files() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args([
-            "cpu",
-            "--latency",
-            "--alg",
-            "ML-KEM-768",
-            "--runs",
-            "5",
-            "--threads",
-            "1",
-            "--out",
-        ])
+        .args(common::words(
+            "cpu --latency --alg ML-KEM-768 --runs 5 --threads 1 --out",
+        ))
         .arg(d.path())
         .assert()
         .success();
@@ -286,21 +270,9 @@ fn latency_mode_writes_latency_files() {
 fn fresh_process_times_each_run_in_its_own_process_and_says_so() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args([
-            "cpu",
-            "--fresh-process",
-            "--alg",
-            "ML-KEM-512",
-            "--op",
-            "keygen",
-            "--batch",
-            "4",
-            "--runs",
-            "3",
-            "--threads",
-            "1",
-            "--out",
-        ])
+        .args(common::words(
+            "cpu --fresh-process --alg ML-KEM-512 --op keygen --batch 4 --runs 3 --threads 1 --out",
+        ))
         .arg(d.path())
         .assert()
         .success();
@@ -322,15 +294,7 @@ fn fresh_process_times_each_run_in_its_own_process_and_says_so() {
     // The default says it is in-process.
     let d2 = tempfile::tempdir().unwrap();
     pqcprof()
-        .args([
-            "cpu",
-            "--alg",
-            "ML-KEM-512",
-            "--op",
-            "keygen",
-            "--batch",
-            "4",
-        ])
+        .args(common::words("cpu --alg ML-KEM-512 --op keygen --batch 4"))
         .args(["--runs", "3", "--threads", "1", "--out"])
         .arg(d2.path())
         .assert()
@@ -358,18 +322,9 @@ fn ctrl_c_keeps_finished_records_as_valid_json() {
     let bin = assert_cmd::cargo::cargo_bin("pqcprof");
     // ML-KEM-512 finishes in well under a second; ML-DSA-87 then runs long.
     let child = std::process::Command::new(bin)
-        .args([
-            "cpu",
-            "--alg",
-            "ML-KEM-512,ML-DSA-87",
-            "--batch",
-            "20",
-            "--runs",
-            "300",
-            "--threads",
-            "1",
-            "--out",
-        ])
+        .args(common::words(
+            "cpu --alg ML-KEM-512,ML-DSA-87 --batch 20 --runs 300 --threads 1 --out",
+        ))
         .arg(d.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -430,20 +385,9 @@ fn gpu_without_a_driver_says_what_is_missing_and_measures_nothing() {
         .all(|r| r["status"] == "skipped" && r["reason"].as_str().unwrap().len() > 10));
     // The default bench still measures the CPU, with the GPU records skipped.
     pqcprof()
-        .args([
-            "bench",
-            "--alg",
-            "ML-KEM-512",
-            "--op",
-            "keygen",
-            "--batch",
-            "4",
-            "--runs",
-            "2",
-            "--threads",
-            "1",
-            "--out",
-        ])
+        .args(common::words(
+            "bench --alg ML-KEM-512 --op keygen --batch 4 --runs 2 --threads 1 --out",
+        ))
         .arg(d.path().join("b"))
         .assert()
         .success()

@@ -50,16 +50,9 @@ fn bench_with_cupqc_is_skipped_with_the_reason() {
         "scripts/fetch-cupqc"
     };
     let out = pqcprof()
-        .args([
-            "bench",
-            "--backend",
-            "cupqc",
-            "--alg",
-            "ML-KEM-512",
-            "--runs",
-            "2",
-            "--out",
-        ])
+        .args(common::words(
+            "bench --backend cupqc --alg ML-KEM-512 --runs 2 --out",
+        ))
         .arg(d.path())
         .output()
         .unwrap();

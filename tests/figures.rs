@@ -17,15 +17,9 @@ fn run_files(dir: &Path) -> Vec<PathBuf> {
 /// `cpu` on ML-KEM-512 key generation, one thread, with `batch` arguments.
 fn cpu(out: &Path, batch: &[&str]) {
     pqcprof()
-        .args([
-            "cpu",
-            "--alg",
-            "ML-KEM-512",
-            "--op",
-            "keygen",
-            "--threads",
-            "1",
-        ])
+        .args(common::words(
+            "cpu --alg ML-KEM-512 --op keygen --threads 1",
+        ))
         .args(["--runs", "3"])
         .args(batch)
         .arg("--out")

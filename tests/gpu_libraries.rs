@@ -120,20 +120,10 @@ fn cpu_only_commands_never_load_a_gpu_library() {
         marks.path(),
         120,
         &[
-            "cpu",
-            "--alg",
-            "ML-KEM-512",
-            "--op",
-            "keygen",
-            "--batch",
-            "2",
-            "--runs",
-            "4",
-            "--threads",
-            "1",
-            "--out",
-            o,
-        ],
+            &common::words("cpu --alg ML-KEM-512 --op keygen --batch 2 --runs 4 --threads 1")[..],
+            &["--out", o],
+        ]
+        .concat(),
     );
     assert_eq!(code, 0, "{err}");
     let run = common::files(out.path(), "run-", ".json")

@@ -407,13 +407,11 @@ fn run_file_strings_cannot_drive_the_terminal_or_make_markdown_links() {
 #[test]
 fn sizes_out_dash_is_standard_output() {
     let d = tempfile::tempdir().unwrap();
-    let (code, out, err) = outcome(pqcprof().current_dir(d.path()).args([
-        "sizes",
-        "--filter",
-        "ML-KEM-512",
-        "--out",
-        "-",
-    ]));
+    let (code, out, err) = outcome(
+        pqcprof()
+            .current_dir(d.path())
+            .args(common::words("sizes --filter ML-KEM-512 --out -")),
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("ML-KEM-512"), "{out}");
     assert!(!d.path().join("-").exists(), "a file named - was written");
@@ -421,14 +419,9 @@ fn sizes_out_dash_is_standard_output() {
 
 #[test]
 fn latency_with_a_batch_sweep_names_the_batch_sweep() {
-    let (code, _, err) = outcome(pqcprof().args([
-        "cpu",
-        "--latency",
-        "--batch-sweep",
-        "16",
-        "--alg",
-        "ML-KEM-512",
-    ]));
+    let (code, _, err) = outcome(pqcprof().args(common::words(
+        "cpu --latency --batch-sweep 16 --alg ML-KEM-512",
+    )));
     assert_ne!(code, 0);
     assert!(err.contains("--batch-sweep 16"), "{err}");
     assert!(!err.contains("--batch 16"), "{err}");
@@ -497,30 +490,10 @@ fn a_second_signal_keeps_the_run_marked_interrupted() {
 #[test]
 fn a_run_killed_at_once_leaves_no_empty_run_file() {
     for args in [
-        &[
-            "sweep",
-            "--filter",
-            "ML-KEM-512",
-            "--warmup",
-            "0",
-            "--seconds",
-            "0.2",
-            "--no-symmetric",
-        ][..],
-        &[
-            "cpu",
-            "--alg",
-            "ML-KEM-512",
-            "--op",
-            "keygen",
-            "--batch",
-            "2",
-            "--runs",
-            "50",
-            "--threads",
-            "1",
-        ][..],
+        "sweep --filter ML-KEM-512 --warmup 0 --seconds 0.2 --no-symmetric",
+        "cpu --alg ML-KEM-512 --op keygen --batch 2 --runs 50 --threads 1",
     ] {
+        let args = &common::words(args)[..];
         let d = tempfile::tempdir().unwrap();
         let child = spawn(args, d.path());
         let run = wait_for_run_file(d.path());

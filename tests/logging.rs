@@ -101,15 +101,7 @@ fn quiet_keeps_the_error_of_a_run_that_measured_nothing() {
     let d = tempfile::tempdir().unwrap();
     let (code, _, err) = outcome(
         pqcprof()
-            .args([
-                "gpu",
-                "-q",
-                "--alg",
-                "ML-KEM-512",
-                "--op",
-                "keygen",
-                "--out",
-            ])
+            .args(common::words("gpu -q --alg ML-KEM-512 --op keygen --out"))
             .arg(d.path()),
     );
     assert_eq!(code, 4, "{err}");

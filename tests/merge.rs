@@ -22,16 +22,9 @@ fn start_rank(
 ) -> std::process::Child {
     let dir = job.join("cpu").join(format!("rank-{procid}"));
     std::process::Command::new(assert_cmd::cargo::cargo_bin("pqcprof"))
-        .args([
-            "cpu",
-            "--alg",
-            "ML-KEM-512",
-            "--op",
-            "keygen",
-            "--threads",
-            "1",
-            "--batch",
-        ])
+        .args(common::words(
+            "cpu --alg ML-KEM-512 --op keygen --threads 1 --batch",
+        ))
         .arg(batch.to_string())
         .arg("--runs")
         .arg(runs.to_string())

@@ -37,16 +37,9 @@ fn without_a_gpu_a_list_is_a_normal_not_ready_state() {
     }
     let (code, _, stderr) = outcome(
         pqcprof()
-            .args([
-                "gpu",
-                "--alg",
-                "ML-KEM-512",
-                "--op",
-                "keygen",
-                "--device",
-                "0,1",
-                "--out",
-            ])
+            .args(common::words(
+                "gpu --alg ML-KEM-512 --op keygen --device 0,1 --out",
+            ))
             .arg(d.path()),
     );
     // Nothing ready, nothing measured: exit 4 (not a failed gate).
@@ -67,24 +60,7 @@ fn every_emulated_gpu_at_once_gives_its_record_and_a_total() {
     let knobs = [("DEVICES", "3")];
     let (code, stdout, stderr) = outcome(
         standin::pqcprof(&knobs)
-            .args([
-                "gpu",
-                "--backend",
-                "native-gpu",
-                "--alg",
-                "ML-KEM-512",
-                "--op",
-                "keygen",
-                "--batch",
-                "64",
-                "--runs",
-                "3",
-                "--warmup",
-                "0",
-                "--device",
-                "all",
-                "--out",
-            ])
+            .args(common::words("gpu --backend native-gpu --alg ML-KEM-512 --op keygen --batch 64 --runs 3 --warmup 0 --device all --out"))
             .arg(d.path()),
     );
     assert_eq!(code, 0, "{stdout}{stderr}");

@@ -30,21 +30,7 @@ fn chromium() -> Option<PathBuf> {
 /// stderr). Fresh profile, no network features, killed after two minutes.
 fn run_chromium(bin: &Path, profile: &Path, url: &str, extra: &[&str]) -> (String, String) {
     let mut child = std::process::Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--window-size=1280,2400",
-            "--virtual-time-budget=5000",
-        ])
+        .args(common::words("--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars --enable-logging=stderr --v=0 --window-size=1280,2400 --virtual-time-budget=5000"))
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(extra)
         .arg(url)
@@ -228,20 +214,9 @@ fn batch_sweep_sections_render_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("outputs");
     pqcprof()
-        .args([
-            "cpu",
-            "--alg",
-            "ML-KEM-512",
-            "--op",
-            "encaps",
-            "--batch-sweep",
-            "64",
-            "--runs",
-            "3",
-            "--threads",
-            "all",
-            "--out",
-        ])
+        .args(common::words(
+            "cpu --alg ML-KEM-512 --op encaps --batch-sweep 64 --runs 3 --threads all --out",
+        ))
         .arg(&out)
         .assert()
         .success();

@@ -73,7 +73,7 @@ fn concurrent_runs_into_one_folder_keep_both() {
     let d = tempfile::tempdir().unwrap();
     let spawn = || {
         Command::new(bin())
-            .args(TINY)
+            .args(common::words(TINY))
             .arg(d.path())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -104,18 +104,9 @@ fn concurrent_sweeps_keep_both_run_files_and_their_csvs() {
 /// A CPU run long enough to be stopped midway: ML-KEM-512 then ML-DSA-87.
 fn long_run(out: &Path) -> std::process::Child {
     Command::new(bin())
-        .args([
-            "cpu",
-            "--alg",
-            "ML-KEM-512,ML-DSA-87",
-            "--batch",
-            "64",
-            "--runs",
-            "200",
-            "--threads",
-            "1",
-            "--out",
-        ])
+        .args(common::words(
+            "cpu --alg ML-KEM-512,ML-DSA-87 --batch 64 --runs 200 --threads 1 --out",
+        ))
         .arg(out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -291,15 +282,9 @@ fn an_empty_message_is_signed_and_verified() {
         let d = tempfile::tempdir().unwrap();
         let (code, _, err) = outcome(
             pqcprof()
-                .args([
-                    "cpu",
-                    "--alg",
-                    "ML-DSA-44",
-                    "--message-size",
-                    "0",
-                    "--runs",
-                    "2",
-                ])
+                .args(common::words(
+                    "cpu --alg ML-DSA-44 --message-size 0 --runs 2",
+                ))
                 .args(["--threads", "1"])
                 .args(extra)
                 .arg("--out")
@@ -499,7 +484,7 @@ fn every_bad_value_names_its_flag() {
 #[test]
 fn backend_names_ignore_case_as_algorithms_do() {
     let d = tempfile::tempdir().unwrap();
-    let mut args = TINY.to_vec();
+    let mut args = common::words(TINY);
     args[0] = "bench";
     let (code, _, err) = outcome(
         pqcprof()

@@ -23,17 +23,7 @@ fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
 fn a_quick_filtered_sweep_writes_csvs_in_the_pqc_sig_bench_c_layout() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args([
-            "sweep",
-            "--quick",
-            "--warmup",
-            "0.01",
-            "--seconds",
-            "0.05",
-            "--filter",
-            "ML-DSA-44,Ed25519,X25519,ML-KEM-512",
-            "--out",
-        ])
+        .args(common::words("sweep --quick --warmup 0.01 --seconds 0.05 --filter ML-DSA-44,Ed25519,X25519,ML-KEM-512 --out"))
         .arg(d.path())
         .assert()
         .success()
@@ -301,18 +291,7 @@ fn ctrl_c_keeps_finished_algorithms_and_exits_130() {
     use std::time::Duration;
     let d = tempfile::tempdir().unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pqcprof"))
-        .args([
-            "sweep",
-            "--warmup",
-            "0",
-            "--seconds",
-            "1",
-            "--filter",
-            "ML-KEM-512,ML-KEM-1024",
-            "--filter",
-            "provider:liboqs",
-            "--out",
-        ])
+        .args(common::words("sweep --warmup 0 --seconds 1 --filter ML-KEM-512,ML-KEM-1024 --filter provider:liboqs --out"))
         .arg(d.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -351,13 +330,9 @@ fn ctrl_c_keeps_finished_algorithms_and_exits_130() {
 fn a_quick_sweep_measures_xmss_and_lms_with_their_signature_budgets() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args([
-            "sweep",
-            "--quick",
-            "--filter",
-            "LMS_SHA256_H5_W1,LMS_SHA256_H10_W2,XMSS-SHA2_10_256",
-            "--out",
-        ])
+        .args(common::words(
+            "sweep --quick --filter LMS_SHA256_H5_W1,LMS_SHA256_H10_W2,XMSS-SHA2_10_256 --out",
+        ))
         .arg(d.path())
         .assert()
         .success();
@@ -541,15 +516,7 @@ fn csvs_carry_pqc_sig_bench_c_names_and_date_the_run_file_ours() {
 fn whole_windows_are_written_as_integer_seconds() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args([
-            "sweep",
-            "--warmup",
-            "0",
-            "--seconds",
-            "1",
-            "--filter",
-            "Ed448",
-        ])
+        .args(common::words("sweep --warmup 0 --seconds 1 --filter Ed448"))
         .arg("--out")
         .arg(d.path())
         .assert()
@@ -606,13 +573,9 @@ fn exclusion_filters_leave_out_what_they_name() {
 #[test]
 fn sizes_can_use_pqc_sig_bench_c_names() {
     let o = pqcprof()
-        .args([
-            "sizes",
-            "--format",
-            "sig-bench",
-            "--filter",
-            "ECDSA-P256,RSA-PKCS1-2048,ML-DSA-44",
-        ])
+        .args(common::words(
+            "sizes --format sig-bench --filter ECDSA-P256,RSA-PKCS1-2048,ML-DSA-44",
+        ))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -33,15 +33,9 @@ fn a_deadline_returns_in_time_with_finished_runs_kept() {
     // The kernels compiled (NVRTC) and cached first: the deadline counts
     // from the command's start, compile included.
     let mut warm = standin::pqcprof(&[]);
-    warm.args([
-        "gpu",
-        "--backend",
-        "native-gpu",
-        "--alg",
-        "ML-DSA-44",
-        "--op",
-        "sign",
-    ])
+    warm.args(common::words(
+        "gpu --backend native-gpu --alg ML-DSA-44 --op sign",
+    ))
     .args(["--batch", "1", "--runs", "1", "--out"])
     .arg(d.path().join("warm"));
     assert_eq!(outcome(&mut warm).0, 0);
@@ -54,13 +48,9 @@ fn a_deadline_returns_in_time_with_finished_runs_kept() {
     // 768 ML-DSA-65 signatures took 3.4 s a launch beside NVRTC compiles,
     // and the second record's share held no timed run).
     let mut c = standin::pqcprof(&[("NS_PER_OP", "4000000"), ("SMS", "1")]);
-    c.args([
-        "gpu",
-        "--backend",
-        "native-gpu",
-        "--alg",
-        "ML-DSA-44,ML-DSA-65",
-    ])
+    c.args(common::words(
+        "gpu --backend native-gpu --alg ML-DSA-44,ML-DSA-65",
+    ))
     .args(["--op", "sign", "--kernel", "thread", "--runs", "20"])
     .args(["--deadline", "30", "--out"])
     .arg(d.path().join("out"));

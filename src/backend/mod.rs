@@ -108,6 +108,11 @@ pub trait Backend {
     fn default_batch(&mut self, _alg: Algorithm, _op: Operation, cfg: &BatchConfig) -> usize {
         cfg.batch
     }
+    /// Whether `calibrated_batch` chooses the default batch by time here
+    /// (said in the run file's settings before any record runs).
+    fn calibrates_default_batch(&self) -> bool {
+        false
+    }
     /// The default batch chosen by time, where the backend can calibrate
     /// (a GPU): a calibration launch, then the largest whole-wave batch
     /// whose launch is expected to take at most `target`, with how it was

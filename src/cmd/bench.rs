@@ -370,7 +370,7 @@ fn log_slots(slots: &[Slot]) {
                 "backend {}: ready on {}, threads {threads:?}, batches {}",
                 backend.name(),
                 backend.device().name,
-                batches.describe()
+                batches.describe(backend.calibrates_default_batch())
             ),
             Slot::MultiDevice(m) => log::debug!(
                 "backend {}: on GPUs {:?} at once, batch {} each",
@@ -498,7 +498,7 @@ fn backend_settings(
                 backend, batches, ..
             } => Some(crate::schema::record::BackendSettings {
                 backend: backend.name().to_string(),
-                batches: batches.describe(),
+                batches: batches.describe(backend.calibrates_default_batch()),
                 sample_period_ms: opts
                     .sample_period_ms
                     .unwrap_or(match backend.device().kind {

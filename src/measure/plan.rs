@@ -134,15 +134,17 @@ impl Batches {
         }
     }
 
-    /// In a few words, for the run file's settings.
-    pub fn describe(&self) -> String {
+    /// In a few words, for the run file's settings; `calibrated`: the
+    /// backend chooses its default batch by time (a GPU of our kernels).
+    pub fn describe(&self, calibrated: bool) -> String {
         match self {
             Batches::List(v) => v
                 .iter()
                 .map(|b| b.to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
-            Batches::Default(b) => format!("default ({b} on a CPU; on a GPU calibrated: the largest whole-wave batch whose launch fits the target time)"),
+            Batches::Default(_) if calibrated => "default: calibrated per record, the largest whole-wave batch whose launch fits the target time".to_string(),
+            Batches::Default(b) => format!("default ({b})"),
             Batches::Sweep {
                 top: Some(t),
                 ..

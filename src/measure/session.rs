@@ -608,8 +608,15 @@ pub(crate) mod tests {
             fallback_top: 64,
         };
         assert_eq!(r(&named, &mut mock), [1, 4, 16]);
-        assert!(sweep.describe().contains("what fits"));
-        assert_eq!(Batches::List(vec![1, 32]).describe(), "1, 32");
+        assert!(sweep.describe(false).contains("what fits"));
+        assert_eq!(Batches::List(vec![1, 32]).describe(false), "1, 32");
+        assert_eq!(
+            Batches::Default(100_000).describe(false),
+            "default (100000)"
+        );
+        assert!(Batches::Default(100_000)
+            .describe(true)
+            .starts_with("default: calibrated per record"));
     }
 
     #[test]

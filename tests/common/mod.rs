@@ -13,6 +13,12 @@ pub fn pqcprof() -> Command {
     Command::cargo_bin("pqcprof").unwrap()
 }
 
+/// A command line's words, split at spaces: `words("cpu --alg ML-KEM-512")`
+/// reads as the command a user types.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split(' ').filter(|w| !w.is_empty()).collect()
+}
+
 /// Measures ML-KEM-512 and ML-DSA-44 on the CPU (batch 8, 3 runs) at
 /// `threads` into the folder `out`; returns the run file it wrote.
 pub fn cpu_run(out: &Path, threads: &str) -> PathBuf {
@@ -270,26 +276,13 @@ pub fn assert_aggregate_adds_up(records: &[serde_json::Value], agg: &serde_json:
     }
 }
 
-/// The arguments of a CPU run of a second or less.
-pub const TINY: [&str; 12] = [
-    "cpu",
-    "--alg",
-    "ML-KEM-512",
-    "--op",
-    "keygen",
-    "--batch",
-    "2",
-    "--runs",
-    "6",
-    "--threads",
-    "1",
-    "--out",
-];
+/// The command line of a CPU run of a second or less (its folder last).
+pub const TINY: &str = "cpu --alg ML-KEM-512 --op keygen --batch 2 --runs 6 --threads 1 --out";
 
 /// A tiny real run into `out`; its run file.
 pub fn tiny_run(out: &Path) -> PathBuf {
     let before = files(out, "run-", ".json");
-    let (code, _, err) = outcome(pqcprof().args(TINY).arg(out));
+    let (code, _, err) = outcome(pqcprof().args(words(TINY)).arg(out));
     assert_eq!(code, 0, "{err}");
     let after = files(out, "run-", ".json");
     after

@@ -604,6 +604,10 @@ impl Backend for NativeGpu {
         Some(device.min(host).min(u32::MAX as usize))
     }
 
+    fn calibrates_default_batch(&self) -> bool {
+        true
+    }
+
     fn calibrated_batch(
         &mut self,
         alg: Algorithm,
