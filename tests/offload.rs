@@ -9,6 +9,21 @@ use common::{outcome, pqcprof, read_json};
 use serde_json::Value;
 use std::path::Path;
 
+/// `pqcprof` with `line`'s words and `--out dir`: exit code, stdout, stderr.
+fn run_into(line: &str, dir: &Path) -> (i32, String, String) {
+    outcome(pqcprof().args(common::words(line)).arg("--out").arg(dir))
+}
+
+/// `pqcprof plan --from file` with `line`'s words.
+fn plan(file: &Path, line: &str) -> (i32, String, String) {
+    outcome(
+        pqcprof()
+            .args(["plan", "--from"])
+            .arg(file)
+            .args(common::words(line)),
+    )
+}
+
 fn run_file(dir: &Path) -> Value {
     let files = common::files(dir, "run-", ".json");
     assert_eq!(files.len(), 1, "{files:?}");
@@ -45,12 +60,9 @@ fn check_point(p: &Value) {
 #[test]
 fn offload_serves_a_rate_and_saves_the_point() {
     let d = tempfile::tempdir().unwrap();
-    let (code, out, err) = outcome(
-        pqcprof()
-            .args(common::words(
-                "offload --alg ML-KEM-768 --op encaps --rate 1000 --window 0.5 --slo p99=50ms --out",
-            ))
-            .arg(d.path()),
+    let (code, out, err) = run_into(
+        "offload --alg ML-KEM-768 --op encaps --rate 1000 --window 0.5 --slo p99=50ms",
+        d.path(),
     );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("1,000/s offered"), "{out}");
@@ -78,13 +90,7 @@ fn offload_serves_a_rate_and_saves_the_point() {
 #[test]
 fn signing_with_two_workers_and_a_fixed_batching() {
     let d = tempfile::tempdir().unwrap();
-    let (code, _, err) = outcome(
-        pqcprof()
-            .args(common::words(
-                "offload --alg ML-DSA-65 --op sign --rate 300 --window 0.5 --threads 2 --max-batch 4 --max-wait 1 --arrivals uniform --out",
-            ))
-            .arg(d.path()),
-    );
+    let (code, _, err) = run_into("offload --alg ML-DSA-65 --op sign --rate 300 --window 0.5 --threads 2 --max-batch 4 --max-wait 1 --arrivals uniform", d.path());
     assert_eq!(code, 0, "{err}");
     let o = &run_file(d.path())["offload"];
     assert_eq!(o["workers"], 2);
@@ -108,13 +114,7 @@ fn signing_with_two_workers_and_a_fixed_batching() {
 #[test]
 fn a_rate_sweep_doubles_until_the_batcher_falls_behind_and_a_deadline_keeps_the_points() {
     let d = tempfile::tempdir().unwrap();
-    let (code, _, err) = outcome(
-        pqcprof()
-            .args(common::words(
-                "offload --alg ML-KEM-512 --op keygen --rate-sweep 500..4000 --window 0.3 --max-batch 8 --max-wait 0.5 --out",
-            ))
-            .arg(d.path()),
-    );
+    let (code, _, err) = run_into("offload --alg ML-KEM-512 --op keygen --rate-sweep 500..4000 --window 0.3 --max-batch 8 --max-wait 0.5", d.path());
     assert_eq!(code, 0, "{err}");
     let points = run_file(d.path())["offload"]["points"]
         .as_array()
@@ -127,13 +127,7 @@ fn a_rate_sweep_doubles_until_the_batcher_falls_behind_and_a_deadline_keeps_the_
     assert_eq!(rates, [500.0, 1000.0, 2000.0, 4000.0], "{points:?}");
     // A deadline in the middle: finished points kept, exit 5, said why.
     let d = tempfile::tempdir().unwrap();
-    let (code, _, err) = outcome(
-        pqcprof()
-            .args(common::words(
-                "offload --alg ML-KEM-512 --op keygen --rate-sweep 500..64000 --window 0.5 --max-batch 8 --max-wait 0.5 --deadline 2 --out",
-            ))
-            .arg(d.path()),
-    );
+    let (code, _, err) = run_into("offload --alg ML-KEM-512 --op keygen --rate-sweep 500..64000 --window 0.5 --max-batch 8 --max-wait 0.5 --deadline 2", d.path());
     assert_eq!(code, 5, "{err}");
     let run = run_file(d.path());
     let o = &run["offload"];
@@ -145,17 +139,16 @@ fn a_rate_sweep_doubles_until_the_batcher_falls_behind_and_a_deadline_keeps_the_
 #[test]
 fn plan_predicts_from_a_batch_sweep_and_names_the_highest_rate_under_an_objective() {
     let d = tempfile::tempdir().unwrap();
-    pqcprof()
-        .args(common::words(
-            "cpu --alg ML-KEM-768 --op encaps --batch-sweep 16 --runs 5 --threads 1 --out",
-        ))
-        .arg(d.path())
-        .assert()
-        .success();
+    let (code, _, err) = run_into(
+        "cpu --alg ML-KEM-768 --op encaps --batch-sweep 16 --runs 5 --threads 1",
+        d.path(),
+    );
+    assert_eq!(code, 0, "{err}");
     let file = common::files(d.path(), "run-", ".json").pop().unwrap();
-    let (code, out, err) = outcome(pqcprof().args(["plan", "--from"]).arg(&file).args(
-        common::words("--alg ML-KEM-768 --op encaps --rate 2000 --slo p99=5ms --json"),
-    ));
+    let (code, out, err) = plan(
+        &file,
+        "--alg ML-KEM-768 --op encaps --rate 2000 --slo p99=5ms --json",
+    );
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["format"], "pqcprof-plan");
@@ -175,33 +168,24 @@ fn plan_predicts_from_a_batch_sweep_and_names_the_highest_rate_under_an_objectiv
     assert!(top["offered_rate"].as_f64().unwrap() > 2000.0, "{top}");
     assert!(top["latency_ms"]["p99"].as_f64().unwrap() <= 5.0);
     // The text form says it is a prediction.
-    let (code, out, _) = outcome(
-        pqcprof()
-            .args(["plan", "--from"])
-            .arg(&file)
-            .args(common::words("--alg ML-KEM-768 --op encaps --rate 2000")),
-    );
+    let (code, out, _) = plan(&file, "--alg ML-KEM-768 --op encaps --rate 2000");
     assert_eq!(code, 0);
     assert!(
         out.contains("predicted") && out.contains("not measured"),
         "{out}"
     );
     // Records of another operation: named, with what the file has.
-    let (code, _, err) = outcome(
-        pqcprof()
-            .args(["plan", "--from"])
-            .arg(&file)
-            .args(common::words("--alg ML-DSA-65 --op sign --rate 100")),
-    );
+    let (code, _, err) = plan(&file, "--alg ML-DSA-65 --op sign --rate 100");
     assert_ne!(code, 0);
     assert!(
         err.contains("ML-DSA-65 sign") && err.contains("liboqs-cpu ML-KEM-768 encaps"),
         "{err}"
     );
     // Beyond the largest measured batch: refused.
-    let (code, _, err) = outcome(pqcprof().args(["plan", "--from"]).arg(&file).args(
-        common::words("--alg ML-KEM-768 --op encaps --rate 100 --max-batch 64 --max-wait 1"),
-    ));
+    let (code, _, err) = plan(
+        &file,
+        "--alg ML-KEM-768 --op encaps --rate 100 --max-batch 64 --max-wait 1",
+    );
     assert_ne!(code, 0);
     assert!(
         err.contains("--max-batch 64") && err.contains("16"),
@@ -212,50 +196,43 @@ fn plan_predicts_from_a_batch_sweep_and_names_the_highest_rate_under_an_objectiv
 #[test]
 fn bad_input_is_refused_by_name_before_anything_runs() {
     let d = tempfile::tempdir().unwrap();
-    let empty = d.path().join("empty.txt");
-    std::fs::write(&empty, "").unwrap();
-    let unsorted = d.path().join("unsorted.txt");
-    std::fs::write(&unsorted, "0\n0.5\n0.25\n").unwrap();
-    let words = d.path().join("words.txt");
-    std::fs::write(&words, "0\nsoon\n").unwrap();
-    let base = "offload --alg ML-KEM-768 --op encaps";
-    for (args, says) in [
-        (format!("{base} --rate 0"), "--rate 0"),
-        (format!("{base} --rate -5"), "--rate -5"),
-        (format!("{base} --rate 100 --slo p99"), "--slo 'p99'"),
-        (
-            format!("{base} --rate 100 --slo p99=fast"),
-            "--slo 'p99=fast'",
-        ),
-        (
-            format!("{base} --rate 100 --max-batch 0 --max-wait 1"),
-            "--max-batch 0",
-        ),
-        (
-            format!("{base} --rate 100 --max-batch 8"),
-            "--max-batch 8 with --max-wait auto",
-        ),
-        (
-            format!("{base} --rate 100 --max-batch 8 --max-wait -1"),
-            "--max-wait -1",
-        ),
-        (format!("{base} --rate-sweep 5..1"), "--rate-sweep '5..1'"),
-        (format!("{base} --rate-sweep 5-10"), "--rate-sweep '5-10'"),
-        (format!("{base} --rate 100 --window 0"), "--window 0"),
-        (base.to_string(), "--rate PER_SEC"),
-        (
-            "offload --alg ML-KEM-768 --op sign --rate 100".into(),
-            "--op sign",
-        ),
-        (
-            format!("{base} --trace {}", empty.display()),
-            "0 arrival time(s)",
-        ),
-        (format!("{base} --trace {}", unsorted.display()), "line 3"),
-        (format!("{base} --trace {}", words.display()), "'soon'"),
-    ] {
+    let [empty, unsorted, words] = [
+        ("empty", ""),
+        ("unsorted", "0\n0.5\n0.25\n"),
+        ("words", "0\nsoon\n"),
+    ]
+    .map(|(name, text)| {
+        let f = d.path().join(format!("{name}.txt"));
+        std::fs::write(&f, text).unwrap();
+        f
+    });
+    // Each line: the arguments after `offload --alg ML-KEM-768`, `=>`,
+    // what the error must say.
+    let cases = format!(
+        "--op encaps --rate 0 => --rate 0
+         --op encaps --rate -5 => --rate -5
+         --op encaps --rate 100 --slo p99 => --slo 'p99'
+         --op encaps --rate 100 --slo p99=fast => --slo 'p99=fast'
+         --op encaps --rate 100 --max-batch 0 --max-wait 1 => --max-batch 0
+         --op encaps --rate 100 --max-batch 8 => --max-batch 8 with --max-wait auto
+         --op encaps --rate 100 --max-batch 8 --max-wait -1 => --max-wait -1
+         --op encaps --rate-sweep 5..1 => --rate-sweep '5..1'
+         --op encaps --rate-sweep 5-10 => --rate-sweep '5-10'
+         --op encaps --rate 100 --window 0 => --window 0
+         --op encaps => --rate PER_SEC
+         --op sign --rate 100 => --op sign
+         --op encaps --trace {} => 0 arrival time(s)
+         --op encaps --trace {} => line 3
+         --op encaps --trace {} => 'soon'",
+        empty.display(),
+        unsorted.display(),
+        words.display()
+    );
+    for case in cases.lines() {
+        let (args, says) = case.trim().split_once(" => ").unwrap();
+        let args = format!("offload --alg ML-KEM-768 {args}");
         let out = d.path().join("out");
-        let (code, _, err) = outcome(pqcprof().args(common::words(&args)).arg("--out").arg(&out));
+        let (code, _, err) = run_into(&args, &out);
         assert_ne!(code, 0, "{args}: accepted");
         assert!(err.contains(says), "{args}: {err}");
         assert!(

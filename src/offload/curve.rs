@@ -97,6 +97,18 @@ impl Curve {
         })
     }
 
+    /// The measured batches and their times in milliseconds, as the run
+    /// file and `plan --json` give them.
+    pub fn rows(&self) -> Vec<crate::schema::offload::CurvePoint> {
+        self.points
+            .iter()
+            .map(|&(batch, s)| crate::schema::offload::CurvePoint {
+                batch,
+                batch_ms: s * 1e3,
+            })
+            .collect()
+    }
+
     /// The largest measured batch: the planner never goes beyond it.
     pub fn max_batch(&self) -> usize {
         self.points.last().map_or(1, |p| p.0)

@@ -461,12 +461,28 @@ mod tests {
         }
     }
 
+    /// [`serve`] never cancelled.
+    fn run(
+        make: &MakeWorker,
+        workers: usize,
+        p: Policy,
+        times: &[f64],
+        deadline: Option<Instant>,
+    ) -> anyhow::Result<Window> {
+        serve(make, workers, p, times, deadline, &AtomicBool::new(false))
+    }
+
+    /// `n` arrivals 1 ms apart.
+    fn every_ms(n: usize) -> Vec<f64> {
+        (0..n).map(|i| i as f64 * 1e-3).collect()
+    }
+
     #[test]
     fn requests_that_arrive_during_a_stall_are_counted_with_the_delay() {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         // 400 requests at 1,000/s, evenly; batch number 11 stalls 200 ms
         // (the gate's batch before the window is number 0).
-        let times: Vec<f64> = (0..400).map(|i| i as f64 * 1e-3).collect();
+        let times = every_ms(400);
         let p = Policy {
             max_batch: 16,
             max_wait: 0.0,
@@ -512,81 +528,61 @@ mod tests {
     fn measured_percentiles_match_the_planners_prediction() {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         // Sleeps of 5 ms + 0.1 ms a request, timed as a user's run times
-        // its backend; then 2,000 requests at 400/s.
-        let curve = measure_curve(
-            &sleeper(&COUNT, None, false),
-            &[1, 2, 4, 8, 16, 32],
-            5,
-            false,
-            "",
-        )
-        .unwrap();
+        // its backend; then 2,000 requests at 400/s. The median and p90
+        // within 10%; p99 within 20%: the slowest 1% of 2,000 requests is
+        // 20 of them, and their own sampling error is about 10% already.
+        // A busy machine can stall one window's sleeps more than the batch
+        // times measured before it saw, so up to three tries (batch times
+        // measured again each time); a planner that is wrong misses all.
         let p = Policy {
             max_batch: 32,
             max_wait: 1e-3,
         };
-        let arrivals = Arrivals::Poisson {
+        let times = Arrivals::Poisson {
             rate: 400.0,
             seed: 5,
-        };
-        let times = arrivals.times(2000);
-        let w = serve(
-            &sleeper(&COUNT, None, false),
-            1,
-            p,
-            &times,
-            None,
-            &AtomicBool::new(false),
-        )
-        .unwrap();
-        let mut measured = Recorder::default();
-        measured.record_all(&w.served);
-        let served = crate::offload::batcher::simulate(&times, p, 1, &mut curve.sampler(5));
-        let mut predicted = Recorder::default();
-        predicted.record_all(&served);
-        // The median and p90 within 10%; p99 within 20%: the slowest 1% of
-        // 2,000 requests is 20 of them, and their own sampling error (and a
-        // busy machine's stalls, which the batch times measured before saw
-        // only in part) is about 10% already.
-        for (q, within) in [(0.5, 0.10), (0.9, 0.10), (0.99, 0.20)] {
-            let (m, pr) = (measured.latency_ms_at(q), predicted.latency_ms_at(q));
-            assert!(
-                (m - pr).abs() / pr < within,
-                "q{q}: measured {m} ms, predicted {pr} ms"
-            );
         }
+        .times(2000);
+        let mut misses = vec![];
+        for _ in 0..3 {
+            let make = sleeper(&COUNT, None, false);
+            let curve = measure_curve(&make, &[1, 2, 4, 8, 16, 32], 5, false, "").unwrap();
+            let w = run(&make, 1, p, &times, None).unwrap();
+            let mut measured = Recorder::default();
+            measured.record_all(&w.served);
+            let served = crate::offload::batcher::simulate(&times, p, 1, &mut curve.sampler(5));
+            let mut predicted = Recorder::default();
+            predicted.record_all(&served);
+            let off: Vec<String> = [(0.5, 0.10), (0.9, 0.10), (0.99, 0.20)]
+                .into_iter()
+                .filter_map(|(q, within)| {
+                    let (m, pr) = (measured.latency_ms_at(q), predicted.latency_ms_at(q));
+                    ((m - pr).abs() / pr >= within)
+                        .then(|| format!("q{q}: measured {m} ms, predicted {pr} ms"))
+                })
+                .collect();
+            if off.is_empty() {
+                return;
+            }
+            misses.push(off.join("; "));
+        }
+        panic!("three tries off: {misses:?}");
     }
 
     #[test]
     fn a_failed_gate_is_an_error_and_the_deadline_cuts_dispatch() {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let times: Vec<f64> = (0..100).map(|i| i as f64 * 1e-3).collect();
+        let times = every_ms(100);
         let p = Policy {
             max_batch: 4,
             max_wait: 0.0,
         };
-        let e = serve(
-            &sleeper(&COUNT, None, true),
-            2,
-            p,
-            &times,
-            None,
-            &AtomicBool::new(false),
-        )
-        .unwrap_err();
+        let e = run(&sleeper(&COUNT, None, true), 2, p, &times, None).unwrap_err();
         assert!(format!("{e:#}").contains("outputs differ"), "{e:#}");
         // Times up to 1 s; the deadline at 50 ms leaves most unserved.
-        let times: Vec<f64> = (0..1000).map(|i| i as f64 * 1e-3).collect();
+        let times = every_ms(1000);
         let d = Instant::now() + Duration::from_millis(50);
-        let w = serve(
-            &sleeper(&COUNT, None, false),
-            1,
-            p,
-            &times,
-            Some(d),
-            &AtomicBool::new(false),
-        )
-        .unwrap();
+        let w = run(&sleeper(&COUNT, None, false), 1, p, &times, Some(d)).unwrap();
         assert!(w.not_served > 800, "{}", w.not_served);
         assert_eq!(w.served.len() + w.not_served, 1000);
     }

@@ -1,6 +1,7 @@
 //! `pqcprof plan`: a prediction from a run file's batch times, printed.
 
-use super::{arrivals, batcher, curve, latency, planner};
+use super::options::LoadOptions;
+use super::{arrivals, curve, latency, planner};
 use crate::core::catalog::{Algorithm, Operation};
 use arrivals::Arrivals;
 use clap::Args;
@@ -31,88 +32,19 @@ pub struct PlanArgs {
     /// under --slo is predicted.
     #[arg(long, value_name = "PER_SEC", allow_negative_numbers = true)]
     pub rate: Option<f64>,
-    /// How requests arrive at --rate.
-    #[arg(long, default_value = "poisson", value_parser = ["poisson", "uniform"])]
-    pub arrivals: String,
     /// Replay these arrival times instead (seconds, one per line, in order).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "arrivals"])]
     pub trace: Option<PathBuf>,
-    /// A latency objective, e.g. p99=2ms, p99.9=500us: the prediction says
-    /// whether it is met and the highest Poisson rate that meets it.
-    #[arg(long, value_name = "pNN=TIME")]
-    pub slo: Option<Slo>,
-    /// Requests in one batch at most, or `auto` (the batching with the
-    /// lowest latency that keeps up).
-    #[arg(
-        long,
-        value_name = "N|auto",
-        default_value = "auto",
-        allow_negative_numbers = true
-    )]
-    pub max_batch: String,
-    /// Milliseconds the oldest request may wait for a batch to fill, or
-    /// `auto` (chosen with --max-batch auto).
-    #[arg(
-        long,
-        value_name = "MS|auto",
-        default_value = "auto",
-        allow_negative_numbers = true
-    )]
-    pub max_wait: String,
     /// Workers serving batches at once: CPU threads each running its own
     /// batch (the one-thread records give each one's batch time).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub workers: u32,
-    /// Seed of the Poisson arrivals (the same seed, the same prediction).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Arrivals, batching and objective.
+    #[command(flatten)]
+    pub load: LoadOptions,
     /// Print the prediction as JSON instead of text.
     #[arg(long)]
     pub json: bool,
-}
-
-/// A fixed batching (`--max-batch`, `--max-wait`), or `None` for auto;
-/// bad values named.
-pub(super) fn batching(
-    max_batch_arg: &str,
-    max_wait_arg: &str,
-    top: usize,
-    top_why: &str,
-) -> Result<Option<batcher::Policy>, String> {
-    let auto = |s: &str| s.eq_ignore_ascii_case("auto");
-    match (auto(max_batch_arg), auto(max_wait_arg)) {
-        (true, true) => return Ok(None),
-        (true, false) | (false, true) => {
-            return Err(format!(
-                "--max-batch {} with --max-wait {}: give both as numbers, or both as auto",
-                max_batch_arg, max_wait_arg
-            ))
-        }
-        _ => {}
-    }
-    let max_batch: usize = max_batch_arg
-        .parse()
-        .ok()
-        .filter(|&b| b >= 1)
-        .ok_or_else(|| {
-            format!("--max-batch {max_batch_arg}: use a whole number of 1 or more, or auto")
-        })?;
-    if max_batch > top {
-        return Err(format!(
-            "--max-batch {max_batch}: at most {top} here ({top_why})"
-        ));
-    }
-    let max_wait: f64 = max_wait_arg
-        .parse()
-        .ok()
-        .filter(|w: &f64| w.is_finite() && *w >= 0.0)
-        .ok_or_else(|| {
-            format!("--max-wait {max_wait_arg}: use milliseconds, 0 or more, or auto")
-        })?;
-    Ok(Some(batcher::Policy {
-        max_batch,
-        max_wait: max_wait / 1e3,
-    }))
 }
 
 /// What `plan --json` prints.
@@ -144,13 +76,7 @@ struct Plan {
 #[derive(Debug, Serialize)]
 struct CurveOut {
     basis: &'static str,
-    points: Vec<CurvePoint>,
-}
-
-#[derive(Debug, Serialize)]
-struct CurvePoint {
-    batch: usize,
-    batch_ms: f64,
+    points: Vec<crate::schema::offload::CurvePoint>,
 }
 
 /// `pqcprof plan`.
@@ -174,9 +100,7 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
     let records: Vec<_> = run.records.into_iter().map(|(_, r)| r).collect();
     let curve = curve::Curve::from_records(&records, &args.backend, args.algorithm, args.operation)
         .map_err(|e| anyhow::anyhow!("--from {}: {e}", args.from.display()))?;
-    let policy = batching(
-        &args.max_batch,
-        &args.max_wait,
+    let policy = args.load.policy(
         curve.max_batch(),
         "the run file's largest measured batch: a prediction does not go beyond what was measured",
     )
@@ -187,27 +111,25 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
         )),
         (None, Some(r)) => {
             let rate = arrivals::check_rate("--rate", r).map_err(anyhow::Error::msg)?;
-            Some(match args.arrivals.as_str() {
-                "uniform" => Arrivals::Uniform { rate },
-                _ => Arrivals::Poisson {
-                    rate,
-                    seed: args.seed,
-                },
-            })
+            Some(args.load.at(rate))
         }
-        (None, None) if args.slo.is_some() => None,
+        (None, None) if args.load.slo.is_some() => None,
         (None, None) => anyhow::bail!(
             "plan needs a load: --rate PER_SEC, --trace FILE, or --slo pNN=TIME (for the highest rate that meets it)"
         ),
     };
     let workers = args.workers as usize;
-    let slo = args.slo.as_ref();
+    let slo = args.load.slo.as_ref();
+    let model = planner::Planner {
+        backend: &args.backend,
+        curve: &curve,
+        workers,
+    };
     let point = arrivals.as_ref().map(|a| match policy {
-        Some(p) => planner::predict(&args.backend, &curve, workers, a, p, slo),
-        None => planner::best(&args.backend, &curve, workers, a, slo),
+        Some(p) => model.predict(a, p, slo),
+        None => model.best(a, slo),
     });
-    let max_rate =
-        slo.map(|s| planner::max_rate_under(&args.backend, &curve, workers, s, args.seed));
+    let max_rate = slo.map(|s| model.max_rate_under(s, args.load.seed));
     let plan = Plan {
         format: "pqcprof-plan",
         version: 1,
@@ -219,18 +141,11 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
         workers: args.workers,
         curve: CurveOut {
             basis: curve.basis,
-            points: curve
-                .points
-                .iter()
-                .map(|&(batch, s)| CurvePoint {
-                    batch,
-                    batch_ms: s * 1e3,
-                })
-                .collect(),
+            points: curve.rows(),
         },
         arrivals: arrivals.as_ref().map(describe_arrivals),
         point,
-        slo: args.slo.clone(),
+        slo: args.load.slo.clone(),
         max_rate_under_slo: max_rate,
     };
     if args.json {

@@ -21,21 +21,26 @@ const POINT_REQUESTS: usize = 200_000;
 /// Requests simulated per batching tried while searching.
 const SEARCH_REQUESTS: usize = 40_000;
 
-/// The batchings tried by the search: batches of powers of two up to the
-/// curve's largest (and it), waits from none to 100 ms, none longer than
-/// the objective's bound.
-pub fn candidates(curve: &Curve, slo: Option<&Slo>) -> Vec<Policy> {
-    let top = curve.max_batch();
-    let mut batches: Vec<usize> = std::iter::successors(Some(1usize), |b| b.checked_mul(2))
+/// Batch sizes of powers of two below `top`, and `top`: what a search tries
+/// and where batch times are measured.
+pub fn batch_sizes(top: usize) -> Vec<usize> {
+    let mut s: Vec<usize> = std::iter::successors(Some(1usize), |b| b.checked_mul(2))
         .take_while(|&b| b < top)
         .collect();
-    batches.push(top);
+    s.push(top);
+    s
+}
+
+/// The batchings tried by the search: [`batch_sizes`] up to the curve's
+/// largest, waits from none to 100 ms, none longer than the objective's
+/// bound.
+pub fn candidates(curve: &Curve, slo: Option<&Slo>) -> Vec<Policy> {
     let bound_s = slo.map_or(0.1, |s| s.bound_ms / 1e3);
     let waits = [
         0.0, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1,
     ];
     let mut out = vec![];
-    for &max_batch in &batches {
+    for max_batch in batch_sizes(curve.max_batch()) {
         for &max_wait in waits.iter().filter(|&&w| w == 0.0 || w < bound_s) {
             out.push(Policy {
                 max_batch,
@@ -44,63 +49,6 @@ pub fn candidates(curve: &Curve, slo: Option<&Slo>) -> Vec<Policy> {
         }
     }
     out
-}
-
-/// The point of one rate and one batching.
-pub fn predict(
-    backend: &str,
-    curve: &Curve,
-    workers: usize,
-    arrivals: &Arrivals,
-    policy: Policy,
-    slo: Option<&Slo>,
-) -> Point {
-    point(
-        backend,
-        curve,
-        workers,
-        arrivals,
-        policy,
-        slo,
-        POINT_REQUESTS,
-    )
-}
-
-fn point(
-    backend: &str,
-    curve: &Curve,
-    workers: usize,
-    arrivals: &Arrivals,
-    policy: Policy,
-    slo: Option<&Slo>,
-    cap: usize,
-) -> Point {
-    let times = arrivals.times(request_count(curve, arrivals.rate(), cap));
-    let served = batcher::simulate(
-        &times,
-        policy,
-        workers,
-        &mut curve.sampler(seed_of(arrivals)),
-    );
-    let mut rec = Recorder::default();
-    rec.record_all(&served);
-    Point {
-        backend: backend.to_string(),
-        // The rate asked for; the sample's own differs by chance.
-        offered_rate: arrivals.rate(),
-        achieved_rate: batcher::achieved_rate(&served),
-        max_batch: policy.max_batch,
-        max_wait_ms: policy.max_wait * 1e3,
-        waits: rec.waits(),
-        dropped: 0,
-        saturated: batcher::saturated(&served, policy.max_wait),
-        requests: served.len(),
-        not_served: 0,
-        meets_slo: slo.map(|s| s.met_by(&rec)),
-        gate: None,
-        predicted_latency_ms: None,
-        dispatch_late_max_ms: None,
-    }
 }
 
 /// The seed of the batch-time draws: the arrivals' own, so that one seed
@@ -125,81 +73,116 @@ pub fn rank(p: &Point, slo: Option<&Slo>) -> f64 {
     }
 }
 
-/// The batching that keeps up with `arrivals` at the lowest latency (the
-/// objective's percentile, else p99), and its point; when none keeps up,
-/// the one that serves the most.
-pub fn best(
-    backend: &str,
-    curve: &Curve,
-    workers: usize,
-    arrivals: &Arrivals,
-    slo: Option<&Slo>,
-) -> Point {
-    let tried: Vec<Point> = candidates(curve, slo)
-        .into_iter()
-        .map(|p| point(backend, curve, workers, arrivals, p, slo, SEARCH_REQUESTS))
-        .collect();
-    let chosen = tried
-        .iter()
-        .filter(|p| !p.saturated)
-        .min_by(|a, b| rank(a, slo).total_cmp(&rank(b, slo)))
-        .or_else(|| {
-            tried
-                .iter()
-                .max_by(|a, b| a.achieved_rate.total_cmp(&b.achieved_rate))
-        })
-        .expect("at least one batching");
-    let policy = Policy {
-        max_batch: chosen.max_batch,
-        max_wait: chosen.max_wait_ms / 1e3,
-    };
-    predict(backend, curve, workers, arrivals, policy, slo)
+/// What is predicted for: a backend's batch times and its workers.
+pub struct Planner<'a> {
+    /// The backend named in the points.
+    pub backend: &'a str,
+    /// One worker's batch times.
+    pub curve: &'a Curve,
+    /// Workers serving batches at once.
+    pub workers: usize,
 }
 
-/// The highest Poisson rate (seeded) whose best batching meets `slo`
-/// without falling behind, found by bisection between a rate a thousandth
-/// of the curve's capacity and the capacity; `None` when even the lowest
-/// misses it.
-pub fn max_rate_under(
-    backend: &str,
-    curve: &Curve,
-    workers: usize,
-    slo: &Slo,
-    seed: u64,
-) -> Option<Point> {
-    let at = |rate: f64| {
-        best(
-            backend,
-            curve,
-            workers,
-            &Arrivals::Poisson { rate, seed },
-            Some(slo),
-        )
-    };
-    let ok = |p: &Point| !p.saturated && p.meets_slo == Some(true);
-    let cap = curve.capacity(workers);
-    let (mut lo, mut hi) = (cap / 1000.0, cap);
-    let mut found = at(lo);
-    if !ok(&found) {
-        return None;
+impl Planner<'_> {
+    /// The point of one rate and one batching.
+    pub fn predict(&self, arrivals: &Arrivals, policy: Policy, slo: Option<&Slo>) -> Point {
+        self.point(arrivals, policy, slo, POINT_REQUESTS)
     }
-    // Rates within 1% of each other are not told apart.
-    while hi / lo > 1.01 {
-        let mid = (lo * hi).sqrt();
-        let p = at(mid);
-        if ok(&p) {
-            lo = mid;
-            found = p;
-        } else {
-            hi = mid;
+
+    fn point(&self, arrivals: &Arrivals, policy: Policy, slo: Option<&Slo>, cap: usize) -> Point {
+        let curve = self.curve;
+        let times = arrivals.times(request_count(curve, arrivals.rate(), cap));
+        let served = batcher::simulate(
+            &times,
+            policy,
+            self.workers,
+            &mut curve.sampler(seed_of(arrivals)),
+        );
+        let mut rec = Recorder::default();
+        rec.record_all(&served);
+        Point {
+            backend: self.backend.to_string(),
+            // The rate asked for; the sample's own differs by chance.
+            offered_rate: arrivals.rate(),
+            achieved_rate: batcher::achieved_rate(&served),
+            max_batch: policy.max_batch,
+            max_wait_ms: policy.max_wait * 1e3,
+            waits: rec.waits(),
+            dropped: 0,
+            saturated: batcher::saturated(&served, policy.max_wait),
+            requests: served.len(),
+            not_served: 0,
+            meets_slo: slo.map(|s| s.met_by(&rec)),
+            gate: None,
+            predicted_latency_ms: None,
+            dispatch_late_max_ms: None,
         }
     }
-    Some(found)
+
+    /// The batching that keeps up with `arrivals` at the lowest latency
+    /// (the objective's percentile, else p99), and its point; when none
+    /// keeps up, the one that serves the most.
+    pub fn best(&self, arrivals: &Arrivals, slo: Option<&Slo>) -> Point {
+        let tried: Vec<Point> = candidates(self.curve, slo)
+            .into_iter()
+            .map(|p| self.point(arrivals, p, slo, SEARCH_REQUESTS))
+            .collect();
+        let chosen = tried
+            .iter()
+            .filter(|p| !p.saturated)
+            .min_by(|a, b| rank(a, slo).total_cmp(&rank(b, slo)))
+            .or_else(|| {
+                tried
+                    .iter()
+                    .max_by(|a, b| a.achieved_rate.total_cmp(&b.achieved_rate))
+            })
+            .expect("at least one batching");
+        let policy = Policy {
+            max_batch: chosen.max_batch,
+            max_wait: chosen.max_wait_ms / 1e3,
+        };
+        self.predict(arrivals, policy, slo)
+    }
+
+    /// The highest Poisson rate (seeded) whose best batching meets `slo`
+    /// without falling behind, found by bisection between a thousandth of
+    /// the curve's capacity and the capacity; `None` when even the lowest
+    /// misses it.
+    pub fn max_rate_under(&self, slo: &Slo, seed: u64) -> Option<Point> {
+        let at = |rate: f64| self.best(&Arrivals::Poisson { rate, seed }, Some(slo));
+        let ok = |p: &Point| !p.saturated && p.meets_slo == Some(true);
+        let cap = self.curve.capacity(self.workers);
+        let (mut lo, mut hi) = (cap / 1000.0, cap);
+        let mut found = at(lo);
+        if !ok(&found) {
+            return None;
+        }
+        // Rates within 1% of each other are not told apart.
+        while hi / lo > 1.01 {
+            let mid = (lo * hi).sqrt();
+            let p = at(mid);
+            if ok(&p) {
+                lo = mid;
+                found = p;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(found)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn on(c: &Curve, workers: usize) -> Planner<'_> {
+        Planner {
+            backend: "x",
+            curve: c,
+            workers,
+        }
+    }
 
     /// 1 ms a batch plus 0.1 ms a request, on one CPU thread.
     fn curve() -> Curve {
@@ -214,10 +197,7 @@ mod tests {
     #[test]
     fn a_light_load_is_served_alone_and_a_heavy_one_in_batches() {
         let c = curve();
-        let light = best(
-            "x",
-            &c,
-            1,
+        let light = on(&c, 1).best(
             &Arrivals::Poisson {
                 rate: 50.0,
                 seed: 1,
@@ -237,17 +217,14 @@ mod tests {
             seed: 1,
         };
         for p in candidates(&c, None) {
-            let other = predict("x", &c, 1, &a, p, None);
+            let other = on(&c, 1).predict(&a, p, None);
             assert!(
                 other.waits.latency_ms.p99 >= light.waits.latency_ms.p99 * 0.99,
                 "{other:?}"
             );
         }
         // 5,000/s is beyond batches of 1 (about 900/s): it needs batches.
-        let heavy = best(
-            "x",
-            &c,
-            1,
+        let heavy = on(&c, 1).best(
             &Arrivals::Poisson {
                 rate: 5000.0,
                 seed: 1,
@@ -263,13 +240,10 @@ mod tests {
     fn the_highest_rate_under_an_objective_meets_it_and_a_higher_one_does_not() {
         let c = curve();
         let slo: Slo = "p99=5ms".parse().unwrap();
-        let top = max_rate_under("x", &c, 1, &slo, 3).unwrap();
+        let top = on(&c, 1).max_rate_under(&slo, 3).unwrap();
         assert_eq!(top.meets_slo, Some(true));
         assert!(top.waits.latency_ms.p99 <= 5.0);
-        let above = best(
-            "x",
-            &c,
-            1,
+        let above = on(&c, 1).best(
             &Arrivals::Poisson {
                 rate: top.offered_rate * 1.1,
                 seed: 3,
@@ -281,10 +255,10 @@ mod tests {
             "{above:?}"
         );
         // Two workers carry more under the same objective.
-        let two = max_rate_under("x", &c, 2, &slo, 3).unwrap();
+        let two = on(&c, 2).max_rate_under(&slo, 3).unwrap();
         assert!(two.offered_rate > 1.5 * top.offered_rate);
         // An objective below one batch's time cannot be met at all.
         let tight: Slo = "p99=1ms".parse().unwrap();
-        assert!(max_rate_under("x", &c, 1, &tight, 3).is_none());
+        assert!(on(&c, 1).max_rate_under(&tight, 3).is_none());
     }
 }

@@ -5,16 +5,17 @@
 use super::arrivals::{self, Arrivals};
 use super::batcher::{self, Policy};
 use super::curve::Curve;
-use super::latency::{Recorder, Slo};
+use super::latency::Recorder;
 use super::live::{self, BackendWorker, Worker};
-use super::plan_cmd::{batching, describe_arrivals, fmt_rate, percentiles};
+use super::options::LoadOptions;
+use super::plan_cmd::{describe_arrivals, fmt_rate, percentiles};
 use super::planner::{self, Point};
 use crate::backend::liboqs::{self, LiboqsCpu};
 use crate::backend::BatchConfig;
 use crate::core::catalog::{Algorithm, Operation};
 use crate::probe::system;
 use crate::schema::device::{Device, DeviceKind};
-use crate::schema::offload::{CurvePoint, OffloadRun};
+use crate::schema::offload::OffloadRun;
 use crate::schema::record::RunConfig;
 use crate::schema::run_file::RunFile;
 use clap::Args;
@@ -51,31 +52,9 @@ pub struct OffloadArgs {
     /// from a sixteenth of the capacity the batch times predict.
     #[arg(long, value_name = "LOW..HIGH", num_args = 0..=1, default_missing_value = "")]
     pub rate_sweep: Option<String>,
-    /// How requests arrive at a rate.
-    #[arg(long, default_value = "poisson", value_parser = ["poisson", "uniform"])]
-    pub arrivals: String,
     /// Replay these arrival times instead (seconds, one per line, in order).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "rate_sweep", "arrivals"])]
     pub trace: Option<PathBuf>,
-    /// Requests in one batch at most, or `auto` (per rate, the batching the
-    /// planner predicts keeps latency lowest, from batch times measured
-    /// before the first point).
-    #[arg(
-        long,
-        value_name = "N|auto",
-        default_value = "auto",
-        allow_negative_numbers = true
-    )]
-    pub max_batch: String,
-    /// Milliseconds the oldest request may wait for a batch to fill, or
-    /// `auto` (with --max-batch auto).
-    #[arg(
-        long,
-        value_name = "MS|auto",
-        default_value = "auto",
-        allow_negative_numbers = true
-    )]
-    pub max_wait: String,
     /// The largest batch `auto` may choose (batch times are measured up to
     /// it, or up to a fixed --max-batch).
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
@@ -88,13 +67,9 @@ pub struct OffloadArgs {
         allow_negative_numbers = true
     )]
     pub window: f64,
-    /// A latency objective, e.g. p99=2ms: each point says whether it is
-    /// met, and the run names the highest rate measured that met it.
-    #[arg(long, value_name = "pNN=TIME")]
-    pub slo: Option<Slo>,
-    /// Seed of the Poisson arrivals.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Arrivals, batching and objective.
+    #[command(flatten)]
+    pub load: LoadOptions,
     /// Message size for signing and verifying, bytes of 0xAB.
     #[arg(long, default_value_t = 1024)]
     pub message_size: usize,
@@ -119,13 +94,7 @@ fn rates(args: &OffloadArgs) -> Result<Rates, String> {
     if let Some(t) = &args.trace {
         return Ok(Rates::One(Arrivals::Trace(arrivals::read_trace(t)?)));
     }
-    let arrivals_at = |rate: f64| match args.arrivals.as_str() {
-        "uniform" => Arrivals::Uniform { rate },
-        _ => Arrivals::Poisson {
-            rate,
-            seed: args.seed,
-        },
-    };
+    let arrivals_at = |rate: f64| args.load.at(rate);
     match (&args.rate, &args.rate_sweep) {
         (Some(r), _) => Ok(Rates::One(arrivals_at(arrivals::check_rate("--rate", *r)?))),
         (None, Some(s)) if s.is_empty() => Ok(Rates::Sweep {
@@ -215,18 +184,15 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     let started = Instant::now();
     check_args(args)?;
     let rates = rates(args).map_err(anyhow::Error::msg)?;
-    let top = if args.max_batch.eq_ignore_ascii_case("auto") {
+    let top = if args.load.max_batch.eq_ignore_ascii_case("auto") {
         args.batch_top as usize
     } else {
         4096
     };
-    let fixed = batching(
-        &args.max_batch,
-        &args.max_wait,
-        top,
-        "the largest batch a worker prepares",
-    )
-    .map_err(anyhow::Error::msg)?;
+    let fixed = args
+        .load
+        .policy(top, "the largest batch a worker prepares")
+        .map_err(anyhow::Error::msg)?;
     let deadline = args.deadline.map(|s| started + Duration::from_secs_f64(s));
     let out = crate::write::output::ensure_writable_dir(&args.out)?;
     let host = system::host();
@@ -259,7 +225,7 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         alg.name(),
         op.cli_name()
     );
-    let sizes = curve_sizes(top);
+    let sizes = planner::batch_sizes(top);
     let curve = live::measure_curve(&make, &sizes, 10, true, "one CPU thread's batch time")?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
@@ -299,15 +265,6 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     })
 }
 
-/// Batch sizes whose times are measured: powers of two up to `top`, and it.
-fn curve_sizes(top: usize) -> Vec<usize> {
-    let mut s: Vec<usize> = std::iter::successors(Some(1usize), |b| b.checked_mul(2))
-        .take_while(|&b| b < top)
-        .collect();
-    s.push(top);
-    s
-}
-
 fn open_run_file(args: &OffloadArgs, out: &Path, curve: &Curve) -> anyhow::Result<Saved> {
     let config = RunConfig {
         command_line: std::env::args().collect(),
@@ -333,19 +290,13 @@ fn open_run_file(args: &OffloadArgs, out: &Path, curve: &Curve) -> anyhow::Resul
         workers: args.threads as usize,
         arrivals: match &args.trace {
             Some(t) => format!("trace {}", t.display()),
-            None => format!("{}, seed {}", args.arrivals, args.seed),
+            None => format!("{}, seed {}", args.load.arrivals, args.load.seed),
         },
         window_seconds: args.window,
         curve_basis: curve.basis.into(),
-        curve: curve
-            .points
-            .iter()
-            .map(|&(batch, s)| CurvePoint {
-                batch,
-                batch_ms: s * 1e3,
-            })
-            .collect(),
+        curve: curve.rows(),
         slo: args
+            .load
             .slo
             .as_ref()
             .map(|s| format!("{}={}ms", s.percentile, s.bound_ms)),
@@ -394,15 +345,23 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    fn model(&self) -> planner::Planner<'_> {
+        planner::Planner {
+            backend: &self.args.backend,
+            curve: self.curve,
+            workers: self.workers,
+        }
+    }
+
     /// Measures one point and saves it; a cut or failed window is not a
     /// point.
     fn point(&self, a: &Arrivals, saved: &mut Saved) -> Result<Point, Stop> {
         if self.cancel.load(Ordering::SeqCst) {
             return Err(Stop::Interrupted);
         }
-        let slo = self.args.slo.as_ref();
+        let slo = self.args.load.slo.as_ref();
         let policy = self.fixed.unwrap_or_else(|| {
-            let p = planner::best(&self.args.backend, self.curve, self.workers, a, slo);
+            let p = self.model().best(a, slo);
             Policy {
                 max_batch: p.max_batch,
                 max_wait: p.max_wait_ms / 1e3,
@@ -444,8 +403,7 @@ impl Ctx<'_> {
         }
         let mut rec = Recorder::default();
         rec.record_all(&w.served);
-        let predicted =
-            planner::predict(&self.args.backend, self.curve, self.workers, a, policy, slo);
+        let predicted = self.model().predict(a, policy, slo);
         let mut gate = w.gate_before;
         gate.checked_ops += w.gate_after.checked_ops;
         let p = Point {
@@ -477,13 +435,7 @@ impl Ctx<'_> {
         let cap = self.curve.capacity(self.workers);
         let mut rate = low.unwrap_or(cap / 16.0);
         let high = high.unwrap_or(cap * 2.0);
-        let at = |rate: f64| match self.args.arrivals.as_str() {
-            "uniform" => Arrivals::Uniform { rate },
-            _ => Arrivals::Poisson {
-                rate,
-                seed: self.args.seed,
-            },
-        };
+        let at = |rate: f64| self.args.load.at(rate);
         let mut good = None;
         let bad = loop {
             let p = self.point(&at(rate), saved)?;
