@@ -19,6 +19,7 @@ pub mod cmd;
 pub mod core;
 pub mod measure;
 pub mod monitor;
+pub mod offload;
 pub mod probe;
 pub mod report;
 pub mod schema;

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 /// right above it; totals and curves (`analyse`) are pure functions over
 /// records that `measure` (several GPUs) and `sweep` (hybrids) call, so
 /// they sit below both.
-const LAYERS: [&str; 12] = [
+const LAYERS: [&str; 13] = [
     "core",    // catalogue, statistics, batch sizes, exit codes, units: imports nothing
     "monitor", // samplers: host, NVML, energy
     "schema",  // the run file: records, devices, aggregates, cluster, metadata, reading one
@@ -30,6 +30,7 @@ const LAYERS: [&str; 12] = [
     "backend", // the Backend trait, liboqs, parallel, mock, native_gpu/, cupqc/
     "analyse", // aggregates, saturation and break-even, hybrid overhead
     "measure", // runner, session, several devices, fresh processes, signals, progress
+    "offload", // arrivals, the dynamic batcher, latency histograms, the planner
     "sweep",   // the whole-catalogue CPU sweep and sizes
     "report",  // model, findings, sections, render/, compare
     "cluster", // Slurm ranks merged

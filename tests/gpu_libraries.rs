@@ -183,14 +183,10 @@ fn partial_gpu_libraries_are_named_not_panicked_on() {
         marks.path(),
         120,
         &[
-            "gpu",
-            "--alg",
-            "ML-KEM-512",
-            "--runs",
-            "2",
-            "--out",
-            o.path().to_str().unwrap(),
-        ],
+            &common::words("gpu --alg ML-KEM-512 --runs 2 --out")[..],
+            &[o.path().to_str().unwrap()],
+        ]
+        .concat(),
     );
     assert!((out + &err).contains("cuGetErrorString"), "{err}");
     let (code, _, err) = with_fakes(fakes.path(), marks.path(), 120, &["kernels"]);
@@ -246,14 +242,10 @@ fn a_hung_driver_is_named_within_its_time_limit() {
         marks.path(),
         60,
         &[
-            "gpu",
-            "--alg",
-            "ML-KEM-512",
-            "--runs",
-            "2",
-            "--out",
-            o.path().to_str().unwrap(),
-        ],
+            &common::words("gpu --alg ML-KEM-512 --runs 2 --out")[..],
+            &[o.path().to_str().unwrap()],
+        ]
+        .concat(),
     );
     assert!((out + &err).contains("cuInit did not return"), "{err}");
 }

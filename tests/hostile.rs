@@ -18,6 +18,11 @@ fn bounded(secs: u64) -> Command {
     c
 }
 
+/// `merge JOB -o OUT`, bounded to a minute: exit code, stdout, stderr.
+fn merge(job: &Path, out: &Path) -> (i32, String, String) {
+    outcome(bounded(60).arg("merge").arg(job).arg("-o").arg(out))
+}
+
 /// A run file of a rank: the tiny run with a Slurm block.
 fn rank_file(template: &Value, path: &Path, procid: usize, ntasks: usize) {
     let mut v = template.clone();
@@ -49,15 +54,8 @@ fn merge_counts_each_file_once_and_refuses_loops_and_fifos() {
     std::fs::create_dir_all(job.join("d")).unwrap();
     std::fs::copy(job.join("a/run-0.json"), job.join("d/run-0.json")).unwrap();
     let out = d.path().join("merged.json");
-    let o = bounded(60)
-        .arg("merge")
-        .arg(&job)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    let (code, _, err) = merge(&job, &out);
+    assert_eq!(code, 0, "{err}");
     let merged = read_json(&out);
     assert_eq!(merged["records"].as_array().unwrap().len(), 1, "{err}");
     assert_eq!(merged["cluster"]["ranks"].as_array().unwrap().len(), 1);
@@ -67,30 +65,16 @@ fn merge_counts_each_file_once_and_refuses_loops_and_fifos() {
     // A link back up: `self -> .` and `up -> ..` are a loop, refused.
     std::os::unix::fs::symlink(".", job.join("a/self")).unwrap();
     std::os::unix::fs::symlink("..", job.join("a/up")).unwrap();
-    let o = bounded(60)
-        .arg("merge")
-        .arg(&job)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_ne!(o.status.code(), Some(0), "{err}");
+    let (code, _, err) = merge(&job, &out);
+    assert_ne!(code, 0, "{err}");
     assert!(err.contains("a loop of links"), "{err}");
     std::fs::remove_file(job.join("a/self")).unwrap();
     std::fs::remove_file(job.join("a/up")).unwrap();
 
     // A FIFO named like a run file: refused, not read (a read would block).
     mkfifo(&job.join("d/run-1.json"));
-    let o = bounded(60)
-        .arg("merge")
-        .arg(&job)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_ne!(o.status.code(), Some(0), "{err}");
+    let (code, _, err) = merge(&job, &out);
+    assert_ne!(code, 0, "{err}");
     assert!(err.contains("named pipe (FIFO)"), "{err}");
 }
 
@@ -104,7 +88,7 @@ fn merge_never_writes_over_an_input_or_a_run_file() {
     rank_file(&t, &rank, 0, 1);
     let before = std::fs::read(&rank).unwrap();
     for target in [&rank, &run] {
-        let (code, _, err) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(target));
+        let (code, _, err) = merge(&job, target);
         assert_ne!(code, 0, "{err}");
         assert!(err.contains("refusing to write over"), "{err}");
     }
@@ -112,7 +96,7 @@ fn merge_never_writes_over_an_input_or_a_run_file() {
     // An earlier merge's own output may be replaced: merging again works.
     let out = job.join("cluster-run.json");
     for _ in 0..2 {
-        let (code, _, err) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&out));
+        let (code, _, err) = merge(&job, &out);
         assert_eq!(code, 0, "{err}");
     }
 }
@@ -133,23 +117,16 @@ fn merge_bounds_and_checks_rank_counts() {
         ("cpu 60000\ncpu 60000\n", "more than 100000"),
     ] {
         std::fs::write(job.join("expected-ranks"), text).unwrap();
-        let (code, _, err) = outcome(bounded(60).arg("merge").arg(&job).arg("-o").arg(&out));
+        let (code, _, err) = merge(&job, &out);
         assert_ne!(code, 0, "{text}: {err}");
         assert!(err.contains(named), "{text}: {err}");
     }
     std::fs::remove_file(job.join("expected-ranks")).unwrap();
     // A rank claiming 100,000,000 tasks: named, not expanded into memory.
     rank_file(&t, &job.join("run-0.json"), 0, 100_000_000);
-    let o = bounded(60)
-        .arg("merge")
-        .arg(&job)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
+    let (code, _, err) = merge(&job, &out);
     assert!(err.contains("task count of 100000000"), "{err}");
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]

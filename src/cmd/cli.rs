@@ -67,6 +67,14 @@ pub enum Command {
     Report(crate::report::ReportArgs),
     /// Compare two run files: change in median throughput per record.
     Compare(crate::report::CompareArgs),
+    /// Predict what a batched request waits: for a rate (and a latency
+    /// objective), the best batching, latency percentiles and the highest
+    /// rate under the objective, from a run file's batch times.
+    Plan(crate::offload::PlanArgs),
+    /// Measure what a batched request waits: requests arriving at a rate,
+    /// a dynamic batcher, latency percentiles from each request's intended
+    /// arrival, and the highest rate under a latency objective.
+    Offload(crate::offload::OffloadArgs),
     /// Merge the run files of a cluster job's ranks into one, with cluster
     /// totals; names missing ranks and differences between them.
     Merge(crate::cluster::merge::MergeArgs),

@@ -26,6 +26,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Sizes(a) => crate::sweep::run_sizes(&a),
         Command::Report(a) => crate::report::run_report(&a),
         Command::Compare(a) => crate::report::run_compare(&a),
+        Command::Plan(a) => crate::offload::run_plan(&a),
+        Command::Offload(a) => crate::offload::run_offload(&a),
         Command::Merge(a) => crate::cluster::merge::run_merge(&a),
         Command::Kernels(a) => kernels::kernels(&a),
     }

@@ -12,6 +12,7 @@ pub mod diagnose;
 pub mod imported;
 pub mod load;
 pub mod metadata;
+pub mod offload;
 pub mod read;
 pub mod record;
 pub mod run_file;

@@ -42,6 +42,9 @@ pub struct RunFile {
     /// costs over its pure PQC component measured in the same file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hybrid_overhead: Vec<HybridOverhead>,
+    /// What batched requests waited (`pqcprof offload` run files only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offload: Option<crate::schema::offload::OffloadRun>,
 }
 
 /// How a sweep timed each operation, and how long it took.
@@ -121,6 +124,7 @@ impl RunFile {
             cluster: None,
             sweep: None,
             hybrid_overhead: vec![],
+            offload: None,
         }
     }
 }

@@ -19,6 +19,16 @@ pub fn words(line: &str) -> Vec<&str> {
     line.split(' ').filter(|w| !w.is_empty()).collect()
 }
 
+/// Runs `pqcprof` with `line`'s words and `--out dir`, which must succeed.
+pub fn ok_into(line: &str, dir: impl AsRef<std::ffi::OsStr>) {
+    pqcprof()
+        .args(words(line))
+        .arg("--out")
+        .arg(dir)
+        .assert()
+        .success();
+}
+
 /// Measures ML-KEM-512 and ML-DSA-44 on the CPU (batch 8, 3 runs) at
 /// `threads` into the folder `out`; returns the run file it wrote.
 pub fn cpu_run(out: &Path, threads: &str) -> PathBuf {
@@ -90,6 +100,17 @@ pub fn wait_for_records(
 pub fn interrupt(child: &std::process::Child) {
     // SAFETY: kill sends a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
+
+/// Ctrl-C to `child`, then its output, which must say it was
+/// interrupted (exit 130).
+pub fn interrupted(child: std::process::Child) -> std::process::Output {
+    interrupt(&child);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    out
 }
 
 pub mod standin;

@@ -1,0 +1,231 @@
+//! The dynamic batcher: a batch leaves when `max_batch` requests wait or
+//! the oldest has waited `max_wait`, as soon as a worker (a CPU thread, a
+//! GPU stream) is free; and [`simulate`], the same rule run in virtual time
+//! against a batch-time function, which is what the planner predicts with.
+
+/// When a batch is dispatched.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Policy {
+    /// Requests in one batch at most (at least 1).
+    pub max_batch: usize,
+    /// Seconds the oldest waiting request may wait before a smaller batch
+    /// leaves (0: as soon as a worker is free).
+    pub max_wait: f64,
+}
+
+/// What happened to one request, seconds from the start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Served {
+    /// When it was meant to arrive (latency counts from here).
+    pub arrival: f64,
+    /// When its batch was handed to a worker.
+    pub dispatch: f64,
+    /// When its batch's results were back.
+    pub done: f64,
+    /// Requests in its batch.
+    pub batch: usize,
+}
+
+impl Served {
+    /// Intended arrival to result.
+    pub fn latency(&self) -> f64 {
+        self.done - self.arrival
+    }
+    /// Arrival to dispatch.
+    pub fn queue(&self) -> f64 {
+        self.dispatch - self.arrival
+    }
+    /// Dispatch to result.
+    pub fn service(&self) -> f64 {
+        self.done - self.dispatch
+    }
+}
+
+/// When the next batch leaves, given the time its worker is free
+/// (`free_at`) and the waiting requests' arrival times from the oldest on
+/// (`waiting`, in order, the not yet arrived included): the earliest time
+/// at or after both the worker is free and either `max_batch` requests have
+/// arrived or the oldest has waited `max_wait`. With its size: those
+/// arrived by then, at most `max_batch`.
+pub fn next_dispatch(policy: Policy, free_at: f64, waiting: &[f64]) -> Option<(f64, usize)> {
+    let oldest = *waiting.first()?;
+    let b = policy.max_batch.max(1);
+    let full = waiting.get(b - 1).copied().unwrap_or(f64::INFINITY);
+    let at = full.min(oldest + policy.max_wait).max(free_at);
+    let arrived = waiting.partition_point(|&t| t <= at);
+    Some((at, arrived.clamp(1, b)))
+}
+
+/// Runs the batcher in virtual time: `arrivals` (seconds, in order) served
+/// by `workers` identical workers, a batch of `n` taking `batch_seconds(n)`.
+/// Every request is served (no queue limit): an overloaded batcher shows
+/// as a growing wait, which [`saturated`] detects.
+pub fn simulate(
+    arrivals: &[f64],
+    policy: Policy,
+    workers: usize,
+    batch_seconds: &mut dyn FnMut(usize) -> f64,
+) -> Vec<Served> {
+    let mut free = vec![0.0f64; workers.max(1)];
+    let mut out = Vec::with_capacity(arrivals.len());
+    let mut next = 0;
+    while next < arrivals.len() {
+        // The worker free first takes the next batch: with identical
+        // workers and batches in arrival order, that is the one free
+        // soonest.
+        let (w, &free_at) = free
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .expect("at least one worker");
+        let (at, size) =
+            next_dispatch(policy, free_at, &arrivals[next..]).expect("a request waits");
+        let done = at + batch_seconds(size);
+        out.extend(arrivals[next..next + size].iter().map(|&arrival| Served {
+            arrival,
+            dispatch: at,
+            done,
+            batch: size,
+        }));
+        free[w] = done;
+        next += size;
+    }
+    out
+}
+
+/// Whether the batcher fell behind its arrivals: more than 5% of the
+/// requests still unfinished when the arrivals ended, give or take what a
+/// batcher that keeps up has in hand then (the wait for a batch and two
+/// median batches). A batcher that keeps up ends the window with about
+/// `rate x (max_wait + batch time)` requests in hand, whatever its length;
+/// one that falls behind, with a share growing with the overload. Counting
+/// requests, not the last one's time, keeps a single slow batch at the
+/// end from reading as saturation.
+pub fn saturated(served: &[Served], max_wait: f64) -> bool {
+    let last = served
+        .iter()
+        .map(|s| s.arrival)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut service: Vec<f64> = served.iter().map(Served::service).collect();
+    if service.is_empty() {
+        return false;
+    }
+    service.sort_by(f64::total_cmp);
+    let grace = max_wait + 2.0 * service[service.len() / 2];
+    let late = served.iter().filter(|s| s.done > last + grace).count();
+    late as f64 > 0.05 * served.len() as f64
+}
+
+/// Requests per second offered: requests over the arrivals' span.
+pub fn offered_rate(served: &[Served]) -> f64 {
+    let (first, last) = span(served, |s| s.arrival);
+    if last > first {
+        (served.len() - 1) as f64 / (last - first)
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// Requests per second served: requests from the first arrival to the
+/// last result.
+pub fn achieved_rate(served: &[Served]) -> f64 {
+    let (first, _) = span(served, |s| s.arrival);
+    let (_, last) = span(served, |s| s.done);
+    if last > first {
+        (served.len() - 1) as f64 / (last - first)
+    } else {
+        f64::INFINITY
+    }
+}
+
+fn span(served: &[Served], f: impl Fn(&Served) -> f64) -> (f64, f64) {
+    served
+        .iter()
+        .map(f)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
+            (lo.min(t), hi.max(t))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1 ms per batch plus 0.1 ms per request.
+    fn linear(n: usize) -> f64 {
+        1e-3 + 1e-4 * n as f64
+    }
+
+    #[test]
+    fn dispatch_by_size_and_by_wait_as_computed_by_hand() {
+        // Four requests in 0.3 ms, then one alone, then a quiet stretch.
+        let arrivals = [0.0, 1e-4, 2e-4, 3e-4, 5e-3];
+        let p = Policy {
+            max_batch: 3,
+            max_wait: 2e-3,
+        };
+        let s = simulate(&arrivals, p, 1, &mut linear);
+        // The third arrival fills a batch at 0.2 ms: done 1.3 ms later.
+        for r in &s[..3] {
+            assert_eq!((r.dispatch, r.batch), (2e-4, 3));
+            assert!((r.done - 1.5e-3).abs() < 1e-12, "{r:?}");
+        }
+        // The fourth waits 2 ms alone (the worker is free at 1.5 ms).
+        assert_eq!((s[3].dispatch, s[3].batch), (2.3e-3, 1));
+        assert!((s[3].done - 3.4e-3).abs() < 1e-12);
+        // The fifth arrives to a free worker and waits its 2 ms too.
+        assert_eq!((s[4].dispatch, s[4].batch), (7e-3, 1));
+        assert!((s[4].latency() - 3.1e-3).abs() < 1e-12);
+        assert!((s[0].queue() - 2e-4).abs() < 1e-12);
+        assert!((s[0].service() - 1.3e-3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_busy_worker_delays_the_batch_and_it_grows_to_the_limit() {
+        // Zero wait: a batch leaves when the worker is free, with whatever
+        // has arrived by then, up to max_batch.
+        let arrivals: Vec<f64> = (0..10).map(|i| i as f64 * 1e-4).collect();
+        let p = Policy {
+            max_batch: 4,
+            max_wait: 0.0,
+        };
+        let s = simulate(&arrivals, p, 1, &mut linear);
+        let sizes: Vec<usize> = s.iter().map(|r| r.batch).collect();
+        // 1 alone at 0; the worker is back at 1.1 ms, when all 9 others
+        // wait: 4, 4, then 1.
+        assert_eq!(sizes, [1, 4, 4, 4, 4, 4, 4, 4, 4, 1]);
+        assert!((s[1].dispatch - 1.1e-3).abs() < 1e-12);
+        assert!((s[5].dispatch - 2.5e-3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn two_workers_overlap_their_batches() {
+        let arrivals = [0.0, 1e-4];
+        let p = Policy {
+            max_batch: 1,
+            max_wait: 0.0,
+        };
+        let one = simulate(&arrivals, p, 1, &mut linear);
+        let two = simulate(&arrivals, p, 2, &mut linear);
+        assert!((one[1].dispatch - 1.1e-3).abs() < 1e-12);
+        assert_eq!(two[1].dispatch, 1e-4);
+        assert!(two[1].done < one[1].done);
+    }
+
+    #[test]
+    fn overload_is_saturation_and_a_light_load_is_not() {
+        // Capacity with batches of 8: 8 / 1.8 ms, about 4,400 per second.
+        let p = Policy {
+            max_batch: 8,
+            max_wait: 1e-3,
+        };
+        let at = |rate: f64| -> Vec<f64> { (0..20_000).map(|i| i as f64 / rate).collect() };
+        let light = simulate(&at(2000.0), p, 1, &mut linear);
+        assert!(!saturated(&light, p.max_wait));
+        assert!((offered_rate(&light) - 2000.0).abs() < 1e-6);
+        let heavy = simulate(&at(8000.0), p, 1, &mut linear);
+        assert!(saturated(&heavy, p.max_wait));
+        let got = achieved_rate(&heavy);
+        assert!((got - 8.0 / 1.8e-3).abs() / got < 0.01, "{got}");
+    }
+}

@@ -1,0 +1,95 @@
+//! The options `offload` and `plan` share: how requests arrive, how they
+//! are batched, and the latency objective a result is judged by.
+
+use super::arrivals::Arrivals;
+use super::batcher;
+use super::latency::Slo;
+use clap::Args;
+
+/// Arrivals, batching and objective.
+#[derive(Debug, Args, Clone)]
+pub struct LoadOptions {
+    /// How requests arrive at a rate.
+    #[arg(long, default_value = "poisson", value_parser = ["poisson", "uniform"])]
+    pub arrivals: String,
+    /// Seed of the Poisson arrivals (the same seed, the same times).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A latency objective, e.g. p99=2ms, p99.9=500us: each point says
+    /// whether it is met, and the highest rate that meets it is named.
+    #[arg(long, value_name = "pNN=TIME")]
+    pub slo: Option<Slo>,
+    /// Requests in one batch at most, or `auto` (per rate, the batching
+    /// the planner predicts keeps latency lowest while keeping up).
+    #[arg(
+        long,
+        value_name = "N|auto",
+        default_value = "auto",
+        allow_negative_numbers = true
+    )]
+    pub max_batch: String,
+    /// Milliseconds the oldest request may wait for a batch to fill, or
+    /// `auto` (with --max-batch auto).
+    #[arg(
+        long,
+        value_name = "MS|auto",
+        default_value = "auto",
+        allow_negative_numbers = true
+    )]
+    pub max_wait: String,
+}
+
+impl LoadOptions {
+    /// Arrivals at `rate` as `--arrivals` and `--seed` say.
+    pub fn at(&self, rate: f64) -> Arrivals {
+        match self.arrivals.as_str() {
+            "uniform" => Arrivals::Uniform { rate },
+            _ => Arrivals::Poisson {
+                rate,
+                seed: self.seed,
+            },
+        }
+    }
+
+    /// The fixed batching (`--max-batch`, `--max-wait`), or `None` for
+    /// auto; bad values named, and a batch above `top` (`top_why` says why
+    /// it is the top).
+    pub fn policy(&self, top: usize, top_why: &str) -> Result<Option<batcher::Policy>, String> {
+        let (max_batch_arg, max_wait_arg) = (self.max_batch.as_str(), self.max_wait.as_str());
+        let auto = |s: &str| s.eq_ignore_ascii_case("auto");
+        match (auto(max_batch_arg), auto(max_wait_arg)) {
+            (true, true) => return Ok(None),
+            (true, false) | (false, true) => {
+                return Err(format!(
+                    "--max-batch {} with --max-wait {}: give both as numbers, or both as auto",
+                    max_batch_arg, max_wait_arg
+                ))
+            }
+            _ => {}
+        }
+        let max_batch: usize = max_batch_arg
+            .parse()
+            .ok()
+            .filter(|&b| b >= 1)
+            .ok_or_else(|| {
+                format!("--max-batch {max_batch_arg}: use a whole number of 1 or more, or auto")
+            })?;
+        if max_batch > top {
+            return Err(format!(
+                "--max-batch {max_batch}: at most {top} here ({top_why})"
+            ));
+        }
+        let max_wait: f64 = self
+            .max_wait
+            .parse()
+            .ok()
+            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| {
+                format!("--max-wait {max_wait_arg}: use milliseconds, 0 or more, or auto")
+            })?;
+        Ok(Some(batcher::Policy {
+            max_batch,
+            max_wait: max_wait / 1e3,
+        }))
+    }
+}

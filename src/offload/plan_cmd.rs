@@ -1,0 +1,250 @@
+//! `pqcprof plan`: a prediction from a run file's batch times, printed.
+
+use super::options::LoadOptions;
+use super::{arrivals, curve, latency, planner};
+use crate::core::catalog::{Algorithm, Operation};
+use arrivals::Arrivals;
+use clap::Args;
+use latency::Slo;
+use planner::Point;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Options of `plan`.
+#[derive(Debug, Args, Clone)]
+pub struct PlanArgs {
+    /// The run file whose batch times the prediction uses: throughput
+    /// records of the backend, algorithm and operation at several batches
+    /// (e.g. `pqcprof cpu --batch-sweep 256 --threads 1`).
+    #[arg(long, value_name = "RUN_FILE")]
+    pub from: PathBuf,
+    /// The backend whose records to use (liboqs-cpu, native-gpu, cupqc).
+    #[arg(long, default_value = crate::backend::liboqs::NAME)]
+    pub backend: String,
+    /// The algorithm, e.g. ML-KEM-768.
+    #[arg(long = "alg", value_name = "NAME")]
+    pub algorithm: Algorithm,
+    /// The operation (keygen, encaps, decaps, sign, verify).
+    #[arg(long = "op", value_name = "OP")]
+    pub operation: Operation,
+    /// Requests per second offered (Poisson arrivals unless --arrivals
+    /// uniform); without it and without --trace, only the highest rate
+    /// under --slo is predicted.
+    #[arg(long, value_name = "PER_SEC", allow_negative_numbers = true)]
+    pub rate: Option<f64>,
+    /// Replay these arrival times instead (seconds, one per line, in order).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "arrivals"])]
+    pub trace: Option<PathBuf>,
+    /// Workers serving batches at once: CPU threads each running its own
+    /// batch (the one-thread records give each one's batch time).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub workers: u32,
+    /// Arrivals, batching and objective.
+    #[command(flatten)]
+    pub load: LoadOptions,
+    /// Print the prediction as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `plan --json` prints.
+#[derive(Debug, Serialize)]
+struct Plan {
+    format: &'static str,
+    version: u32,
+    /// Always true: a simulation of the batcher over measured batch times,
+    /// not a measurement.
+    predicted: bool,
+    from: String,
+    backend: String,
+    algorithm: &'static str,
+    operation: &'static str,
+    workers: u32,
+    curve: CurveOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrivals: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    point: Option<Point>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slo: Option<Slo>,
+    /// With --slo: the highest Poisson rate that meets it, with its
+    /// batching (null when even a light load misses it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_rate_under_slo: Option<Option<Point>>,
+}
+
+#[derive(Debug, Serialize)]
+struct CurveOut {
+    basis: &'static str,
+    points: Vec<crate::schema::offload::CurvePoint>,
+}
+
+/// `pqcprof plan`.
+pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
+    let (run, warnings) = crate::schema::load::read_run(&args.from, "F1").map_err(|e| {
+        let field = if e.field.is_empty() {
+            String::new()
+        } else {
+            format!("field `{}`: ", e.field)
+        };
+        anyhow::anyhow!("--from {}: {field}{}", args.from.display(), e.message)
+    })?;
+    for w in warnings {
+        log::warn!(
+            "{}: field `{}`: {}",
+            args.from.display(),
+            w.field,
+            w.message
+        );
+    }
+    let records: Vec<_> = run.records.into_iter().map(|(_, r)| r).collect();
+    let curve = curve::Curve::from_records(&records, &args.backend, args.algorithm, args.operation)
+        .map_err(|e| anyhow::anyhow!("--from {}: {e}", args.from.display()))?;
+    let policy = args.load.policy(
+        curve.max_batch(),
+        "the run file's largest measured batch: a prediction does not go beyond what was measured",
+    )
+    .map_err(anyhow::Error::msg)?;
+    let arrivals = match (&args.trace, args.rate) {
+        (Some(t), _) => Some(Arrivals::Trace(
+            arrivals::read_trace(t).map_err(anyhow::Error::msg)?,
+        )),
+        (None, Some(r)) => {
+            let rate = arrivals::check_rate("--rate", r).map_err(anyhow::Error::msg)?;
+            Some(args.load.at(rate))
+        }
+        (None, None) if args.load.slo.is_some() => None,
+        (None, None) => anyhow::bail!(
+            "plan needs a load: --rate PER_SEC, --trace FILE, or --slo pNN=TIME (for the highest rate that meets it)"
+        ),
+    };
+    let workers = args.workers as usize;
+    let slo = args.load.slo.as_ref();
+    let model = planner::Planner {
+        backend: &args.backend,
+        curve: &curve,
+        workers,
+    };
+    let point = arrivals.as_ref().map(|a| match policy {
+        Some(p) => model.predict(a, p, slo),
+        None => model.best(a, slo),
+    });
+    let max_rate = slo.map(|s| model.max_rate_under(s, args.load.seed));
+    let plan = Plan {
+        format: "pqcprof-plan",
+        version: 1,
+        predicted: true,
+        from: args.from.display().to_string(),
+        backend: args.backend.clone(),
+        algorithm: args.algorithm.name(),
+        operation: args.operation.cli_name(),
+        workers: args.workers,
+        curve: CurveOut {
+            basis: curve.basis,
+            points: curve.rows(),
+        },
+        arrivals: arrivals.as_ref().map(describe_arrivals),
+        point,
+        slo: args.load.slo.clone(),
+        max_rate_under_slo: max_rate,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&plan)?);
+    } else {
+        print!("{}", text(&plan, policy.is_none()));
+    }
+    Ok(crate::core::exit::OK)
+}
+
+pub(super) fn describe_arrivals(a: &Arrivals) -> String {
+    match a {
+        Arrivals::Poisson { rate, seed } => format!("poisson at {rate}/s, seed {seed}"),
+        Arrivals::Uniform { rate } => format!("uniform at {rate}/s"),
+        Arrivals::Trace(t) => format!("trace of {} requests", t.len()),
+    }
+}
+
+pub(super) fn fmt_rate(r: f64) -> String {
+    crate::core::units::grouped(r.round())
+}
+
+pub(super) fn percentiles(name: &str, p: &latency::Percentiles) -> String {
+    format!(
+        "  {name:<9} p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  p99.9 {:.3} ms  max {:.3} ms\n",
+        p.p50, p.p90, p.p99, p.p999, p.max
+    )
+}
+
+/// The prediction as a person reads it.
+fn text(plan: &Plan, auto: bool) -> String {
+    let batches: Vec<String> = plan
+        .curve
+        .points
+        .iter()
+        .map(|p| p.batch.to_string())
+        .collect();
+    let mut s = format!(
+        "plan: {} {} {}, {} worker(s); predicted (a simulation of the batcher over the batch times in {}: {}, batches {}), not measured\n",
+        plan.backend,
+        plan.algorithm,
+        plan.operation,
+        plan.workers,
+        plan.from,
+        plan.curve.basis,
+        batches.join(", ")
+    );
+    if let (Some(p), Some(a)) = (&plan.point, &plan.arrivals) {
+        s += &format!(
+            "  arrivals  {a}\n  batching  max-batch {}, max-wait {} ms{}\n",
+            p.max_batch,
+            p.max_wait_ms,
+            if auto {
+                " (auto: the lowest latency that keeps up)"
+            } else {
+                ""
+            }
+        );
+        s += &percentiles("latency", &p.waits.latency_ms);
+        s += &percentiles("queue", &p.waits.queue_ms);
+        s += &percentiles("service", &p.waits.service_ms);
+        s += &format!(
+            "  served    {}/s of {}/s offered{}\n",
+            fmt_rate(p.achieved_rate),
+            fmt_rate(p.offered_rate),
+            if p.saturated {
+                ": SATURATED, the queue grows (the percentiles hold for this window only)"
+            } else {
+                ""
+            }
+        );
+        if let (Some(slo), Some(met)) = (&plan.slo, p.meets_slo) {
+            s += &format!(
+                "  objective {}<={} ms: {}\n",
+                slo.percentile,
+                slo.bound_ms,
+                if met { "met" } else { "missed" }
+            );
+        }
+    }
+    if let (Some(slo), Some(top)) = (&plan.slo, &plan.max_rate_under_slo) {
+        s += &match top {
+            Some(t) => format!(
+                "  highest rate with {}<={} ms: {}/s (max-batch {}, max-wait {} ms, {} {:.3} ms)\n",
+                slo.percentile,
+                slo.bound_ms,
+                fmt_rate(t.offered_rate),
+                t.max_batch,
+                t.max_wait_ms,
+                slo.percentile,
+                planner::rank(t, Some(slo))
+            ),
+            None => format!(
+                "  highest rate with {}<={} ms: none, even a light load misses it (one batch takes {:.3} ms)\n",
+                slo.percentile,
+                slo.bound_ms,
+                plan.curve.points.first().map_or(0.0, |p| p.batch_ms)
+            ),
+        };
+    }
+    s
+}

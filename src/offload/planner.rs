@@ -1,0 +1,264 @@
+//! Predictions: the batcher of [`super::batcher`] simulated against a
+//! measured batch-time curve, for a rate and a batching (given, or the one
+//! that keeps latency lowest), and the highest rate whose latency meets an
+//! objective.
+
+use super::arrivals::Arrivals;
+use super::batcher::{self, Policy};
+use super::curve::Curve;
+use super::latency::{Recorder, Slo};
+pub use crate::schema::offload::Point;
+
+/// How long a simulation runs: long enough for many batches of the
+/// largest size, at least 5,000 requests, at most `cap`.
+fn request_count(curve: &Curve, rate: f64, cap: usize) -> usize {
+    let window = (200.0 * curve.seconds(curve.max_batch())).max(2.0);
+    ((rate * window) as usize).clamp(5_000, cap)
+}
+
+/// Requests simulated for a reported point.
+const POINT_REQUESTS: usize = 200_000;
+/// Requests simulated per batching tried while searching.
+const SEARCH_REQUESTS: usize = 40_000;
+
+/// Batch sizes of powers of two below `top`, and `top`: what a search tries
+/// and where batch times are measured.
+pub fn batch_sizes(top: usize) -> Vec<usize> {
+    let mut s: Vec<usize> = std::iter::successors(Some(1usize), |b| b.checked_mul(2))
+        .take_while(|&b| b < top)
+        .collect();
+    s.push(top);
+    s
+}
+
+/// The batchings tried by the search: [`batch_sizes`] up to the curve's
+/// largest, waits from none to 100 ms, none longer than the objective's
+/// bound.
+pub fn candidates(curve: &Curve, slo: Option<&Slo>) -> Vec<Policy> {
+    let bound_s = slo.map_or(0.1, |s| s.bound_ms / 1e3);
+    let waits = [
+        0.0, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1,
+    ];
+    let mut out = vec![];
+    for max_batch in batch_sizes(curve.max_batch()) {
+        for &max_wait in waits.iter().filter(|&&w| w == 0.0 || w < bound_s) {
+            out.push(Policy {
+                max_batch,
+                max_wait,
+            });
+        }
+    }
+    out
+}
+
+/// The seed of the batch-time draws: the arrivals' own, so that one seed
+/// repeats a whole prediction.
+fn seed_of(arrivals: &Arrivals) -> u64 {
+    match arrivals {
+        Arrivals::Poisson { seed, .. } => *seed,
+        _ => 1,
+    }
+}
+
+/// The latency a search ranks by: the objective's percentile (the
+/// reported one at or above it), else p99.
+pub fn rank(p: &Point, slo: Option<&Slo>) -> f64 {
+    let l = &p.waits.latency_ms;
+    match slo.map(|s| s.quantile) {
+        None => l.p99,
+        Some(q) if q <= 0.5 => l.p50,
+        Some(q) if q <= 0.9 => l.p90,
+        Some(q) if q <= 0.99 => l.p99,
+        Some(_) => l.p999,
+    }
+}
+
+/// What is predicted for: a backend's batch times and its workers.
+pub struct Planner<'a> {
+    /// The backend named in the points.
+    pub backend: &'a str,
+    /// One worker's batch times.
+    pub curve: &'a Curve,
+    /// Workers serving batches at once.
+    pub workers: usize,
+}
+
+impl Planner<'_> {
+    /// The point of one rate and one batching.
+    pub fn predict(&self, arrivals: &Arrivals, policy: Policy, slo: Option<&Slo>) -> Point {
+        self.point(arrivals, policy, slo, POINT_REQUESTS)
+    }
+
+    fn point(&self, arrivals: &Arrivals, policy: Policy, slo: Option<&Slo>, cap: usize) -> Point {
+        let curve = self.curve;
+        let times = arrivals.times(request_count(curve, arrivals.rate(), cap));
+        let served = batcher::simulate(
+            &times,
+            policy,
+            self.workers,
+            &mut curve.sampler(seed_of(arrivals)),
+        );
+        let mut rec = Recorder::default();
+        rec.record_all(&served);
+        Point {
+            backend: self.backend.to_string(),
+            // The rate asked for; the sample's own differs by chance.
+            offered_rate: arrivals.rate(),
+            achieved_rate: batcher::achieved_rate(&served),
+            max_batch: policy.max_batch,
+            max_wait_ms: policy.max_wait * 1e3,
+            waits: rec.waits(),
+            dropped: 0,
+            saturated: batcher::saturated(&served, policy.max_wait),
+            requests: served.len(),
+            not_served: 0,
+            meets_slo: slo.map(|s| s.met_by(&rec)),
+            gate: None,
+            predicted_latency_ms: None,
+            dispatch_late_max_ms: None,
+        }
+    }
+
+    /// The batching that keeps up with `arrivals` at the lowest latency
+    /// (the objective's percentile, else p99), and its point; when none
+    /// keeps up, the one that serves the most.
+    pub fn best(&self, arrivals: &Arrivals, slo: Option<&Slo>) -> Point {
+        let tried: Vec<Point> = candidates(self.curve, slo)
+            .into_iter()
+            .map(|p| self.point(arrivals, p, slo, SEARCH_REQUESTS))
+            .collect();
+        let chosen = tried
+            .iter()
+            .filter(|p| !p.saturated)
+            .min_by(|a, b| rank(a, slo).total_cmp(&rank(b, slo)))
+            .or_else(|| {
+                tried
+                    .iter()
+                    .max_by(|a, b| a.achieved_rate.total_cmp(&b.achieved_rate))
+            })
+            .expect("at least one batching");
+        let policy = Policy {
+            max_batch: chosen.max_batch,
+            max_wait: chosen.max_wait_ms / 1e3,
+        };
+        self.predict(arrivals, policy, slo)
+    }
+
+    /// The highest Poisson rate (seeded) whose best batching meets `slo`
+    /// without falling behind, found by bisection between a thousandth of
+    /// the curve's capacity and the capacity; `None` when even the lowest
+    /// misses it.
+    pub fn max_rate_under(&self, slo: &Slo, seed: u64) -> Option<Point> {
+        let at = |rate: f64| self.best(&Arrivals::Poisson { rate, seed }, Some(slo));
+        let ok = |p: &Point| !p.saturated && p.meets_slo == Some(true);
+        let cap = self.curve.capacity(self.workers);
+        let (mut lo, mut hi) = (cap / 1000.0, cap);
+        let mut found = at(lo);
+        if !ok(&found) {
+            return None;
+        }
+        // Rates within 1% of each other are not told apart.
+        while hi / lo > 1.01 {
+            let mid = (lo * hi).sqrt();
+            let p = at(mid);
+            if ok(&p) {
+                lo = mid;
+                found = p;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on(c: &Curve, workers: usize) -> Planner<'_> {
+        Planner {
+            backend: "x",
+            curve: c,
+            workers,
+        }
+    }
+
+    /// 1 ms a batch plus 0.1 ms a request, on one CPU thread.
+    fn curve() -> Curve {
+        Curve {
+            points: vec![(1, 1.1e-3), (64, 7.4e-3)],
+            cpu: false,
+            basis: "",
+            spread: vec![],
+        }
+    }
+
+    #[test]
+    fn a_light_load_is_served_alone_and_a_heavy_one_in_batches() {
+        let c = curve();
+        let light = on(&c, 1).best(
+            &Arrivals::Poisson {
+                rate: 50.0,
+                seed: 1,
+            },
+            None,
+        );
+        assert!(!light.saturated);
+        // Mostly alone: the batch time plus at most the wait chosen.
+        let p50 = light.waits.latency_ms.p50;
+        assert!(
+            p50 >= 1.1 && p50 <= 1.1 + light.max_wait_ms + 0.01,
+            "{light:?}"
+        );
+        // No batching tried beats the one chosen at its own percentile.
+        let a = Arrivals::Poisson {
+            rate: 50.0,
+            seed: 1,
+        };
+        for p in candidates(&c, None) {
+            let other = on(&c, 1).predict(&a, p, None);
+            assert!(
+                other.waits.latency_ms.p99 >= light.waits.latency_ms.p99 * 0.99,
+                "{other:?}"
+            );
+        }
+        // 5,000/s is beyond batches of 1 (about 900/s): it needs batches.
+        let heavy = on(&c, 1).best(
+            &Arrivals::Poisson {
+                rate: 5000.0,
+                seed: 1,
+            },
+            None,
+        );
+        assert!(!heavy.saturated, "{heavy:?}");
+        assert!(heavy.max_batch > 4, "{heavy:?}");
+        assert!((heavy.achieved_rate - 5000.0).abs() / 5000.0 < 0.05);
+    }
+
+    #[test]
+    fn the_highest_rate_under_an_objective_meets_it_and_a_higher_one_does_not() {
+        let c = curve();
+        let slo: Slo = "p99=5ms".parse().unwrap();
+        let top = on(&c, 1).max_rate_under(&slo, 3).unwrap();
+        assert_eq!(top.meets_slo, Some(true));
+        assert!(top.waits.latency_ms.p99 <= 5.0);
+        let above = on(&c, 1).best(
+            &Arrivals::Poisson {
+                rate: top.offered_rate * 1.1,
+                seed: 3,
+            },
+            Some(&slo),
+        );
+        assert!(
+            above.saturated || above.meets_slo == Some(false),
+            "{above:?}"
+        );
+        // Two workers carry more under the same objective.
+        let two = on(&c, 2).max_rate_under(&slo, 3).unwrap();
+        assert!(two.offered_rate > 1.5 * top.offered_rate);
+        // An objective below one batch's time cannot be met at all.
+        let tight: Slo = "p99=1ms".parse().unwrap();
+        assert!(on(&c, 1).max_rate_under(&tight, 3).is_none());
+    }
+}

@@ -1,0 +1,515 @@
+//! `pqcprof offload`: requests arrive at a rate, the dynamic batcher
+//! serves them with real workers, and each point (a rate, a batching) is
+//! saved in the run file as soon as it is finished.
+
+use super::arrivals::{self, Arrivals};
+use super::batcher::{self, Policy};
+use super::curve::Curve;
+use super::latency::Recorder;
+use super::live::{self, BackendWorker, Worker};
+use super::options::LoadOptions;
+use super::plan_cmd::{describe_arrivals, fmt_rate, percentiles};
+use super::planner::{self, Point};
+use crate::backend::liboqs::{self, LiboqsCpu};
+use crate::backend::BatchConfig;
+use crate::core::catalog::{Algorithm, Operation};
+use crate::probe::system;
+use crate::schema::device::{Device, DeviceKind};
+use crate::schema::offload::OffloadRun;
+use crate::schema::record::RunConfig;
+use crate::schema::run_file::RunFile;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Options of `offload`.
+#[derive(Debug, Args, Clone)]
+pub struct OffloadArgs {
+    /// The backend serving the batches.
+    #[arg(long, default_value = liboqs::NAME, value_parser = [liboqs::NAME])]
+    pub backend: String,
+    /// The algorithm, e.g. ML-KEM-768.
+    #[arg(long = "alg", value_name = "NAME")]
+    pub algorithm: Algorithm,
+    /// The operation (keygen, encaps, decaps, sign, verify).
+    #[arg(long = "op", value_name = "OP")]
+    pub operation: Operation,
+    /// Workers: CPU threads, each serving one batch at a time.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub threads: u32,
+    /// Requests per second offered.
+    #[arg(
+        long,
+        value_name = "PER_SEC",
+        allow_negative_numbers = true,
+        conflicts_with = "rate_sweep"
+    )]
+    pub rate: Option<f64>,
+    /// Offered rates from LOW, doubling, then bisecting between the last
+    /// rate that kept up and the first that did not; without LOW..HIGH,
+    /// from a sixteenth of the capacity the batch times predict.
+    #[arg(long, value_name = "LOW..HIGH", num_args = 0..=1, default_missing_value = "")]
+    pub rate_sweep: Option<String>,
+    /// Replay these arrival times instead (seconds, one per line, in order).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "rate_sweep", "arrivals"])]
+    pub trace: Option<PathBuf>,
+    /// The largest batch `auto` may choose (batch times are measured up to
+    /// it, or up to a fixed --max-batch).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub batch_top: u32,
+    /// Seconds of arrivals per point.
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 2.0,
+        allow_negative_numbers = true
+    )]
+    pub window: f64,
+    /// Arrivals, batching and objective.
+    #[command(flatten)]
+    pub load: LoadOptions,
+    /// Message size for signing and verifying, bytes of 0xAB.
+    #[arg(long, default_value_t = 1024)]
+    pub message_size: usize,
+    /// Seconds the whole command may take: no point starts that would end
+    /// past it; finished points are kept (exit 5).
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub deadline: Option<f64>,
+    /// Folder for results.
+    #[arg(long, default_value = "outputs")]
+    pub out: PathBuf,
+}
+
+/// The rates to measure.
+enum Rates {
+    /// One rate, or a trace's own.
+    One(Arrivals),
+    /// A sweep from `low` (None: from the predicted capacity) up to `high`.
+    Sweep { low: Option<f64>, high: Option<f64> },
+}
+
+fn rates(args: &OffloadArgs) -> Result<Rates, String> {
+    if let Some(t) = &args.trace {
+        return Ok(Rates::One(Arrivals::Trace(arrivals::read_trace(t)?)));
+    }
+    let arrivals_at = |rate: f64| args.load.at(rate);
+    match (&args.rate, &args.rate_sweep) {
+        (Some(r), _) => Ok(Rates::One(arrivals_at(arrivals::check_rate("--rate", *r)?))),
+        (None, Some(s)) if s.is_empty() => Ok(Rates::Sweep {
+            low: None,
+            high: None,
+        }),
+        (None, Some(s)) => {
+            let (lo, hi) = s.split_once("..").ok_or_else(|| {
+                format!("--rate-sweep '{s}': write LOW..HIGH (requests per second), e.g. 100..20000, or nothing")
+            })?;
+            let parse = |v: &str| {
+                v.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("--rate-sweep '{s}': '{v}' is not a number"))
+                    .and_then(|r| arrivals::check_rate("--rate-sweep", r))
+            };
+            let (lo, hi) = (parse(lo)?, parse(hi)?);
+            if lo >= hi {
+                return Err(format!("--rate-sweep '{s}': LOW must be below HIGH"));
+            }
+            Ok(Rates::Sweep {
+                low: Some(lo),
+                high: Some(hi),
+            })
+        }
+        (None, None) => Err(
+            "offload needs a load: --rate PER_SEC, --rate-sweep [LOW..HIGH] or --trace FILE".into(),
+        ),
+    }
+}
+
+fn check_args(args: &OffloadArgs) -> anyhow::Result<()> {
+    if !(args.window.is_finite() && (0.05..=3600.0).contains(&args.window)) {
+        anyhow::bail!(
+            "invalid --window {}: seconds of arrivals per point, from 0.05 to 3600",
+            args.window
+        );
+    }
+    if let Some(d) = args.deadline {
+        if !(d.is_finite() && (0.001..=604_800.0).contains(&d)) {
+            anyhow::bail!(
+                "invalid --deadline {d}: must be a number of seconds from 0.001 to 604800 (a week)"
+            );
+        }
+    }
+    if args.message_size > 64 * 1024 * 1024 {
+        anyhow::bail!(
+            "invalid --message-size {}: at most 67108864 bytes (64 MiB)",
+            args.message_size
+        );
+    }
+    if !args.algorithm.has_operation(args.operation) {
+        anyhow::bail!(
+            "--op {}: {} has no such operation (it has: {})",
+            args.operation.cli_name(),
+            args.algorithm.name(),
+            Operation::ALL
+                .iter()
+                .filter(|o| args.algorithm.has_operation(**o))
+                .map(|o| o.cli_name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The run file being written, saved after every point.
+struct Saved {
+    path: PathBuf,
+    run: RunFile,
+}
+
+impl Saved {
+    fn save(&self) -> anyhow::Result<()> {
+        crate::measure::signals::saving(&self.path, || {
+            crate::write::output::write_json(&self.path, &self.run)
+        })
+    }
+    fn offload(&mut self) -> &mut OffloadRun {
+        self.run.offload.as_mut().expect("an offload run file")
+    }
+}
+
+/// `pqcprof offload`.
+pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
+    let started = Instant::now();
+    check_args(args)?;
+    let rates = rates(args).map_err(anyhow::Error::msg)?;
+    let top = if args.load.max_batch.eq_ignore_ascii_case("auto") {
+        args.batch_top as usize
+    } else {
+        4096
+    };
+    let fixed = args
+        .load
+        .policy(top, "the largest batch a worker prepares")
+        .map_err(anyhow::Error::msg)?;
+    let deadline = args.deadline.map(|s| started + Duration::from_secs_f64(s));
+    let out = crate::write::output::ensure_writable_dir(&args.out)?;
+    let host = system::host();
+    let device = Device {
+        kind: DeviceKind::Cpu,
+        name: host.cpu.clone(),
+        memory_total_mb: host.memory_total_mb,
+    };
+    let cfg = BatchConfig {
+        batch: 1,
+        threads: 1,
+        message_size: args.message_size,
+        context: vec![],
+    };
+    let (alg, op) = (args.algorithm, args.operation);
+    let top = fixed.map_or(top, |p| p.max_batch);
+    let make = move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
+        let mut backend = LiboqsCpu::new(device.clone());
+        Ok(Box::new(BackendWorker::new(
+            &mut backend,
+            alg,
+            op,
+            &cfg,
+            top,
+        )?))
+    };
+    log::info!(
+        "offload: {} {} {}: measuring batch times up to {top} on one worker",
+        args.backend,
+        alg.name(),
+        op.cli_name()
+    );
+    let sizes = planner::batch_sizes(top);
+    let curve = live::measure_curve(&make, &sizes, 10, true, "one CPU thread's batch time")?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    crate::measure::signals::install(cancel.clone());
+    let mut saved = open_run_file(args, &out, &curve)?;
+    let workers = args.threads as usize;
+    let ctx = Ctx {
+        args,
+        curve: &curve,
+        workers,
+        fixed,
+        deadline,
+        cancel: &cancel,
+        make: &make,
+    };
+    let stopped = match rates {
+        Rates::One(a) => ctx.point(&a, &mut saved).err(),
+        Rates::Sweep { low, high } => ctx.sweep(low, high, &mut saved).err(),
+    };
+    let o = saved.offload();
+    o.max_rate_under_slo = o
+        .points
+        .iter()
+        .filter(|p| !p.saturated && p.meets_slo == Some(true))
+        .map(|p| p.offered_rate)
+        .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+    o.stopped = stopped.as_ref().map(|s| s.to_string());
+    saved.run.complete = true;
+    saved.run.interrupted = matches!(stopped, Some(Stop::Interrupted));
+    saved.save()?;
+    let o = saved.run.offload.as_ref().expect("an offload run file");
+    println!("{}", summary(o, &saved.path));
+    Ok(match stopped {
+        None => crate::core::exit::OK,
+        Some(Stop::Deadline) => crate::core::exit::DEADLINE,
+        Some(Stop::Interrupted) => crate::core::exit::INTERRUPTED,
+        Some(Stop::Failed(_)) => crate::core::exit::SOME_FAILED,
+    })
+}
+
+fn open_run_file(args: &OffloadArgs, out: &Path, curve: &Curve) -> anyhow::Result<Saved> {
+    let config = RunConfig {
+        command_line: std::env::args().collect(),
+        runs: 1,
+        warmup_runs: 1,
+        batch: curve.max_batch(),
+        threads: vec![args.threads as usize],
+        message_bytes: args.message_size,
+        context_hex: String::new(),
+        sample_period_ms: 0.0,
+        randomness: "liboqs-cpu: liboqs's RNG inside each call (system randomness)".into(),
+        backends: vec![args.backend.clone()],
+        algorithms: vec![args.algorithm],
+        operations: vec![args.operation],
+        per_backend: vec![],
+        batch_sweep: false,
+    };
+    let mut run = RunFile::new(system::collect(None), config);
+    run.offload = Some(OffloadRun {
+        backend: args.backend.clone(),
+        algorithm: args.algorithm.name().into(),
+        operation: args.operation.cli_name().into(),
+        workers: args.threads as usize,
+        arrivals: match &args.trace {
+            Some(t) => format!("trace {}", t.display()),
+            None => format!("{}, seed {}", args.load.arrivals, args.load.seed),
+        },
+        window_seconds: args.window,
+        curve_basis: curve.basis.into(),
+        curve: curve.rows(),
+        slo: args
+            .load
+            .slo
+            .as_ref()
+            .map(|s| format!("{}={}ms", s.percentile, s.bound_ms)),
+        points: vec![],
+        max_rate_under_slo: None,
+        stopped: None,
+    });
+    let (path, _) = crate::write::output::reserve(
+        out,
+        "run-",
+        ".json",
+        &crate::write::output::json_bytes(&run)?,
+    )?;
+    Ok(Saved { path, run })
+}
+
+/// Why the points stopped early.
+#[derive(Debug)]
+enum Stop {
+    Deadline,
+    Interrupted,
+    Failed(String),
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Deadline => write!(f, "the deadline (--deadline): finished points are kept"),
+            Stop::Interrupted => write!(
+                f,
+                "interrupted (Ctrl-C, SIGTERM or SIGHUP): finished points are kept"
+            ),
+            Stop::Failed(e) => write!(f, "failed: {e}"),
+        }
+    }
+}
+
+struct Ctx<'a> {
+    args: &'a OffloadArgs,
+    curve: &'a Curve,
+    workers: usize,
+    fixed: Option<Policy>,
+    deadline: Option<Instant>,
+    cancel: &'a AtomicBool,
+    make: &'a live::MakeWorker<'a>,
+}
+
+impl Ctx<'_> {
+    fn model(&self) -> planner::Planner<'_> {
+        planner::Planner {
+            backend: &self.args.backend,
+            curve: self.curve,
+            workers: self.workers,
+        }
+    }
+
+    /// Measures one point and saves it; a cut or failed window is not a
+    /// point.
+    fn point(&self, a: &Arrivals, saved: &mut Saved) -> Result<Point, Stop> {
+        if self.cancel.load(Ordering::SeqCst) {
+            return Err(Stop::Interrupted);
+        }
+        let slo = self.args.load.slo.as_ref();
+        let policy = self.fixed.unwrap_or_else(|| {
+            let p = self.model().best(a, slo);
+            Policy {
+                max_batch: p.max_batch,
+                max_wait: p.max_wait_ms / 1e3,
+            }
+        });
+        let count = match a {
+            Arrivals::Trace(t) => t.len(),
+            _ => ((a.rate() * self.args.window).ceil() as usize).max(2),
+        };
+        let times = a.times(count);
+        let span = times.last().copied().unwrap_or(0.0);
+        if let Some(d) = self.deadline {
+            if Instant::now() + Duration::from_secs_f64(span) > d {
+                return Err(Stop::Deadline);
+            }
+        }
+        log::info!(
+            "offload: {}: max-batch {}, max-wait {} ms, {} requests",
+            describe_arrivals(a),
+            policy.max_batch,
+            policy.max_wait * 1e3,
+            times.len()
+        );
+        let w = live::serve(
+            self.make,
+            self.workers,
+            policy,
+            &times,
+            self.deadline,
+            self.cancel,
+        )
+        .map_err(|e| Stop::Failed(format!("{e:#}")))?;
+        if w.not_served > 0 {
+            return Err(if self.cancel.load(Ordering::SeqCst) {
+                Stop::Interrupted
+            } else {
+                Stop::Deadline
+            });
+        }
+        let mut rec = Recorder::default();
+        rec.record_all(&w.served);
+        let predicted = self.model().predict(a, policy, slo);
+        let mut gate = w.gate_before;
+        gate.checked_ops += w.gate_after.checked_ops;
+        let p = Point {
+            backend: self.args.backend.clone(),
+            offered_rate: a.rate(),
+            achieved_rate: batcher::achieved_rate(&w.served),
+            max_batch: policy.max_batch,
+            max_wait_ms: policy.max_wait * 1e3,
+            waits: rec.waits(),
+            dropped: 0,
+            saturated: batcher::saturated(&w.served, policy.max_wait),
+            requests: w.served.len(),
+            not_served: 0,
+            meets_slo: slo.map(|s| s.met_by(&rec)),
+            gate: Some(gate),
+            predicted_latency_ms: Some(predicted.waits.latency_ms),
+            dispatch_late_max_ms: Some(w.dispatch_late_max * 1e3),
+        };
+        log::info!("{}", point_line(&p));
+        saved.offload().points.push(p.clone());
+        saved.save().map_err(|e| Stop::Failed(format!("{e:#}")))?;
+        Ok(p)
+    }
+
+    /// Rates doubling from `low` until one falls behind (or passes
+    /// `high`), then three bisections between the last that kept up and
+    /// the first that did not.
+    fn sweep(&self, low: Option<f64>, high: Option<f64>, saved: &mut Saved) -> Result<(), Stop> {
+        let cap = self.curve.capacity(self.workers);
+        let mut rate = low.unwrap_or(cap / 16.0);
+        let high = high.unwrap_or(cap * 2.0);
+        let at = |rate: f64| self.args.load.at(rate);
+        let mut good = None;
+        let bad = loop {
+            let p = self.point(&at(rate), saved)?;
+            if p.saturated {
+                break Some(rate);
+            }
+            good = Some(rate);
+            if rate >= high {
+                break None;
+            }
+            rate = (rate * 2.0).min(high);
+        };
+        if let (Some(mut lo), Some(mut hi)) = (good, bad) {
+            for _ in 0..3 {
+                let mid = (lo * hi).sqrt();
+                if self.point(&at(mid), saved)?.saturated {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn point_line(p: &Point) -> String {
+    let l = &p.waits.latency_ms;
+    format!(
+        "offload: {}/s offered, {}/s served{}: p50 {:.3} ms, p99 {:.3} ms (predicted {}), batches up to {}",
+        fmt_rate(p.offered_rate),
+        fmt_rate(p.achieved_rate),
+        if p.saturated { " (SATURATED)" } else { "" },
+        l.p50,
+        l.p99,
+        p.predicted_latency_ms
+            .map_or("-".into(), |q| format!("{:.3} ms", q.p99)),
+        p.max_batch
+    )
+}
+
+/// The run's table, for the terminal.
+fn summary(o: &OffloadRun, path: &Path) -> String {
+    let mut s = format!(
+        "offload: {} {} {}, {} worker(s), {} ({} s of arrivals per point)\n",
+        o.backend, o.algorithm, o.operation, o.workers, o.arrivals, o.window_seconds
+    );
+    for p in &o.points {
+        s += &format!(
+            "  {:>10}/s offered  {:>10}/s served{}  max-batch {} max-wait {} ms{}\n",
+            fmt_rate(p.offered_rate),
+            fmt_rate(p.achieved_rate),
+            if p.saturated { "  SATURATED" } else { "" },
+            p.max_batch,
+            p.max_wait_ms,
+            match p.meets_slo {
+                Some(true) => "  objective met",
+                Some(false) => "  objective missed",
+                None => "",
+            }
+        );
+        s += &percentiles("latency", &p.waits.latency_ms);
+        if let Some(q) = &p.predicted_latency_ms {
+            s += &percentiles("predicted", q);
+        }
+    }
+    if let Some(slo) = &o.slo {
+        s += &match o.max_rate_under_slo {
+            Some(r) => format!("  highest rate measured with {slo}: {}/s\n", fmt_rate(r)),
+            None => format!("  no rate measured met {slo}\n"),
+        };
+    }
+    if let Some(why) = &o.stopped {
+        s += &format!("  stopped: {why}\n");
+    }
+    s + &format!("  run file: {}", path.display())
+}

@@ -1,0 +1,243 @@
+//! `pqcprof offload` and `pqcprof plan` end to end on the CPU backend:
+//! requests at a rate through the dynamic batcher, every point checked and
+//! saved in the run file, the planner's predictions from a run file's batch
+//! times, and bad input refused by name.
+
+mod common;
+
+use common::{outcome, pqcprof, read_json};
+use serde_json::Value;
+use std::path::Path;
+
+/// `pqcprof` with `line`'s words and `--out dir`: exit code, stdout, stderr.
+fn run_into(line: &str, dir: &Path) -> (i32, String, String) {
+    outcome(pqcprof().args(common::words(line)).arg("--out").arg(dir))
+}
+
+/// `pqcprof plan --from file` with `line`'s words.
+fn plan(file: &Path, line: &str) -> (i32, String, String) {
+    outcome(
+        pqcprof()
+            .args(["plan", "--from"])
+            .arg(file)
+            .args(common::words(line)),
+    )
+}
+
+fn run_file(dir: &Path) -> Value {
+    let files = common::files(dir, "run-", ".json");
+    assert_eq!(files.len(), 1, "{files:?}");
+    read_json(&files[0])
+}
+
+/// Checks one point's shape and that its figures hang together.
+fn check_point(p: &Value) {
+    for key in [
+        "latency_ms",
+        "queue_ms",
+        "service_ms",
+        "predicted_latency_ms",
+    ] {
+        let q = &p[key];
+        let (p50, p99, max) = (q["p50"].as_f64(), q["p99"].as_f64(), q["max"].as_f64());
+        let (p50, p99, max) = (p50.unwrap(), p99.unwrap(), max.unwrap());
+        assert!(p50 > 0.0 && p50 <= p99 && p99 <= max, "{key}: {q}");
+        assert!(q["p90"].as_f64().is_some() && q["p999"].as_f64().is_some());
+    }
+    // A request's latency is its wait plus its service.
+    assert!(p["latency_ms"]["max"].as_f64() >= p["service_ms"]["max"].as_f64());
+    assert!(p["gate"]["checked_ops"].as_u64().unwrap() > 0, "{p}");
+    assert_eq!(p["dropped"], 0);
+    assert!(p["achieved_rate"].as_f64().unwrap() > 0.0);
+    let sizes = p["batch_sizes"].as_object().unwrap();
+    let requests: u64 = sizes
+        .iter()
+        .map(|(b, n)| b.parse::<u64>().unwrap() * n.as_u64().unwrap())
+        .sum();
+    assert_eq!(requests, p["requests"].as_u64().unwrap(), "{p}");
+}
+
+#[test]
+fn offload_serves_a_rate_and_saves_the_point() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_into(
+        "offload --alg ML-KEM-768 --op encaps --rate 1000 --window 0.5 --slo p99=50ms",
+        d.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1,000/s offered"), "{out}");
+    let run = run_file(d.path());
+    assert_eq!(run["complete"], true);
+    let o = &run["offload"];
+    assert_eq!(o["backend"], "liboqs-cpu");
+    assert_eq!(o["algorithm"], "ML-KEM-768");
+    assert_eq!(o["operation"], "encaps");
+    assert!(o["curve"].as_array().unwrap().len() >= 2, "{o}");
+    let points = o["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1);
+    let p = &points[0];
+    check_point(p);
+    assert_eq!(p["offered_rate"], 1000.0);
+    // 500 requests were scheduled (a Poisson count over 0.5 s is not
+    // exactly 500: the window holds rate x window arrivals).
+    assert_eq!(p["requests"], 500);
+    assert_eq!(p["saturated"], false);
+    // A 50 ms objective on a 1,000/s load of 30 us operations is met.
+    assert_eq!(p["meets_slo"], true, "{p}");
+    assert_eq!(o["max_rate_under_slo"], 1000.0);
+}
+
+#[test]
+fn signing_with_two_workers_and_a_fixed_batching() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_into("offload --alg ML-DSA-65 --op sign --rate 300 --window 0.5 --threads 2 --max-batch 4 --max-wait 1 --arrivals uniform", d.path());
+    assert_eq!(code, 0, "{err}");
+    let o = &run_file(d.path())["offload"];
+    assert_eq!(o["workers"], 2);
+    let p = &o["points"][0];
+    check_point(p);
+    assert_eq!(
+        (p["max_batch"].as_u64(), p["max_wait_ms"].as_f64()),
+        (Some(4), Some(1.0))
+    );
+    assert!(o["arrivals"].as_str().unwrap().starts_with("uniform"));
+    let largest = p["batch_sizes"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|b| b.parse::<u64>().unwrap())
+        .max()
+        .unwrap();
+    assert!(largest <= 4, "{p}");
+}
+
+#[test]
+fn a_rate_sweep_doubles_until_the_batcher_falls_behind_and_a_deadline_keeps_the_points() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_into("offload --alg ML-KEM-512 --op keygen --rate-sweep 500..4000 --window 0.3 --max-batch 8 --max-wait 0.5", d.path());
+    assert_eq!(code, 0, "{err}");
+    let points = run_file(d.path())["offload"]["points"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let rates: Vec<f64> = points
+        .iter()
+        .map(|p| p["offered_rate"].as_f64().unwrap())
+        .collect();
+    assert_eq!(rates, [500.0, 1000.0, 2000.0, 4000.0], "{points:?}");
+    // A deadline in the middle: finished points kept, exit 5, said why.
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_into("offload --alg ML-KEM-512 --op keygen --rate-sweep 500..64000 --window 0.5 --max-batch 8 --max-wait 0.5 --deadline 2", d.path());
+    assert_eq!(code, 5, "{err}");
+    let run = run_file(d.path());
+    let o = &run["offload"];
+    assert!(!o["points"].as_array().unwrap().is_empty(), "{o}");
+    assert!(o["stopped"].as_str().unwrap().contains("deadline"), "{o}");
+    assert_eq!(run["complete"], true);
+}
+
+#[test]
+fn plan_predicts_from_a_batch_sweep_and_names_the_highest_rate_under_an_objective() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_into(
+        "cpu --alg ML-KEM-768 --op encaps --batch-sweep 16 --runs 5 --threads 1",
+        d.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let file = common::files(d.path(), "run-", ".json").pop().unwrap();
+    let (code, out, err) = plan(
+        &file,
+        "--alg ML-KEM-768 --op encaps --rate 2000 --slo p99=5ms --json",
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["format"], "pqcprof-plan");
+    assert_eq!(v["predicted"], true);
+    let batches: Vec<u64> = v["curve"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["batch"].as_u64().unwrap())
+        .collect();
+    assert_eq!(batches, [1, 4, 16]);
+    let p = &v["point"];
+    assert_eq!(p["offered_rate"], 2000.0);
+    assert_eq!(p["meets_slo"], true, "{p}");
+    assert!(p["latency_ms"]["p99"].as_f64().unwrap() <= 5.0);
+    let top = &v["max_rate_under_slo"];
+    assert!(top["offered_rate"].as_f64().unwrap() > 2000.0, "{top}");
+    assert!(top["latency_ms"]["p99"].as_f64().unwrap() <= 5.0);
+    // The text form says it is a prediction.
+    let (code, out, _) = plan(&file, "--alg ML-KEM-768 --op encaps --rate 2000");
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("predicted") && out.contains("not measured"),
+        "{out}"
+    );
+    // Records of another operation: named, with what the file has.
+    let (code, _, err) = plan(&file, "--alg ML-DSA-65 --op sign --rate 100");
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("ML-DSA-65 sign") && err.contains("liboqs-cpu ML-KEM-768 encaps"),
+        "{err}"
+    );
+    // Beyond the largest measured batch: refused.
+    let (code, _, err) = plan(
+        &file,
+        "--alg ML-KEM-768 --op encaps --rate 100 --max-batch 64 --max-wait 1",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("--max-batch 64") && err.contains("16"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_by_name_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let [empty, unsorted, words] = [
+        ("empty", ""),
+        ("unsorted", "0\n0.5\n0.25\n"),
+        ("words", "0\nsoon\n"),
+    ]
+    .map(|(name, text)| {
+        let f = d.path().join(format!("{name}.txt"));
+        std::fs::write(&f, text).unwrap();
+        f
+    });
+    // Each line: the arguments after `offload --alg ML-KEM-768`, `=>`,
+    // what the error must say.
+    let cases = format!(
+        "--op encaps --rate 0 => --rate 0
+         --op encaps --rate -5 => --rate -5
+         --op encaps --rate 100 --slo p99 => --slo 'p99'
+         --op encaps --rate 100 --slo p99=fast => --slo 'p99=fast'
+         --op encaps --rate 100 --max-batch 0 --max-wait 1 => --max-batch 0
+         --op encaps --rate 100 --max-batch 8 => --max-batch 8 with --max-wait auto
+         --op encaps --rate 100 --max-batch 8 --max-wait -1 => --max-wait -1
+         --op encaps --rate-sweep 5..1 => --rate-sweep '5..1'
+         --op encaps --rate-sweep 5-10 => --rate-sweep '5-10'
+         --op encaps --rate 100 --window 0 => --window 0
+         --op encaps => --rate PER_SEC
+         --op sign --rate 100 => --op sign
+         --op encaps --trace {} => 0 arrival time(s)
+         --op encaps --trace {} => line 3
+         --op encaps --trace {} => 'soon'",
+        empty.display(),
+        unsorted.display(),
+        words.display()
+    );
+    for case in cases.lines() {
+        let (args, says) = case.trim().split_once(" => ").unwrap();
+        let args = format!("offload --alg ML-KEM-768 {args}");
+        let out = d.path().join("out");
+        let (code, _, err) = run_into(&args, &out);
+        assert_ne!(code, 0, "{args}: accepted");
+        assert!(err.contains(says), "{args}: {err}");
+        assert!(
+            !out.exists() || common::files(&out, "run-", ".json").is_empty(),
+            "{args}"
+        );
+    }
+}
