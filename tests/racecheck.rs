@@ -13,7 +13,8 @@
 //!     `pqcprof gpu --backend native-gpu --kernel warp|block` with no report
 //!     and pass the GPU gate, which compares every output of these batches
 //!     with the host build's, byte for byte, as it does on the fiber
-//!     stand-in;
+//!     stand-in; with the same inputs (`PQCPROF_INPUT_SEED`) both builds
+//!     copy back the same bytes;
 //!   * one barrier removed from mlkem_warp.cuh and one from mldsa_block.cuh
 //!     (scratch copies) are caught.
 //!
@@ -237,59 +238,48 @@ fn injected_bugs_are_caught_by_their_named_check() {
     }
 }
 
-/// Compiles the kernels of `alg`'s family into the PTX cache the stand-in
-/// tests share, on the fiber stand-in: NVRTC under ThreadSanitizer's
-/// allocator is several times slower, and a cached image is what the
-/// racecheck runs load.
-fn warm_ptx_cache(alg: &str, kernel: &str) {
-    let d = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = outcome(
-        standin::pqcprof(&[])
-            .args([
-                "gpu",
-                "--backend",
-                "native-gpu",
-                "--kernel",
-                kernel,
-                "--alg",
-                alg,
-                "--op",
-                if alg.starts_with("ML-KEM") {
-                    "keygen"
-                } else {
-                    "verify"
-                },
-                "--batch",
-                "1",
-                "--runs",
-                "1",
-                "--warmup",
-                "0",
-                "--out",
-            ])
-            .arg(d.path()),
-    );
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+/// What one `pqcprof gpu --backend native-gpu` run on a stand-in left.
+struct GpuRun {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// The run file's records.
+    records: Vec<serde_json::Value>,
+    /// One line per device-to-host copy: its bytes and their digest.
+    digests: Vec<String>,
 }
 
-/// `pqcprof gpu --backend native-gpu` on the racecheck build in `lib`:
-/// (exit code, stdout, stderr, the run's records).
-fn racecheck_gpu(lib: &Path, args: &[&str]) -> (i32, String, String, Vec<serde_json::Value>) {
+/// The seed of every run's inputs here, so that two builds of the
+/// stand-in get the same inputs and must copy back the same bytes.
+const INPUT_SEED: &str = "20261204";
+
+/// `pqcprof gpu --backend native-gpu --runs 1 --warmup 0 ARGS`, inputs
+/// from `INPUT_SEED`, on the racecheck build in `lib`, or on the fiber
+/// stand-in when `lib` is None (it also fills the PTX cache the racecheck
+/// runs load: NVRTC under ThreadSanitizer's allocator is several times
+/// slower).
+fn gpu_run(lib: Option<&Path>, args: &[&str]) -> GpuRun {
     let reports = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let mut c = standin::racecheck_pqcprof(lib, reports.path());
-    c.args([
-        "gpu",
-        "--backend",
-        "native-gpu",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-    ])
-    .args(args)
-    .arg("--out")
-    .arg(out.path());
+    let digests = reports.path().join("copies");
+    let mut c = match lib {
+        Some(lib) => standin::racecheck_pqcprof(lib, reports.path()),
+        None => standin::pqcprof(&[]),
+    };
+    c.env("PQCPROF_INPUT_SEED", INPUT_SEED)
+        .env("PQCPROF_STANDIN_COPY_DIGESTS", &digests)
+        .args([
+            "gpu",
+            "--backend",
+            "native-gpu",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .args(args)
+        .arg("--out")
+        .arg(out.path());
     let (code, stdout, stderr) = outcome(&mut c);
     let records = std::fs::read_dir(out.path())
         .unwrap()
@@ -300,7 +290,18 @@ fn racecheck_gpu(lib: &Path, args: &[&str]) -> (i32, String, String, Vec<serde_j
             v["records"].as_array().unwrap().clone()
         })
         .unwrap_or_default();
-    (code, stdout, stderr, records)
+    let digests = std::fs::read_to_string(&digests)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect();
+    GpuRun {
+        code,
+        stdout,
+        stderr,
+        records,
+        digests,
+    }
 }
 
 #[test]
@@ -312,15 +313,23 @@ fn every_cooperative_kernel_is_race_free_and_right() {
     // ML-KEM: three warps (blocks) per operation; ML-DSA: four blocks, and
     // four messages signed by a queue (1 in 4.25, 5.1 and 3.85 attempts
     // succeed for ML-DSA-44/65/87: several rejection iterations per batch).
-    for (kernel, alg, batch, family) in [
-        ("warp", "mlkem", "3", "ML-KEM-512"),
-        ("block", "mldsa", "4", "ML-DSA-44"),
-    ] {
-        warm_ptx_cache(family, kernel);
-        let t0 = std::time::Instant::now();
-        let (code, stdout, stderr, records) =
-            racecheck_gpu(&lib, &["--kernel", kernel, "--alg", alg, "--batch", batch]);
+    for (kernel, alg, batch) in [("warp", "mlkem", "3"), ("block", "mldsa", "4")] {
+        let args = ["--kernel", kernel, "--alg", alg, "--batch", batch];
         let what = format!("{alg} --kernel {kernel} --batch {batch}");
+        let fiber = gpu_run(None, &args);
+        assert_eq!(
+            fiber.code, 0,
+            "{what} on the fiber stand-in:\n{}\n{}",
+            fiber.stdout, fiber.stderr
+        );
+        let t0 = std::time::Instant::now();
+        let GpuRun {
+            code,
+            stdout,
+            stderr,
+            records,
+            digests,
+        } = gpu_run(Some(&lib), &args);
         assert_eq!(code, 0, "{what}:\n{stdout}\n{stderr}");
         assert!(stderr.contains("racecheck mode"), "{what}:\n{stderr}");
         for l in stderr.lines().filter(|l| l.contains("racecheck: ")) {
@@ -337,6 +346,18 @@ fn every_cooperative_kernel_is_race_free_and_right() {
             assert_eq!(r["kernel"]["variant"], kernel, "{what}: {r:#}");
             assert_eq!(r["batch"], batch.parse::<u64>().unwrap(), "{what}: {r:#}");
         }
+        // The gate compared every output of these batches with the host
+        // build's; the same inputs on both builds of the stand-in must also
+        // bring back the same bytes, copy for copy.
+        assert!(
+            digests.len() >= 9,
+            "{what}: {} copies back logged",
+            digests.len()
+        );
+        assert_eq!(
+            digests, fiber.digests,
+            "{what}: the racecheck build copied back other bytes than the fiber stand-in"
+        );
         eprintln!("racecheck of {what}: {:.1} s", t0.elapsed().as_secs_f64());
     }
 }
@@ -393,15 +414,22 @@ fn a_removed_barrier_of_each_cooperative_source_is_caught() {
             "ML-DSA-44",
         ),
     ] {
-        warm_ptx_cache(alg, kernel);
+        let args = [
+            "--kernel", kernel, "--alg", alg, "--op", "keygen", "--batch", "1",
+        ];
+        assert_eq!(
+            gpu_run(None, &args).code,
+            0,
+            "{alg} {kernel} on the fiber stand-in"
+        );
         let d = tempfile::tempdir().unwrap();
         let (lib, line) = mutant(d.path(), file, after, barrier);
-        let (code, stdout, stderr, _) = racecheck_gpu(
-            &lib,
-            &[
-                "--kernel", kernel, "--alg", alg, "--op", "keygen", "--batch", "1",
-            ],
-        );
+        let GpuRun {
+            code,
+            stdout,
+            stderr,
+            ..
+        } = gpu_run(Some(&lib), &args);
         let what = format!("{file}:{line} removed");
         assert_ne!(code, 0, "{what}: not caught\n{stdout}\n{stderr}");
         let failed = stderr

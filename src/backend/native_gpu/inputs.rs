@@ -27,14 +27,15 @@ pub(crate) struct Staging {
 }
 
 impl Staging {
-    /// An empty staging area for a batch of `n`.
-    pub(crate) fn new(n: usize) -> Self {
-        Staging {
+    /// An empty staging area for a batch of `n`, its inputs drawn from
+    /// `input_rng`.
+    pub(crate) fn new(n: usize) -> anyhow::Result<Self> {
+        Ok(Staging {
             n,
             host: HostSide::default(),
             sample: super::gate::sample_indices(n, super::gate::MIN_SAMPLE),
-            rng: rand_chacha::ChaCha20Rng::from_os_rng(),
-        }
+            rng: input_rng()?,
+        })
     }
 
     fn random(&mut self, bytes_per_op: usize) -> Vec<u8> {
@@ -59,6 +60,40 @@ impl Staging {
         }
         Ok(())
     }
+}
+
+/// The variable that makes a run's inputs again: a number seeds them.
+pub const INPUT_SEED_VAR: &str = "PQCPROF_INPUT_SEED";
+
+/// The random source of a batch's inputs: the operating system's, or,
+/// where `PQCPROF_INPUT_SEED` holds a number, a ChaCha20 stream seeded
+/// with it, so that the very inputs of a run can be made again (a failed
+/// gate reproduced, two drivers' outputs compared byte for byte). Every
+/// batch of such a run gets the same inputs.
+fn input_rng() -> anyhow::Result<rand_chacha::ChaCha20Rng> {
+    let value = std::env::var(INPUT_SEED_VAR).ok();
+    let rng = rng_from(value.as_deref())?;
+    if let Some(v) = value {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            log::warn!("native-gpu inputs are not random: drawn from {INPUT_SEED_VAR}={v}")
+        });
+    }
+    Ok(rng)
+}
+
+/// The source `input_rng` makes of the variable's value (None: unset).
+fn rng_from(value: Option<&str>) -> anyhow::Result<rand_chacha::ChaCha20Rng> {
+    let Some(v) = value else {
+        return Ok(rand_chacha::ChaCha20Rng::from_os_rng());
+    };
+    let seed: u64 = v.trim().parse().map_err(|_| {
+        anyhow!(
+            "{INPUT_SEED_VAR}={v:?} is not a seed: a whole number from 0 to {}",
+            u64::MAX
+        )
+    })?;
+    Ok(rand_chacha::ChaCha20Rng::seed_from_u64(seed))
 }
 
 /// What making the inputs needs of the GPU: its stream, a way to run an
@@ -215,5 +250,36 @@ impl Maker<'_> {
             stride: stride as u32,
             pk: pk.ok_or_else(|| anyhow!("verify lost its public keys"))?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::RngCore;
+
+    fn draw(value: Option<&str>) -> [u8; 32] {
+        let mut b = [0; 32];
+        rng_from(value).unwrap().fill_bytes(&mut b);
+        b
+    }
+
+    #[test]
+    fn a_seed_makes_the_same_inputs_and_none_makes_new_ones() {
+        assert_eq!(draw(Some("7")), draw(Some(" 7 ")));
+        assert_ne!(draw(Some("7")), draw(Some("8")));
+        assert_ne!(draw(None), draw(None));
+    }
+
+    #[test]
+    fn a_seed_that_is_not_a_number_is_refused_by_name() {
+        for bad in ["", "x1", "-1", "1.5", "18446744073709551616"] {
+            let e = rng_from(Some(bad)).unwrap_err().to_string();
+            assert!(e.contains(&format!("PQCPROF_INPUT_SEED={bad:?}")), "{e}");
+            assert!(
+                e.contains("a whole number from 0 to 18446744073709551615"),
+                "{e}"
+            );
+        }
     }
 }

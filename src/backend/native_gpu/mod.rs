@@ -639,7 +639,7 @@ impl Backend for NativeGpu {
         let n = cfg.batch;
         let func = self.function(alg, op)?;
         self.check_memory(alg, op, cfg, &func)?;
-        let mut p = inputs::Staging::new(n);
+        let mut p = inputs::Staging::new(n)?;
         let sign_scratch = match (alg.kind(), op) {
             (Kind::Signature, Operation::Sign | Operation::Verify) => {
                 self.sign_scratch_bytes(alg, n)?
