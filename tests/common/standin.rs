@@ -41,42 +41,29 @@ fn source_hash() -> String {
 }
 
 /// Builds the stand-in from the sources under `src` (the checkout, or a
-/// scratch copy of it) into `dir`, with `flags` after the common ones.
-fn build(src: &Path, dir: &Path, flags: &[&str]) {
-    let fixture = src.join("tests/fixtures/cuda-standin");
+/// scratch copy of it) into `dir` with the fixture's own build script
+/// (`racecheck`: its racecheck mode), objects cached under
+/// `target/cuda-standin-objects`.
+fn build(src: &Path, dir: &Path, racecheck: bool) {
     let tmp = dir.with_extension(format!("tmp-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
-    let mut cpp: Vec<PathBuf> = std::fs::read_dir(&fixture)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
-        .collect();
-    cpp.sort();
-    let out = std::process::Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
-        .args([
-            "-O2",
-            "-std=c++17",
-            "-shared",
-            "-fPIC",
-            "-pthread",
-            "-fvisibility=hidden",
-            "-U_FORTIFY_SOURCE",
-            "-DPQCPROF_CUDA_EMULATION",
-        ])
-        .args(flags)
-        .arg(format!("-I{}", src.join("cuda/native").display()))
-        .arg(format!("-I{}", fixture.display()))
-        .args(&cpp)
-        .arg("-o")
-        .arg(tmp.join("libcuda.so"))
+    let mut c = std::process::Command::new(root().join("tests/fixtures/cuda-standin/build"));
+    if racecheck {
+        c.arg("--racecheck");
+    }
+    let out = c
+        .arg(src)
+        .arg(&tmp)
+        .env(
+            "PQCPROF_STANDIN_OBJECTS",
+            root().join("target").join("cuda-standin-objects"),
+        )
         .output()
-        .expect("the system C++ compiler (c++) builds the CUDA stand-in");
+        .expect("tests/fixtures/cuda-standin/build runs (bash and the system C++ compiler, c++)");
     assert!(
         out.status.success(),
         "building the CUDA stand-in failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::copy(tmp.join("libcuda.so"), tmp.join("libcuda.so.1")).unwrap();
     // Another test process may have finished the same build first.
     if std::fs::rename(&tmp, dir).is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -88,45 +75,35 @@ fn build(src: &Path, dir: &Path, flags: &[&str]) {
 /// built on first use (once per test process, thread-safe).
 pub fn lib_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    built_once(&DIR, "cuda-standin", &[])
+    built_once(&DIR, "cuda-standin", false)
 }
 
-/// The build with `flags` in `target/<folder>/<source hash>`, made on
-/// first use and kept in `cell` for the rest of the test process.
-fn built_once(cell: &'static OnceLock<PathBuf>, folder: &str, flags: &[&str]) -> PathBuf {
+/// The build (`racecheck`: its racecheck mode) in
+/// `target/<folder>/<source hash>`, made on first use and kept in `cell`
+/// for the rest of the test process.
+fn built_once(cell: &'static OnceLock<PathBuf>, folder: &str, racecheck: bool) -> PathBuf {
     cell.get_or_init(|| {
         let dir = root().join("target").join(folder).join(source_hash());
         if !dir.join("libcuda.so.1").exists() {
-            build(&root(), &dir, flags);
+            build(&root(), &dir, racecheck);
         }
         dir
     })
     .clone()
 }
 
-/// What the racecheck build adds (tests/fixtures/cuda-standin/racecheck.cpp):
-/// ThreadSanitizer, with the debug lines its reports name, and no loops
-/// turned into memset/memcpy calls, whose accesses the shared-memory map
-/// would not see.
-pub const RACECHECK_FLAGS: &[&str] = &[
-    "-g",
-    "-fsanitize=thread",
-    "-fno-tree-loop-distribute-patterns",
-    "-DPQCPROF_STANDIN_RACECHECK",
-];
-
 /// The folder of the racecheck build of the stand-in (every CUDA thread an
 /// OS thread under ThreadSanitizer), built on first use and cached like
 /// `lib_dir`'s.
 pub fn racecheck_lib_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    built_once(&DIR, "cuda-standin-racecheck", RACECHECK_FLAGS)
+    built_once(&DIR, "cuda-standin-racecheck", true)
 }
 
 /// The racecheck build of the sources under `src` (a scratch copy with a
 /// change), into `dir`, not cached.
 pub fn racecheck_build_from(src: &Path, dir: &Path) {
-    build(src, dir, RACECHECK_FLAGS);
+    build(src, dir, true);
 }
 
 /// ThreadSanitizer's runtime, which an uninstrumented process must load
