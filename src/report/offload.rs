@@ -244,16 +244,16 @@ fn charts(runs: &[(usize, &OffloadRun)]) -> Vec<Chart> {
         .collect();
     keys.sort();
     keys.dedup();
-    let several_files = runs.len() > 1;
     keys.into_iter()
         .map(|(alg, op)| {
             let mine: Vec<&(usize, &OffloadRun)> = runs
                 .iter()
                 .filter(|(_, o)| o.algorithm == alg && o.operation == op)
                 .collect();
+            let several = mine.len() > 1;
             let (mut lines, mut marks) = (vec![], Marks::default());
             for &&(file, o) in &mine {
-                let name = if several_files {
+                let name = if several {
                     format!("{} {}w F{}", o.backend, o.workers, file + 1)
                 } else {
                     format!("{} {}w", o.backend, o.workers)
