@@ -5,7 +5,7 @@
 //! that arrived meanwhile wait, and that wait is counted (no coordinated
 //! omission: nothing waits for the system before "sending").
 
-use super::batcher::{next_dispatch, Policy, Served};
+use super::batcher::{next_dispatch, Policy, Queue, Served};
 use super::curve::Curve;
 use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::core::catalog::{Algorithm, Operation};
@@ -350,52 +350,6 @@ struct Dispatched {
     late_max: f64,
 }
 
-/// The requests waiting for a batch, in arrival order, under a queue
-/// limit: `kept` holds the index of every request admitted so far, those
-/// from `next` on still waiting; `arrived` is the first request not yet
-/// admitted or dropped.
-struct Queue<'a> {
-    times: &'a [f64],
-    limit: usize,
-    kept: Vec<usize>,
-    next: usize,
-    arrived: usize,
-    dropped: usize,
-}
-
-impl Queue<'_> {
-    /// Admits every request that arrived by `now` (seconds), in order: one
-    /// that finds `limit` waiting is dropped.
-    fn admit(&mut self, now: f64) {
-        while self.arrived < self.times.len() && self.times[self.arrived] <= now {
-            if self.kept.len() - self.next < self.limit {
-                self.kept.push(self.arrived);
-            } else {
-                self.dropped += 1;
-            }
-            self.arrived += 1;
-        }
-    }
-
-    /// Whether any request is waiting or still to arrive.
-    fn pending(&self) -> bool {
-        self.next < self.kept.len() || self.arrived < self.times.len()
-    }
-
-    /// The arrival times of the waiting requests from the oldest on, then
-    /// of those still to arrive: the first `max_batch` of them, which is
-    /// all the dispatch rule looks at. The limit is at least `max_batch`,
-    /// so each of them will be admitted.
-    fn ahead(&self, max_batch: usize) -> Vec<f64> {
-        self.kept[self.next..]
-            .iter()
-            .map(|&i| self.times[i])
-            .chain(self.times[self.arrived..].iter().copied())
-            .take(max_batch.max(1))
-            .collect()
-    }
-}
-
 /// The dispatcher: serves `times` with the workers behind `jobs`, at most
 /// `queue_limit` requests waiting (an arrival beyond it is dropped).
 fn dispatch(
@@ -407,14 +361,7 @@ fn dispatch(
     deadline: Option<Instant>,
     cancel: &AtomicBool,
 ) -> anyhow::Result<Dispatched> {
-    let mut q = Queue {
-        times,
-        limit: queue_limit.unwrap_or(usize::MAX).max(policy.max_batch),
-        kept: Vec::with_capacity(times.len()),
-        next: 0,
-        arrived: 0,
-        dropped: 0,
-    };
+    let mut q = Queue::new(times, queue_limit, policy.max_batch);
     let mut served: Vec<Option<Served>> = vec![None; times.len()];
     let mut idle: Vec<usize> = (0..jobs.len()).rev().collect();
     let (mut in_flight, mut late_max) = (0usize, 0.0f64);
@@ -466,11 +413,11 @@ fn dispatch(
             let now = secs(Instant::now());
             late_max = late_max.max(now - at);
             q.admit(now);
-            if q.next == q.kept.len() {
+            if q.waiting() == 0 {
                 // Cancelled before the oldest arrived.
                 continue;
             }
-            let n = (q.kept.len() - q.next).min(policy.max_batch);
+            let n = q.waiting().min(policy.max_batch);
             let w = idle.pop().expect("an idle worker");
             sent[w] = Instant::now();
             jobs[w]
@@ -489,7 +436,7 @@ fn dispatch(
     }
     Ok(Dispatched {
         served: served.into_iter().flatten().collect(),
-        not_served: (q.kept.len() - q.next) + (times.len() - q.arrived),
+        not_served: q.left(),
         dropped: q.dropped,
         late_max,
     })

@@ -271,6 +271,7 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
             backend: &args.backend,
             curve: &curve,
             workers,
+            queue_limit,
         }
         .max_rate_under(slo, args.load.seed)
     });
@@ -405,6 +406,7 @@ impl Ctx<'_> {
             backend: &self.args.backend,
             curve: self.curve,
             workers: self.workers,
+            queue_limit: self.queue_limit,
         }
     }
 
