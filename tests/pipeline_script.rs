@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// pqcprof stand-in: `check --require-gpu` passes only when STANDIN_GPU=1;
-/// `bench` and `sweep` write an empty run file; `report` writes its -o.
+/// `bench`, `sweep` and `offload` write an empty run file (`offload` then
+/// exits with STANDIN_OFFLOAD_RC, 0 unless set); `report` writes its -o.
 const PQCPROF: &str = r#"#!/usr/bin/env bash
 echo "pqcprof $*" >> "$STANDIN_LOG"
 case "$1" in
@@ -20,6 +21,10 @@ case "$1" in
     echo '{"records": []}' > "outputs/run-$1-$$.json" ;;
   report)
     while [ $# -gt 0 ]; do [ "$1" = -o ] && echo "stand-in report" > "$2"; shift; done ;;
+  offload)
+    mkdir -p outputs
+    echo '{"records": []}' > "outputs/run-$1-$$.json"
+    exit "${STANDIN_OFFLOAD_RC:-0}" ;;
 esac
 exit 0
 "#;
@@ -134,11 +139,36 @@ fn latency_the_seeds_spelling_works_as_the_option() {
             "{log}"
         );
         assert!(!log.contains("pqcprof sweep"), "{log}");
+        assert!(!log.contains("pqcprof offload"), "{log}");
     }
     let (d, root) = setup();
     let (o, _) = run(&d, &root, &["latenc"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("'latenc'"), "{}", text(&o));
+}
+
+#[test]
+fn short_offload_sweeps_run_on_the_cpu_and_a_deadline_keeps_them() {
+    let (d, root) = setup();
+    // The stand-in ends `offload` as a run cut by its deadline does.
+    let (o, log) = run(&d, &root, &[], &[("STANDIN_OFFLOAD_RC", "5")]);
+    assert!(o.status.success(), "{}", text(&o));
+    for (alg, op) in [("ML-KEM-768", "encaps"), ("ML-DSA-65", "sign")] {
+        let line = format!("pqcprof offload --alg {alg} --op {op} --rate-sweep --slo p99=10ms --window 0.5 --deadline 30 --out outputs");
+        assert!(log.contains(&line), "{line}: {log}");
+    }
+    // Before the report, which is given the run files made.
+    let offload = log.find("pqcprof offload").unwrap();
+    assert!(offload < log.find("pqcprof report").unwrap(), "{log}");
+    // Any other failure stops the pipeline, naming the step.
+    let (d, root) = setup();
+    let (o, _) = run(&d, &root, &[], &[("STANDIN_OFFLOAD_RC", "1")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains("pqcprof offload --alg ML-KEM-768 --op encaps failed"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

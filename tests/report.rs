@@ -1248,3 +1248,81 @@ fn kernel_variants_are_shown_side_by_side_with_their_ratio() {
         "{section}"
     );
 }
+
+#[test]
+fn an_offload_run_has_its_section_table_and_chart_in_both_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::offload_run(dir.path());
+    let v = read(&file);
+    let points = v["offload"]["points"].as_array().unwrap();
+    // The row stands for the highest rate that met the objective and kept
+    // up, whatever this machine measured.
+    let (best, p) = points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p["saturated"] == false && p["dropped"] == 0 && p["meets_slo"] == true)
+        .max_by(|a, b| {
+            let r = |p: &Value| p["offered_rate"].as_f64().unwrap();
+            r(a.1).total_cmp(&r(b.1))
+        })
+        .expect("a point under a 50 ms objective");
+    let rate = format!("{}/s", p["offered_rate"].as_f64().unwrap());
+    let source = format!("F1 points[{best}]");
+    let (code, html, err) = report(&[&file], &["-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, md, err) = report(&[&file], &["--format", "markdown", "-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(html.contains("<h2 id=\"offload\">Offload</h2>"));
+    assert!(md.contains("## Offload\n"));
+    let summary = table_rows(&html, "t-offload");
+    assert_eq!(summary.len(), 1);
+    let row = summary[0];
+    for want in [
+        "liboqs-cpu, 1 worker",
+        "ML-KEM-768 encaps",
+        "p99=50ms",
+        &rate,
+        &source,
+        "max-batch 4, max-wait 0.5 ms",
+    ] {
+        assert!(row.contains(want), "{want}: {row}");
+    }
+    // The planner's highest rate is beside the measured one.
+    let planned = v["offload"]["predicted_max_rate_under_slo"]["offered_rate"]
+        .as_f64()
+        .unwrap();
+    assert!(row.contains(&format!("data-value=\"{planned}\"")), "{row}");
+    let every = table_rows(&html, "t-offload-points");
+    let last = every.len() - 1;
+    assert_eq!(every.len(), points.len());
+    assert!(
+        every[last].contains("saturated") && every[last].contains("800/s"),
+        "{}",
+        every[last]
+    );
+    // Markdown has the same rows.
+    let md_section = &md[md.find("## Offload").unwrap()..];
+    let md_section = &md_section[..md_section[3..].find("\n## ").unwrap()];
+    let md_rows: Vec<&str> = md_section
+        .lines()
+        .filter(|l| l.starts_with("| liboqs-cpu"))
+        .collect();
+    assert_eq!(md_rows.len(), 1 + points.len(), "{md_section}");
+    let first = unescape_md(md_rows[0]);
+    assert!(first.contains(&rate) && first.contains(&source), "{first}");
+    assert!(!md_section.contains("<svg"));
+    // The chart: p50, p99 and predicted p99 lines, the objective as a
+    // dashed rule, the saturated point circled.
+    let chart = &html[html
+        .find("ML-KEM-768 encaps: latency against offered rate")
+        .unwrap()..];
+    let chart = &chart[chart.find("<svg").unwrap()..chart.find("</svg>").unwrap()];
+    assert_eq!(chart.matches("<polyline").count(), 3, "{chart}");
+    assert!(
+        chart.contains("class=\"rule\"><title>objective p99=50ms</title>"),
+        "{chart}"
+    );
+    assert_eq!(chart.matches("class=\"ring\"").count(), 1, "{chart}");
+    let circled = format!("saturated, the queue grew (F1 points[{last}])");
+    assert!(chart.contains(&circled), "{chart}");
+}

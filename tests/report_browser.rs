@@ -314,3 +314,23 @@ fn tier_origin_filters_markers_and_other_batches_work_in_chromium() {
         "{r}"
     );
 }
+
+#[test]
+fn the_offload_section_renders_in_headless_chromium() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::offload_run(&dir.path().join("outputs"));
+    let (_, dom, _) = report_in_chromium(&bin, dir.path(), &[file]);
+    // Laid out by the browser: the section, its two tables and the chart
+    // with its three lines, the objective and the circled saturated point.
+    assert!(dom.contains("<h2 id=\"offload\">Offload</h2>"));
+    assert!(dom.contains("id=\"t-offload\"") && dom.contains("id=\"t-offload-points\""));
+    let chart = &dom[dom
+        .find("ML-KEM-768 encaps latency against offered rate")
+        .expect("the chart")..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert_eq!(chart.matches("<polyline").count(), 3, "{chart}");
+    assert!(chart.contains("class=\"rule\"") && chart.contains("class=\"ring\""));
+}

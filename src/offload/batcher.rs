@@ -56,6 +56,80 @@ pub fn next_dispatch(policy: Policy, free_at: f64, waiting: &[f64]) -> Option<(f
     Some((at, arrived.clamp(1, b)))
 }
 
+/// The requests waiting for a batch, in arrival order, under a queue
+/// limit: `kept` holds the index of every request admitted so far, those
+/// from `next` on still waiting; `arrived` is the first request not yet
+/// admitted or dropped. The live dispatcher and [`simulate_limited`] keep
+/// the same queue.
+pub struct Queue<'a> {
+    times: &'a [f64],
+    limit: usize,
+    /// Every request admitted, by index into the arrival times, in order.
+    pub kept: Vec<usize>,
+    /// The first of `kept` still waiting.
+    pub next: usize,
+    arrived: usize,
+    /// Requests dropped: they arrived to find `limit` waiting.
+    pub dropped: usize,
+}
+
+impl<'a> Queue<'a> {
+    /// An empty queue before the arrivals at `times` (seconds, in order),
+    /// holding at most `limit` (none: no limit; never below `max_batch`,
+    /// else a full batch could never form).
+    pub fn new(times: &'a [f64], limit: Option<usize>, max_batch: usize) -> Self {
+        Queue {
+            times,
+            limit: limit.unwrap_or(usize::MAX).max(max_batch),
+            kept: Vec::with_capacity(times.len()),
+            next: 0,
+            arrived: 0,
+            dropped: 0,
+        }
+    }
+
+    /// Admits every request that arrived by `now` (seconds), in order: one
+    /// that finds `limit` waiting is dropped.
+    pub fn admit(&mut self, now: f64) {
+        while self.arrived < self.times.len() && self.times[self.arrived] <= now {
+            if self.kept.len() - self.next < self.limit {
+                self.kept.push(self.arrived);
+            } else {
+                self.dropped += 1;
+            }
+            self.arrived += 1;
+        }
+    }
+
+    /// Whether any request is waiting or still to arrive.
+    pub fn pending(&self) -> bool {
+        self.next < self.kept.len() || self.arrived < self.times.len()
+    }
+
+    /// Requests admitted and waiting.
+    pub fn waiting(&self) -> usize {
+        self.kept.len() - self.next
+    }
+
+    /// Requests not served: waiting, or still to arrive.
+    pub fn left(&self) -> usize {
+        self.waiting() + (self.times.len() - self.arrived)
+    }
+
+    /// The arrival times of the waiting requests from the oldest on, then
+    /// of those still to arrive: the first `max_batch` of them, which is
+    /// all the dispatch rule looks at. The limit is at least `max_batch`,
+    /// so each of them will be admitted.
+    pub fn ahead(&self, max_batch: usize) -> Vec<f64> {
+        self.kept[self.next..]
+            .iter()
+            .map(|&i| self.times[i])
+            .chain(self.times[self.arrived..].iter().copied())
+            .take(max_batch.max(1))
+            .collect()
+    }
+}
+
 /// Runs the batcher in virtual time: `arrivals` (seconds, in order) served
 /// by `workers` identical workers, a batch of `n` taking `batch_seconds(n)`.
 /// Every request is served (no queue limit): an overloaded batcher shows
@@ -66,10 +140,23 @@ pub fn simulate(
     workers: usize,
     batch_seconds: &mut dyn FnMut(usize) -> f64,
 ) -> Vec<Served> {
+    simulate_limited(arrivals, policy, workers, None, batch_seconds).0
+}
+
+/// [`simulate`] with at most `queue_limit` requests waiting: an arrival
+/// that finds it full is dropped. The requests served, a batch's next to
+/// each other, and how many were dropped.
+pub fn simulate_limited(
+    arrivals: &[f64],
+    policy: Policy,
+    workers: usize,
+    queue_limit: Option<usize>,
+    batch_seconds: &mut dyn FnMut(usize) -> f64,
+) -> (Vec<Served>, usize) {
     let mut free = vec![0.0f64; workers.max(1)];
     let mut out = Vec::with_capacity(arrivals.len());
-    let mut next = 0;
-    while next < arrivals.len() {
+    let mut q = Queue::new(arrivals, queue_limit, policy.max_batch);
+    while q.pending() {
         // The worker free first takes the next batch: with identical
         // workers and batches in arrival order, that is the one free
         // soonest.
@@ -78,19 +165,21 @@ pub fn simulate(
             .enumerate()
             .min_by(|a, b| a.1.total_cmp(b.1))
             .expect("at least one worker");
-        let (at, size) =
-            next_dispatch(policy, free_at, &arrivals[next..]).expect("a request waits");
+        let (at, _) =
+            next_dispatch(policy, free_at, &q.ahead(policy.max_batch)).expect("a request waits");
+        q.admit(at);
+        let size = q.waiting().clamp(1, policy.max_batch.max(1));
         let done = at + batch_seconds(size);
-        out.extend(arrivals[next..next + size].iter().map(|&arrival| Served {
-            arrival,
+        out.extend(q.kept[q.next..q.next + size].iter().map(|&i| Served {
+            arrival: arrivals[i],
             dispatch: at,
             done,
             batch: size,
         }));
         free[w] = done;
-        next += size;
+        q.next += size;
     }
-    out
+    (out, q.dropped)
 }
 
 /// Whether the batcher fell behind its arrivals: more than 5% of the
@@ -210,6 +299,28 @@ mod tests {
         assert!((one[1].dispatch - 1.1e-3).abs() < 1e-12);
         assert_eq!(two[1].dispatch, 1e-4);
         assert!(two[1].done < one[1].done);
+    }
+
+    #[test]
+    fn a_queue_limit_drops_arrivals_that_find_it_full_as_computed_by_hand() {
+        // Five requests within 0.2 ms, a worker that takes 1.2 ms for two:
+        // with batches of 2 and at most 2 waiting, the first two leave at
+        // 0, the next two wait for the worker, and the fifth finds them
+        // waiting and is dropped.
+        let arrivals = [0.0, 0.0, 1e-4, 1e-4, 2e-4];
+        let p = Policy {
+            max_batch: 2,
+            max_wait: 0.0,
+        };
+        let (s, dropped) = simulate_limited(&arrivals, p, 1, Some(2), &mut linear);
+        assert_eq!(dropped, 1);
+        let sizes: Vec<usize> = s.iter().map(|r| r.batch).collect();
+        assert_eq!(sizes, [2, 2, 2, 2]);
+        assert!((s[2].dispatch - 1.2e-3).abs() < 1e-12, "{s:?}");
+        assert_eq!(s[3].arrival, 1e-4);
+        // Without the limit every request is served.
+        let (s, dropped) = simulate_limited(&arrivals, p, 1, None, &mut linear);
+        assert_eq!((dropped, s.len()), (0, 5));
     }
 
     #[test]

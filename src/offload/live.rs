@@ -5,7 +5,7 @@
 //! that arrived meanwhile wait, and that wait is counted (no coordinated
 //! omission: nothing waits for the system before "sending").
 
-use super::batcher::{next_dispatch, Policy, Served};
+use super::batcher::{next_dispatch, Policy, Queue, Served};
 use super::curve::Curve;
 use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::core::catalog::{Algorithm, Operation};
@@ -100,6 +100,8 @@ pub struct Window {
     pub served: Vec<Served>,
     /// Requests scheduled but not served: the deadline came first.
     pub not_served: usize,
+    /// Requests dropped: they arrived to find the queue limit waiting.
+    pub dropped: usize,
     /// The gate before the window (each worker's largest batch) and after
     /// it (every batch size served), summed over workers.
     pub gate_before: GateReport,
@@ -169,13 +171,16 @@ fn worker_loop(
 }
 
 /// Serves requests arriving at `times` (seconds from the start, in order)
-/// with `workers` workers made by `make`, batching by `policy`, stopping
-/// dispatch at `deadline` or when `cancel` is set. A gate that fails, before or after, or a batch
-/// that fails is an error: nothing of that window is a result.
+/// with `workers` workers made by `make`, batching by `policy`, at most
+/// `queue_limit` requests waiting (at least `policy.max_batch`; an arrival
+/// beyond it is dropped), stopping dispatch at `deadline` or when `cancel`
+/// is set. A gate that fails, before or after, or a batch that fails is an
+/// error: nothing of that window is a result.
 pub fn serve(
     make: &MakeWorker,
     workers: usize,
     policy: Policy,
+    queue_limit: Option<usize>,
     times: &[f64],
     deadline: Option<Instant>,
     cancel: &AtomicBool,
@@ -219,7 +224,15 @@ pub fn serve(
                 }
             }
         }
-        let result = dispatch(&jobs, &done_rx, policy, times, deadline, cancel);
+        let result = dispatch(
+            &jobs,
+            &done_rx,
+            policy,
+            queue_limit,
+            times,
+            deadline,
+            cancel,
+        );
         stop_all(&jobs);
         let mut gate_after = GateReport {
             checked_ops: 0,
@@ -234,13 +247,14 @@ pub fn serve(
                 Err(_) => anyhow::bail!("worker {w} panicked"),
             }
         }
-        let (served, not_served, dispatch_late_max) = result?;
+        let d = result?;
         Ok(Window {
-            served,
-            not_served,
+            served: d.served,
+            not_served: d.not_served,
+            dropped: d.dropped,
             gate_before,
             gate_after,
-            dispatch_late_max,
+            dispatch_late_max: d.late_max,
         })
     })
 }
@@ -328,44 +342,57 @@ fn recv_until<T>(rx: &mpsc::Receiver<T>, until: Option<Instant>) -> Result<Optio
     }
 }
 
-/// The dispatcher: returns the requests served, those not served by the
-/// deadline, and its largest lateness.
+/// What the dispatcher did with a window's requests.
+struct Dispatched {
+    served: Vec<Served>,
+    not_served: usize,
+    dropped: usize,
+    late_max: f64,
+}
+
+/// The dispatcher: serves `times` with the workers behind `jobs`, at most
+/// `queue_limit` requests waiting (an arrival beyond it is dropped).
 fn dispatch(
     jobs: &[mpsc::SyncSender<ToWorker>],
     done_rx: &mpsc::Receiver<Done>,
     policy: Policy,
+    queue_limit: Option<usize>,
     times: &[f64],
     deadline: Option<Instant>,
     cancel: &AtomicBool,
-) -> anyhow::Result<(Vec<Served>, usize, f64)> {
+) -> anyhow::Result<Dispatched> {
+    let mut q = Queue::new(times, queue_limit, policy.max_batch);
     let mut served: Vec<Option<Served>> = vec![None; times.len()];
     let mut idle: Vec<usize> = (0..jobs.len()).rev().collect();
-    let (mut next, mut in_flight, mut late_max) = (0usize, 0usize, 0.0f64);
+    let (mut in_flight, mut late_max) = (0usize, 0.0f64);
     // A moment to let every worker reach its receive.
     let t0 = Instant::now() + Duration::from_millis(2);
     let secs = |t: Instant| t.saturating_duration_since(t0).as_secs_f64();
     // When each worker's batch was handed over; a batch is done when the
-    // dispatcher has its result, as a caller would.
+    // dispatcher has its result, as a caller would. `first` and `n` count
+    // in the admitted requests (`kept`).
     let mut sent = vec![t0; jobs.len()];
-    let mut record = |d: Done, sent: &[Instant], idle: &mut Vec<usize>| -> anyhow::Result<()> {
+    let mut record = |d: Done, kept: &[usize], sent: &[Instant], idle: &mut Vec<usize>| {
         let done = secs(Instant::now());
         d.result?;
-        for (i, s) in served[d.first..d.first + d.n].iter_mut().enumerate() {
-            *s = Some(Served {
-                arrival: times[d.first + i],
+        for &i in &kept[d.first..d.first + d.n] {
+            served[i] = Some(Served {
+                arrival: times[i],
                 dispatch: secs(sent[d.worker]),
                 done,
                 batch: d.n,
             });
         }
         idle.push(d.worker);
-        Ok(())
+        anyhow::Ok(())
     };
     let mut cut = false;
-    while (next < times.len() && !cut) || in_flight > 0 {
-        if next < times.len() && !cut && !idle.is_empty() {
+    while (q.pending() && !cut) || in_flight > 0 {
+        if q.pending() && !cut && !idle.is_empty() {
             let now = secs(Instant::now());
-            let (at, _) = next_dispatch(policy, now, &times[next..]).expect("a request waits");
+            q.admit(now);
+            let (at, _) =
+                next_dispatch(policy, now, &q.ahead(policy.max_batch)).expect("a request waits");
             let at_instant = t0 + Duration::from_secs_f64(at);
             if deadline.is_some_and(|d| at_instant >= d) || cancel.load(Ordering::SeqCst) {
                 cut = true;
@@ -377,7 +404,7 @@ fn dispatch(
                 match recv_until(done_rx, Some(until)) {
                     Ok(Some(d)) => {
                         in_flight -= 1;
-                        record(d, &sent, &mut idle)?;
+                        record(d, &q.kept, &sent, &mut idle)?;
                     }
                     Ok(None) => {}
                     Err(()) => anyhow::bail!("the workers stopped"),
@@ -385,26 +412,34 @@ fn dispatch(
             }
             let now = secs(Instant::now());
             late_max = late_max.max(now - at);
-            let arrived = times[next..].partition_point(|&t| t <= now);
-            let n = arrived.clamp(1, policy.max_batch);
+            q.admit(now);
+            if q.waiting() == 0 {
+                // Cancelled before the oldest arrived.
+                continue;
+            }
+            let n = q.waiting().min(policy.max_batch);
             let w = idle.pop().expect("an idle worker");
             sent[w] = Instant::now();
             jobs[w]
-                .send(ToWorker::Batch { first: next, n })
+                .send(ToWorker::Batch { first: q.next, n })
                 .map_err(|_| anyhow::anyhow!("worker {w} stopped"))?;
             in_flight += 1;
-            next += n;
+            q.next += n;
         } else {
             let d = recv_until(done_rx, None)
                 .ok()
                 .flatten()
                 .ok_or_else(|| anyhow::anyhow!("the workers stopped"))?;
             in_flight -= 1;
-            record(d, &sent, &mut idle)?;
+            record(d, &q.kept, &sent, &mut idle)?;
         }
     }
-    let not_served = times.len() - next;
-    Ok((served.into_iter().flatten().collect(), not_served, late_max))
+    Ok(Dispatched {
+        served: served.into_iter().flatten().collect(),
+        not_served: q.left(),
+        dropped: q.dropped,
+        late_max,
+    })
 }
 
 #[cfg(test)]
@@ -469,7 +504,15 @@ mod tests {
         times: &[f64],
         deadline: Option<Instant>,
     ) -> anyhow::Result<Window> {
-        serve(make, workers, p, times, deadline, &AtomicBool::new(false))
+        serve(
+            make,
+            workers,
+            p,
+            None,
+            times,
+            deadline,
+            &AtomicBool::new(false),
+        )
     }
 
     /// `n` arrivals 1 ms apart.
@@ -491,6 +534,7 @@ mod tests {
             &sleeper(&COUNT, Some(11), false),
             1,
             p,
+            None,
             &times,
             None,
             &AtomicBool::new(false),
@@ -567,6 +611,37 @@ mod tests {
             misses.push(off.join("; "));
         }
         panic!("three tries off: {misses:?}");
+    }
+
+    #[test]
+    fn a_queue_limit_drops_what_finds_it_full_and_counts_it() {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        // 10,000/s for 30 ms against one worker serving at most 4 per
+        // 5.4 ms (about 740/s): most requests find 8 waiting.
+        let times: Vec<f64> = (0..300).map(|i| i as f64 * 1e-4).collect();
+        let p = Policy {
+            max_batch: 4,
+            max_wait: 0.0,
+        };
+        let never = AtomicBool::new(false);
+        let make = sleeper(&COUNT, None, false);
+        let w = serve(&make, 1, p, Some(8), &times, None, &never).unwrap();
+        assert!(w.dropped > 100, "{}", w.dropped);
+        assert_eq!(w.served.len() + w.dropped, times.len());
+        assert_eq!(w.not_served, 0);
+        // When any request served arrived, fewer than 8 served requests
+        // had arrived before it and were still waiting for a worker.
+        for s in &w.served {
+            let waiting = w
+                .served
+                .iter()
+                .filter(|o| o.arrival < s.arrival && o.dispatch > s.arrival)
+                .count();
+            assert!(waiting < 8, "{s:?} found {waiting} waiting");
+        }
+        // Without a limit nothing is dropped: every request waits.
+        let w = serve(&make, 1, p, None, &times, None, &never).unwrap();
+        assert_eq!((w.dropped, w.served.len()), (0, times.len()));
     }
 
     #[test]

@@ -124,6 +124,7 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
         backend: &args.backend,
         curve: &curve,
         workers,
+        queue_limit: None,
     };
     let point = arrivals.as_ref().map(|a| match policy {
         Some(p) => model.predict(a, p, slo),

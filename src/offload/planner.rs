@@ -81,6 +81,9 @@ pub struct Planner<'a> {
     pub curve: &'a Curve,
     /// Workers serving batches at once.
     pub workers: usize,
+    /// Requests that may wait at most (none: no limit); an arrival beyond
+    /// it is dropped.
+    pub queue_limit: Option<usize>,
 }
 
 impl Planner<'_> {
@@ -92,10 +95,11 @@ impl Planner<'_> {
     fn point(&self, arrivals: &Arrivals, policy: Policy, slo: Option<&Slo>, cap: usize) -> Point {
         let curve = self.curve;
         let times = arrivals.times(request_count(curve, arrivals.rate(), cap));
-        let served = batcher::simulate(
+        let (served, dropped) = batcher::simulate_limited(
             &times,
             policy,
             self.workers,
+            self.queue_limit,
             &mut curve.sampler(seed_of(arrivals)),
         );
         let mut rec = Recorder::default();
@@ -108,7 +112,7 @@ impl Planner<'_> {
             max_batch: policy.max_batch,
             max_wait_ms: policy.max_wait * 1e3,
             waits: rec.waits(),
-            dropped: 0,
+            dropped: dropped as u64,
             saturated: batcher::saturated(&served, policy.max_wait),
             requests: served.len(),
             not_served: 0,
@@ -125,11 +129,12 @@ impl Planner<'_> {
     pub fn best(&self, arrivals: &Arrivals, slo: Option<&Slo>) -> Point {
         let tried: Vec<Point> = candidates(self.curve, slo)
             .into_iter()
+            .filter(|p| self.queue_limit.is_none_or(|l| p.max_batch <= l))
             .map(|p| self.point(arrivals, p, slo, SEARCH_REQUESTS))
             .collect();
         let chosen = tried
             .iter()
-            .filter(|p| !p.saturated)
+            .filter(|p| crate::schema::offload::kept_up(p))
             .min_by(|a, b| rank(a, slo).total_cmp(&rank(b, slo)))
             .or_else(|| {
                 tried
@@ -150,7 +155,7 @@ impl Planner<'_> {
     /// misses it.
     pub fn max_rate_under(&self, slo: &Slo, seed: u64) -> Option<Point> {
         let at = |rate: f64| self.best(&Arrivals::Poisson { rate, seed }, Some(slo));
-        let ok = |p: &Point| !p.saturated && p.meets_slo == Some(true);
+        let ok = |p: &Point| crate::schema::offload::kept_up(p) && p.meets_slo == Some(true);
         let cap = self.curve.capacity(self.workers);
         let (mut lo, mut hi) = (cap / 1000.0, cap);
         let mut found = at(lo);
@@ -181,6 +186,7 @@ mod tests {
             backend: "x",
             curve: c,
             workers,
+            queue_limit: None,
         }
     }
 

@@ -15,6 +15,7 @@ use crate::backend::BatchConfig;
 use crate::core::catalog::{Algorithm, Operation};
 use crate::probe::system;
 use crate::schema::device::{Device, DeviceKind};
+use crate::schema::offload::kept_up;
 use crate::schema::offload::OffloadRun;
 use crate::schema::record::RunConfig;
 use crate::schema::run_file::RunFile;
@@ -70,6 +71,11 @@ pub struct OffloadArgs {
     /// Arrivals, batching and objective.
     #[command(flatten)]
     pub load: LoadOptions,
+    /// Requests that may wait for a batch at most (at least the largest
+    /// batch); an arrival that finds it full is dropped and counted. No
+    /// limit when not given.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub queue_limit: Option<String>,
     /// Message size for signing and verifying, bytes of 0xAB.
     #[arg(long, default_value_t = 1024)]
     pub message_size: usize,
@@ -126,6 +132,23 @@ fn rates(args: &OffloadArgs) -> Result<Rates, String> {
     }
 }
 
+/// `--queue-limit`, checked against the largest batch (`top`, named by
+/// `top_why`): a smaller limit could never let a full batch form.
+fn queue_limit(args: &OffloadArgs, top: usize, top_why: &str) -> anyhow::Result<Option<usize>> {
+    let Some(v) = &args.queue_limit else {
+        return Ok(None);
+    };
+    let n: usize = v.trim().parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+        anyhow::anyhow!("invalid --queue-limit {v}: use a whole number of requests, 1 or more")
+    })?;
+    if n < top {
+        anyhow::bail!(
+            "invalid --queue-limit {n}: at least the largest batch, {top} ({top_why}), or a full batch could never form"
+        );
+    }
+    Ok(Some(n))
+}
+
 fn check_args(args: &OffloadArgs) -> anyhow::Result<()> {
     if !(args.window.is_finite() && (0.05..=3600.0).contains(&args.window)) {
         anyhow::bail!(
@@ -162,9 +185,11 @@ fn check_args(args: &OffloadArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The run file being written, saved after every point.
+/// The run file being written, and the CSV of its points beside it,
+/// saved after every point.
 struct Saved {
     path: PathBuf,
+    csv: PathBuf,
     run: RunFile,
 }
 
@@ -172,6 +197,13 @@ impl Saved {
     fn save(&self) -> anyhow::Result<()> {
         crate::measure::signals::saving(&self.path, || {
             crate::write::output::write_json(&self.path, &self.run)
+        })?;
+        let o = self.run.offload.as_ref().expect("an offload run file");
+        crate::measure::signals::saving(&self.csv, || {
+            crate::write::output::write_atomic(
+                &self.csv,
+                crate::write::offload_csv::render(o).as_bytes(),
+            )
         })
     }
     fn offload(&mut self) -> &mut OffloadRun {
@@ -193,6 +225,10 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         .load
         .policy(top, "the largest batch a worker prepares")
         .map_err(anyhow::Error::msg)?;
+    let queue_limit = match fixed {
+        Some(p) => queue_limit(args, p.max_batch, "--max-batch")?,
+        None => queue_limit(args, top, "--batch-top, the largest batch auto may choose")?,
+    };
     let deadline = args.deadline.map(|s| started + Duration::from_secs_f64(s));
     let out = crate::write::output::ensure_writable_dir(&args.out)?;
     let host = system::host();
@@ -229,13 +265,23 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     let curve = live::measure_curve(&make, &sizes, 10, true, "one CPU thread's batch time")?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
-    let mut saved = open_run_file(args, &out, &curve)?;
     let workers = args.threads as usize;
+    let predicted_top = args.load.slo.as_ref().and_then(|slo| {
+        planner::Planner {
+            backend: &args.backend,
+            curve: &curve,
+            workers,
+            queue_limit,
+        }
+        .max_rate_under(slo, args.load.seed)
+    });
+    let mut saved = open_run_file(args, &out, &curve, queue_limit, predicted_top)?;
     let ctx = Ctx {
         args,
         curve: &curve,
         workers,
         fixed,
+        queue_limit,
         deadline,
         cancel: &cancel,
         make: &make,
@@ -248,7 +294,7 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     o.max_rate_under_slo = o
         .points
         .iter()
-        .filter(|p| !p.saturated && p.meets_slo == Some(true))
+        .filter(|p| kept_up(p) && p.meets_slo == Some(true))
         .map(|p| p.offered_rate)
         .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
     o.stopped = stopped.as_ref().map(|s| s.to_string());
@@ -265,7 +311,13 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     })
 }
 
-fn open_run_file(args: &OffloadArgs, out: &Path, curve: &Curve) -> anyhow::Result<Saved> {
+fn open_run_file(
+    args: &OffloadArgs,
+    out: &Path,
+    curve: &Curve,
+    queue_limit: Option<usize>,
+    predicted_top: Option<Point>,
+) -> anyhow::Result<Saved> {
     let config = RunConfig {
         command_line: std::env::args().collect(),
         runs: 1,
@@ -300,8 +352,10 @@ fn open_run_file(args: &OffloadArgs, out: &Path, curve: &Curve) -> anyhow::Resul
             .slo
             .as_ref()
             .map(|s| format!("{}={}ms", s.percentile, s.bound_ms)),
+        queue_limit,
         points: vec![],
         max_rate_under_slo: None,
+        predicted_max_rate_under_slo: predicted_top,
         stopped: None,
     });
     let (path, _) = crate::write::output::reserve(
@@ -310,7 +364,8 @@ fn open_run_file(args: &OffloadArgs, out: &Path, curve: &Curve) -> anyhow::Resul
         ".json",
         &crate::write::output::json_bytes(&run)?,
     )?;
-    Ok(Saved { path, run })
+    let csv = path.with_extension("csv");
+    Ok(Saved { path, csv, run })
 }
 
 /// Why the points stopped early.
@@ -339,6 +394,7 @@ struct Ctx<'a> {
     curve: &'a Curve,
     workers: usize,
     fixed: Option<Policy>,
+    queue_limit: Option<usize>,
     deadline: Option<Instant>,
     cancel: &'a AtomicBool,
     make: &'a live::MakeWorker<'a>,
@@ -350,6 +406,7 @@ impl Ctx<'_> {
             backend: &self.args.backend,
             curve: self.curve,
             workers: self.workers,
+            queue_limit: self.queue_limit,
         }
     }
 
@@ -389,6 +446,7 @@ impl Ctx<'_> {
             self.make,
             self.workers,
             policy,
+            self.queue_limit,
             &times,
             self.deadline,
             self.cancel,
@@ -413,7 +471,7 @@ impl Ctx<'_> {
             max_batch: policy.max_batch,
             max_wait_ms: policy.max_wait * 1e3,
             waits: rec.waits(),
-            dropped: 0,
+            dropped: w.dropped as u64,
             saturated: batcher::saturated(&w.served, policy.max_wait),
             requests: w.served.len(),
             not_served: 0,
@@ -439,7 +497,7 @@ impl Ctx<'_> {
         let mut good = None;
         let bad = loop {
             let p = self.point(&at(rate), saved)?;
-            if p.saturated {
+            if !kept_up(&p) {
                 break Some(rate);
             }
             good = Some(rate);
@@ -451,7 +509,7 @@ impl Ctx<'_> {
         if let (Some(mut lo), Some(mut hi)) = (good, bad) {
             for _ in 0..3 {
                 let mid = (lo * hi).sqrt();
-                if self.point(&at(mid), saved)?.saturated {
+                if !kept_up(&self.point(&at(mid), saved)?) {
                     hi = mid;
                 } else {
                     lo = mid;
@@ -465,16 +523,26 @@ impl Ctx<'_> {
 fn point_line(p: &Point) -> String {
     let l = &p.waits.latency_ms;
     format!(
-        "offload: {}/s offered, {}/s served{}: p50 {:.3} ms, p99 {:.3} ms (predicted {}), batches up to {}",
+        "offload: {}/s offered, {}/s served{}{}: p50 {:.3} ms, p99 {:.3} ms (predicted {}), batches up to {}",
         fmt_rate(p.offered_rate),
         fmt_rate(p.achieved_rate),
         if p.saturated { " (SATURATED)" } else { "" },
+        dropped(p),
         l.p50,
         l.p99,
         p.predicted_latency_ms
             .map_or("-".into(), |q| format!("{:.3} ms", q.p99)),
         p.max_batch
     )
+}
+
+/// `, 12 dropped` when the queue limit dropped any.
+fn dropped(p: &Point) -> String {
+    if p.dropped > 0 {
+        format!(", {} dropped", fmt_rate(p.dropped as f64))
+    } else {
+        String::new()
+    }
 }
 
 /// The run's table, for the terminal.
@@ -485,10 +553,11 @@ fn summary(o: &OffloadRun, path: &Path) -> String {
     );
     for p in &o.points {
         s += &format!(
-            "  {:>10}/s offered  {:>10}/s served{}  max-batch {} max-wait {} ms{}\n",
+            "  {:>10}/s offered  {:>10}/s served{}{}  max-batch {} max-wait {} ms{}\n",
             fmt_rate(p.offered_rate),
             fmt_rate(p.achieved_rate),
             if p.saturated { "  SATURATED" } else { "" },
+            dropped(p),
             p.max_batch,
             p.max_wait_ms,
             match p.meets_slo {
@@ -507,9 +576,23 @@ fn summary(o: &OffloadRun, path: &Path) -> String {
             Some(r) => format!("  highest rate measured with {slo}: {}/s\n", fmt_rate(r)),
             None => format!("  no rate measured met {slo}\n"),
         };
+        s += &match &o.predicted_max_rate_under_slo {
+            Some(p) => format!(
+                "  the planner's highest rate with {slo}: {}/s (max-batch {}, max-wait {} ms, p99 {:.3} ms)\n",
+                fmt_rate(p.offered_rate),
+                p.max_batch,
+                p.max_wait_ms,
+                p.waits.latency_ms.p99
+            ),
+            None => format!("  the planner predicts no rate meets {slo}\n"),
+        };
     }
     if let Some(why) = &o.stopped {
         s += &format!("  stopped: {why}\n");
     }
-    s + &format!("  run file: {}", path.display())
+    s + &format!(
+        "  run file: {}\n  points as CSV: {}",
+        path.display(),
+        path.with_extension("csv").display()
+    )
 }

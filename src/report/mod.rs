@@ -31,6 +31,7 @@ pub mod gpu_rows;
 pub mod headline;
 pub mod imports;
 pub mod model;
+pub mod offload;
 pub mod outline;
 pub mod pairs;
 pub mod reference_tables;

@@ -83,6 +83,8 @@ pub struct Outline<'r> {
     pub devices: Option<Headed>,
     /// Totals over devices and ranks.
     pub aggregates: Option<Headed>,
+    /// What batched requests waited, when a file is an offload run.
+    pub offload: Option<crate::report::offload::OffloadSection>,
     /// Each hybrid's cost over its PQC component, when there are any.
     pub hybrid: Option<Table>,
     /// Other tools' published figures beside this report's, when files
@@ -197,6 +199,7 @@ impl<'r> Outline<'r> {
                 "Totals over devices and ranks",
                 crate::report::cluster_sections::aggregates_table(ds),
             ),
+            offload: crate::report::offload::section(ds),
             hybrid: rows(sections::hybrid_table(ds)),
             beside: rows(crate::report::beside::beside_table(ds, &set.imported)),
             imported: crate::report::beside::import_notes(&set.imported),

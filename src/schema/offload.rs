@@ -32,7 +32,25 @@ pub struct Waits {
     /// Dispatch to result.
     pub service_ms: Percentiles,
     /// Batches dispatched, by size.
+    #[serde(deserialize_with = "sizes_from_text_keys")]
     pub batch_sizes: BTreeMap<usize, u64>,
+}
+
+/// Batch sizes read back: JSON writes the sizes as text keys (`"4": 12`),
+/// and a map inside a flattened struct reaches serde as text, so they are
+/// parsed here.
+fn sizes_from_text_keys<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<usize, u64>, D::Error> {
+    use serde::de::Error;
+    BTreeMap::<String, u64>::deserialize(d)?
+        .into_iter()
+        .map(|(k, v)| {
+            k.parse::<usize>()
+                .map(|k| (k, v))
+                .map_err(|_| D::Error::custom(format!("batch size '{k}' is not a whole number")))
+        })
+        .collect()
 }
 
 /// One offered rate served by one batching: what each request waited.
@@ -51,8 +69,9 @@ pub struct Point {
     /// Latency, queue wait, service time and batch sizes.
     #[serde(flatten)]
     pub waits: Waits,
-    /// Requests refused by a queue limit (none: the batcher's queue is
-    /// unbounded).
+    /// Requests refused by the queue limit (`--queue-limit`): they arrived
+    /// to find the limit already waiting and were never served; none
+    /// without a limit.
     pub dropped: u64,
     /// The batcher fell behind: its latency grows with the window, so the
     /// percentiles above hold only for this window.
@@ -79,6 +98,12 @@ pub struct Point {
     /// inside every latency), milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dispatch_late_max_ms: Option<f64>,
+}
+
+/// Whether a point kept up with its arrivals: not saturated and nothing
+/// dropped at a queue limit.
+pub fn kept_up(p: &Point) -> bool {
+    !p.saturated && p.dropped == 0
 }
 
 /// One batch size's time on one worker, as the planner used it.
@@ -114,14 +139,69 @@ pub struct OffloadRun {
     /// The latency objective, as given (`p99=2ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,
+    /// Requests that may wait at most (`--queue-limit`); absent: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_limit: Option<usize>,
     /// Every finished point, in the order measured.
     pub points: Vec<Point>,
     /// With an objective: the highest offered rate measured that met it
     /// without falling behind (null: none did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rate_under_slo: Option<f64>,
+    /// With an objective: the planner's highest Poisson rate that meets
+    /// it, from the batch times measured before the first point, with its
+    /// batching and percentiles (absent: no objective, or even a light
+    /// load misses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_max_rate_under_slo: Option<Point>,
     /// Why the run stopped before its last point (a deadline, Ctrl-C, a
     /// failed gate), if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_reads_back_as_it_was_written() {
+        let q = Percentiles {
+            p50: 1.0,
+            p90: 2.0,
+            p99: 3.0,
+            p999: 4.0,
+            max: 5.0,
+        };
+        let p = Point {
+            backend: "liboqs-cpu".into(),
+            offered_rate: 100.0,
+            achieved_rate: 99.0,
+            max_batch: 4,
+            max_wait_ms: 0.5,
+            waits: Waits {
+                latency_ms: q,
+                queue_ms: q,
+                service_ms: q,
+                batch_sizes: BTreeMap::from([(1, 7), (4, 12)]),
+            },
+            dropped: 2,
+            saturated: false,
+            requests: 55,
+            not_served: 0,
+            meets_slo: Some(true),
+            gate: None,
+            predicted_latency_ms: Some(q),
+            dispatch_late_max_ms: Some(0.1),
+        };
+        let text = serde_json::to_string(&p).unwrap();
+        assert!(
+            text.contains("\"batch_sizes\":{\"1\":7,\"4\":12}"),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Point>(&text).unwrap(), p);
+        let bad = text.replace("\"4\":12", "\"four\":12");
+        let e = serde_json::from_str::<Point>(&bad).unwrap_err().to_string();
+        assert!(e.contains("batch size 'four'"), "{e}");
+    }
 }

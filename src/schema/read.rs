@@ -51,6 +51,8 @@ pub struct LoadedRun {
     pub cluster: Option<crate::schema::cluster::Cluster>,
     /// A sweep's warm-up, window and wall time, when the file has them.
     pub sweep: Option<crate::schema::run_file::SweepInfo>,
+    /// What batched requests waited, in an `offload` run file.
+    pub offload: Option<crate::schema::offload::OffloadRun>,
 }
 
 /// The longest string field a report shows; longer ones (a 200 MB host
@@ -179,6 +181,12 @@ pub fn parse_run(
     );
     let cluster = cluster_of(&top, &mut warnings);
     let sweep = sweep_of(&top, &mut warnings);
+    let offload = block_of(
+        &top,
+        "offload",
+        "the offload section leaves this file out",
+        &mut warnings,
+    );
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -198,6 +206,7 @@ pub fn parse_run(
             aggregates,
             cluster,
             sweep,
+            offload,
         },
         warnings,
     ))
@@ -366,13 +375,24 @@ fn sweep_of(
     top: &Map<String, Value>,
     warnings: &mut Vec<Warning>,
 ) -> Option<crate::schema::run_file::SweepInfo> {
-    match top.get("sweep") {
+    block_of(top, "sweep", "the sweep's settings are not shown", warnings)
+}
+
+/// The top-level block `name`, when present and readable; unreadable, a
+/// warning naming the field and what it costs (`cost`).
+fn block_of<T: serde::de::DeserializeOwned>(
+    top: &Map<String, Value>,
+    name: &str,
+    cost: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<T> {
+    match top.get(name) {
         None | Some(Value::Null) => None,
-        Some(v) => typed::<crate::schema::run_file::SweepInfo>(v)
+        Some(v) => typed::<T>(v)
             .map_err(|(path, msg)| {
                 warnings.push(Warning {
-                    field: join("sweep", &path),
-                    message: format!("{msg}; the sweep's settings are not shown"),
+                    field: join(name, &path),
+                    message: format!("{msg}; {cost}"),
                 })
             })
             .ok(),

@@ -312,6 +312,29 @@ pub fn tiny_run(out: &Path) -> PathBuf {
         .expect("a new run file")
 }
 
+/// A real offload run of ML-KEM-768 encapsulations into `out` (evenly
+/// spaced arrivals at 200 and 400 a second, 0.3 s each, objective
+/// p99=50ms; a loaded machine may stop the sweep after the first), with a
+/// SYNTHETIC point added last (for tests only, never measured) at 800 a
+/// second marked saturated, so that a report has a point to circle
+/// whatever this machine's speed. Returns the file with the points.
+pub fn offload_run(out: &Path) -> PathBuf {
+    ok_into("offload --alg ML-KEM-768 --op encaps --rate-sweep 200..400 --arrivals uniform --window 0.3 --slo p99=50ms --max-batch 4 --max-wait 0.5", out);
+    let real = run_file_in(out);
+    let mut v = read_json(&real);
+    let points = v["offload"]["points"].as_array_mut().unwrap();
+    assert!((1..=2).contains(&points.len()), "{points:?}");
+    let mut sat = points[0].clone();
+    sat["offered_rate"] = 800.0.into();
+    sat["achieved_rate"] = 500.0.into();
+    sat["saturated"] = true.into();
+    points.push(sat);
+    let p = out.join("synthetic-offload.json");
+    std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    std::fs::remove_file(&real).unwrap();
+    p
+}
+
 /// The steps `scripts/gpu-check` names in its summary, in order.
 pub const GPU_CHECK_STEPS: [&str; 13] = [
     "check",

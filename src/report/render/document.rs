@@ -76,6 +76,9 @@ pub trait Renderer {
     /// The charts section, where the format can draw them (Markdown has no
     /// inline SVG).
     fn charts(&mut self) {}
+    /// An inline SVG chart, where the format can draw one (Markdown
+    /// cannot).
+    fn figure(&mut self, _svg: &str) {}
     /// Each file's metadata.
     fn run_cards(&mut self, runs: &[RunCard]);
     /// The document's end: when and by what it was made.
@@ -147,6 +150,7 @@ pub fn walk(o: &Outline, generated: &str, r: &mut dyn Renderer) {
     gpu_against_cpu(o, r);
     results(o, r);
     several_devices(o, r);
+    offload(o, r);
     r.charts();
     published_and_sizes(o, r);
     records_apart(o, r);
@@ -275,6 +279,33 @@ fn several_devices(o: &Outline, r: &mut dyn Renderer) {
             headed(r, h);
         }
     }
+}
+
+/// What batched requests waited, from offload run files.
+fn offload(o: &Outline, r: &mut dyn Renderer) {
+    let Some(s) = &o.offload else { return };
+    r.section("offload", "Offload");
+    say(
+        r,
+        Style::Plain,
+        &[Span::Text(crate::report::offload::INTRO)],
+    );
+    r.subheading("Highest rate under the objective");
+    r.table(&s.summary);
+    for c in &s.charts {
+        r.subheading(&c.title);
+        say(
+            r,
+            Style::Legend,
+            &[
+                Span::Text(&c.caption),
+                markdown(" The chart is drawn in the HTML report; every figure it shows is in the table below."),
+            ],
+        );
+        r.figure(&c.svg);
+    }
+    r.subheading("Every rate measured");
+    r.table(&s.points);
 }
 
 /// Hybrid overhead, other tools' published figures, and sizes.

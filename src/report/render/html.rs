@@ -63,7 +63,7 @@ svg.chart{width:100%;height:auto;display:block;margin:6px 0 2px}
 svg .grid{stroke:#e3e6eb;stroke-width:1}svg .band{fill:#f7f8fa}
 svg .tick{font-size:11px;fill:#6b7380}svg .axis{font-size:12px;fill:#4a5260}
 svg .rl{font-size:12.5px;fill:#1d2330}svg .rn{fill:#7b8390;font-size:11px}svg .lg{font-size:12px;fill:#333}
-svg .conn{stroke:#b8bec8;stroke-width:1.5}svg .range{stroke:#6a7382;stroke-width:3}
+svg .conn{stroke:#b8bec8;stroke-width:1.5}svg .rule{stroke:#b3471d;stroke-width:1.5;stroke-dasharray:6 4}svg .ring{fill:none;stroke:#b3471d;stroke-width:2}svg .range{stroke:#6a7382;stroke-width:3}
 dl.meta{display:grid;grid-template-columns:minmax(130px,max-content) 1fr;gap:2px 16px;font-size:13.5px;margin:6px 0}
 dl.meta dt{color:var(--muted)}dl.meta dd{margin:0;overflow-wrap:anywhere}
 .files{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:14px}
@@ -480,6 +480,10 @@ impl Renderer for HtmlPage<'_> {
     fn charts(&mut self) {
         self.section("charts", "Charts");
         self.chart_figures();
+    }
+
+    fn figure(&mut self, svg: &str) {
+        self.out += svg;
     }
 
     fn run_cards(&mut self, runs: &[RunCard]) {

@@ -83,10 +83,10 @@ fn decade_label(exp: i32, unit: &str) -> String {
     format!("{s}{unit}")
 }
 
-fn marker(series: usize, x: f64, y: f64, title: &str, src: SrcRef) -> String {
+fn marker(series: usize, x: f64, y: f64, title: &str, src: Option<SrcRef>) -> String {
     let c = PALETTE[series % PALETTE.len()];
     let t = format!("<title>{}</title>", esc(title));
-    let d = format!("data-src=\"{src}\"");
+    let d = src.map_or(String::new(), |src| format!("data-src=\"{src}\""));
     match series % 4 {
         0 => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"{c}\" {d}>{t}</circle>"),
         1 => format!(
@@ -116,8 +116,7 @@ fn legend(series: &[String], y: f64) -> String {
     let mut s = String::new();
     let mut x = LABEL_W;
     for (i, name) in series.iter().enumerate() {
-        s += &marker(i, x + 6.0, y, name, SrcRef { file: 0, index: 0 })
-            .replace(" data-src=\"F1#0\"", "");
+        s += &marker(i, x + 6.0, y, name, None);
         let _ = write!(
             s,
             "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",
@@ -199,7 +198,7 @@ pub fn dot_plot(title: &str, axis: &str, unit: &str, series: &[String], rows: &[
             );
         }
         for (d, x) in row.dots.iter().zip(xs) {
-            s += &marker(d.series, x, y, &d.title, d.src);
+            s += &marker(d.series, x, y, &d.title, Some(d.src));
         }
     }
     s += "</svg>";
@@ -215,11 +214,60 @@ pub struct Line {
     pub points: Vec<(f64, f64, SrcRef)>,
 }
 
-/// A log-log line chart (throughput against batch size).
+/// A log-log line chart of throughput against batch size.
 pub fn line_chart(title: &str, x_axis: &str, y_axis: &str, lines: &[Line]) -> String {
+    let hover = |name: &str, x: f64, y: f64| {
+        format!("{name}: batch {} → {}", units::grouped(x), units::ops(y))
+    };
+    let axes = Axes {
+        x: x_axis,
+        y: y_axis,
+        x_unit: "",
+        y_unit: "/s",
+        hover: &hover,
+        sourced: true,
+    };
+    plot(title, &axes, lines, &Marks::default())
+}
+
+/// What a line chart's axes show, and how a point reads on hover.
+pub struct Axes<'a> {
+    /// The x axis's name.
+    pub x: &'a str,
+    /// The y axis's name.
+    pub y: &'a str,
+    /// Appended to the x axis's decade labels.
+    pub x_unit: &'a str,
+    /// Appended to the y axis's decade labels.
+    pub y_unit: &'a str,
+    /// A point's hover text from its line's name, x and y.
+    pub hover: &'a dyn Fn(&str, f64, f64) -> String,
+    /// Whether the points' sources are records (written as `data-src`);
+    /// points of other figures name their source in the hover text.
+    pub sourced: bool,
+}
+
+/// Marks over a line chart's lines.
+#[derive(Debug, Clone, Default)]
+pub struct Marks {
+    /// Horizontal lines across the chart (a bound), each with its label:
+    /// (label, y).
+    pub rules: Vec<(String, f64)>,
+    /// Points circled, each with why: (x, y, hover text).
+    pub rings: Vec<(f64, f64, String)>,
+}
+
+/// A log-log line chart with `marks` drawn over its lines; the y axis
+/// spans the rules too.
+pub fn plot(title: &str, axes: &Axes, lines: &[Line], marks: &Marks) -> String {
     let (Some((xa, xb)), Some((ya, yb))) = (
         log_bounds(lines.iter().flat_map(|l| l.points.iter().map(|p| p.0))),
-        log_bounds(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1))),
+        log_bounds(
+            lines
+                .iter()
+                .flat_map(|l| l.points.iter().map(|p| p.1))
+                .chain(marks.rules.iter().map(|r| r.1)),
+        ),
     ) else {
         return String::new();
     };
@@ -242,7 +290,7 @@ pub fn line_chart(title: &str, x_axis: &str, y_axis: &str, lines: &[Line]) -> St
             "<line x1=\"{px:.1}\" y1=\"{top}\" x2=\"{px:.1}\" y2=\"{:.1}\" class=\"grid\"/><text x=\"{px:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
             top + h,
             top + h + 16.0,
-            decade_label(e, "")
+            decade_label(e, axes.x_unit)
         );
     }
     for e in (ya as i32)..=(yb as i32) {
@@ -253,7 +301,7 @@ pub fn line_chart(title: &str, x_axis: &str, y_axis: &str, lines: &[Line]) -> St
             left + w,
             left - 6.0,
             py + 4.0,
-            decade_label(e, "/s")
+            decade_label(e, axes.y_unit)
         );
     }
     let _ = write!(
@@ -261,13 +309,34 @@ pub fn line_chart(title: &str, x_axis: &str, y_axis: &str, lines: &[Line]) -> St
         "<text x=\"{:.1}\" y=\"{:.1}\" class=\"axis\" text-anchor=\"middle\">{} (log)</text><text x=\"14\" y=\"{:.1}\" class=\"axis\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{} (log)</text>",
         left + w / 2.0,
         top + h + 36.0,
-        esc(x_axis),
+        esc(axes.x),
         top + h / 2.0,
         top + h / 2.0,
-        esc(y_axis)
+        esc(axes.y)
     );
+    for (label, v) in &marks.rules {
+        let py = y(*v);
+        let _ = write!(
+            s,
+            "<line x1=\"{left}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" class=\"rule\"><title>{}</title></line><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\">{}</text>",
+            left + w,
+            esc(label),
+            left + w - 4.0,
+            py - 4.0,
+            esc(label)
+        );
+    }
     for (i, l) in lines.iter().enumerate() {
-        s += &series(i, l, &x, &y, (left + w, top + 6.0 + 18.0 * i as f64));
+        s += &series(i, l, axes, &x, &y, (left + w, top + 6.0 + 18.0 * i as f64));
+    }
+    for (px, py, why) in &marks.rings {
+        let _ = write!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"9\" class=\"ring\"><title>{}</title></circle>",
+            x(*px),
+            y(*py),
+            esc(why)
+        );
     }
     s += "</svg>";
     s
@@ -279,6 +348,7 @@ pub fn line_chart(title: &str, x_axis: &str, y_axis: &str, lines: &[Line]) -> St
 fn series(
     i: usize,
     l: &Line,
+    axes: &Axes,
     x: &dyn Fn(f64) -> f64,
     y: &dyn Fn(f64) -> f64,
     (legend_x, ly): (f64, f64),
@@ -300,15 +370,16 @@ fn series(
         path.join(" ")
     );
     for p in &pts {
-        let t = format!(
-            "{}: batch {} → {}",
-            l.name,
-            units::grouped(p.0),
-            units::ops(p.1)
-        );
-        s += &marker(i, x(p.0), y(p.1), &t, p.2);
+        let src = axes.sourced.then_some(p.2);
+        s += &marker(i, x(p.0), y(p.1), &(axes.hover)(&l.name, p.0, p.1), src);
     }
-    s += &marker(i, legend_x + 30.0, ly, &l.name, first.2);
+    s += &marker(
+        i,
+        legend_x + 30.0,
+        ly,
+        &l.name,
+        axes.sourced.then_some(first.2),
+    );
     let _ = write!(
         s,
         "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lg\">{}</text>",

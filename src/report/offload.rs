@@ -1,0 +1,321 @@
+//! The report's Offload section, from `pqcprof offload` run files: per
+//! run, the highest offered rate measured under its latency objective, the
+//! batching that served it and its p99 beside the planner's prediction;
+//! every point in a table; and latency against offered rate as a chart
+//! (p50 and p99 per backend, the objective as a line, saturated points
+//! circled).
+
+use crate::core::units;
+use crate::offload::latency::Slo;
+use crate::report::model::{Dataset, SrcRef};
+use crate::report::render::charts::Chart;
+use crate::report::render::svg::{plot, Axes, Line, Marks};
+use crate::report::table::{Cell, Row, Table};
+use crate::schema::offload::{kept_up, OffloadRun, Point};
+
+/// How to read the section (both formats).
+pub const INTRO: &str = "Requests arrived one at a time at each offered rate and a dynamic batcher served them in batches; latency counts from each request's intended arrival to its result, queue wait included. A point is saturated when the batcher fell behind its arrivals (its percentiles hold for that window only); dropped requests met a full queue (--queue-limit). Predicted figures are the planner's: a simulation of the same batcher over the batch times measured before the first point, not a measurement. Offload runs record no energy per request yet. Sources read Fn points[i]: file n, index i of its offload points.";
+
+/// The section's content.
+pub struct OffloadSection {
+    /// One row per offload run: its best rate, batching and p99.
+    pub summary: Table,
+    /// Every point of every run.
+    pub points: Table,
+    /// Latency against offered rate, one chart per algorithm and operation.
+    pub charts: Vec<Chart>,
+}
+
+/// The offload runs of the loaded files, each with its file's index.
+fn runs<'a>(ds: &Dataset<'a>) -> Vec<(usize, &'a OffloadRun)> {
+    ds.runs
+        .iter()
+        .enumerate()
+        .filter_map(|(f, r)| r.offload.as_ref().map(|o| (f, o)))
+        .collect()
+}
+
+/// The section, when any file is an offload run with points.
+pub fn section(ds: &Dataset) -> Option<OffloadSection> {
+    let runs: Vec<(usize, &OffloadRun)> = runs(ds)
+        .into_iter()
+        .filter(|(_, o)| !o.points.is_empty())
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    Some(OffloadSection {
+        summary: summary_table(&runs),
+        points: points_table(&runs),
+        charts: charts(&runs),
+    })
+}
+
+/// `liboqs-cpu, 2 workers`.
+fn setup(o: &OffloadRun) -> String {
+    format!(
+        "{}, {} worker{}",
+        o.backend,
+        o.workers,
+        if o.workers == 1 { "" } else { "s" }
+    )
+}
+
+fn operation(o: &OffloadRun) -> String {
+    format!("{} {}", o.algorithm, o.operation)
+}
+
+/// `max-batch 8, max-wait 0.5 ms`.
+fn batching(p: &Point) -> String {
+    format!("max-batch {}, max-wait {} ms", p.max_batch, p.max_wait_ms)
+}
+
+/// The point a run's row stands for: the highest offered rate that met
+/// the objective and kept up (with an objective), else the highest that
+/// kept up; with its index.
+fn best(o: &OffloadRun) -> Option<(usize, &Point)> {
+    o.points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| kept_up(p) && (o.slo.is_none() || p.meets_slo == Some(true)))
+        .max_by(|a, b| a.1.offered_rate.total_cmp(&b.1.offered_rate))
+}
+
+fn source(file: usize, index: usize) -> Cell {
+    Cell::text(format!("F{} points[{index}]", file + 1)).class("src")
+}
+
+fn summary_table(runs: &[(usize, &OffloadRun)]) -> Table {
+    let mut t = Table::new(
+        "t-offload",
+        &[
+            "Backend",
+            "Operation",
+            "Objective",
+            "Highest rate measured under it",
+            "Batching used",
+            "p99 there",
+            "Planner's highest rate",
+            "Source",
+        ],
+        false,
+    );
+    for &(file, o) in runs {
+        let objective = o.slo.clone().unwrap_or_else(|| "none".into());
+        let (rate, batch, p99, src) = match best(o) {
+            Some((i, p)) => (
+                Cell::num(units::ops(p.offered_rate))
+                    .below(if o.slo.is_some() {
+                        format!("served {}", units::ops(p.achieved_rate))
+                    } else {
+                        "no objective: the highest that kept up".into()
+                    })
+                    .value(p.offered_rate),
+                Cell::text(batching(p)),
+                Cell::num(units::time_ms(p.waits.latency_ms.p99))
+                    .below(match &p.predicted_latency_ms {
+                        Some(q) => format!("predicted {}", units::time_ms(q.p99)),
+                        None => "no prediction".into(),
+                    })
+                    .value(p.waits.latency_ms.p99),
+                source(file, i),
+            ),
+            None => (
+                Cell::text("none").class("bad").below(format!(
+                    "of {} rate(s) measured, none {}",
+                    o.points.len(),
+                    if o.slo.is_some() {
+                        "met it and kept up"
+                    } else {
+                        "kept up"
+                    }
+                )),
+                Cell::empty(),
+                Cell::empty(),
+                Cell::text(format!("F{} offload", file + 1)).class("src"),
+            ),
+        };
+        let planned = match (&o.slo, &o.predicted_max_rate_under_slo) {
+            (None, _) => Cell::empty(),
+            (Some(_), None) => Cell::text("none").below("even a light load misses it"),
+            (Some(_), Some(p)) => Cell::num(units::ops(p.offered_rate))
+                .below(format!(
+                    "{}, p99 {}",
+                    batching(p),
+                    units::time_ms(p.waits.latency_ms.p99)
+                ))
+                .value(p.offered_rate),
+        };
+        t.rows.push(Row {
+            filters: vec![],
+            cells: vec![
+                Cell::text(setup(o)),
+                Cell::text(operation(o)),
+                Cell::text(objective),
+                rate,
+                batch,
+                p99,
+                planned,
+                src,
+            ],
+        });
+    }
+    t
+}
+
+/// What became of a point, in a few words.
+fn state(p: &Point) -> Cell {
+    let mut words = vec![];
+    if p.saturated {
+        words.push("saturated".to_string());
+    }
+    if p.dropped > 0 {
+        words.push(format!("{} dropped", units::grouped(p.dropped as f64)));
+    }
+    match p.meets_slo {
+        Some(true) => words.push("objective met".into()),
+        Some(false) => words.push("objective missed".into()),
+        None => {}
+    }
+    let bad = p.saturated || p.dropped > 0 || p.meets_slo == Some(false);
+    let text = if words.is_empty() {
+        "kept up".to_string()
+    } else {
+        words.join(", ")
+    };
+    Cell::text(text).class(if bad { "bad" } else { "good" })
+}
+
+fn points_table(runs: &[(usize, &OffloadRun)]) -> Table {
+    let mut t = Table::new(
+        "t-offload-points",
+        &[
+            "Backend",
+            "Operation",
+            "Offered",
+            "Served",
+            "Batching",
+            "Latency p50",
+            "Latency p99",
+            "Queue p99",
+            "Service p99",
+            "State",
+            "Source",
+        ],
+        false,
+    );
+    for &(file, o) in runs {
+        for (i, p) in o.points.iter().enumerate() {
+            let l = &p.waits.latency_ms;
+            let predicted = |q: Option<f64>| match q {
+                Some(v) => format!("predicted {}", units::time_ms(v)),
+                None => "no prediction".into(),
+            };
+            t.rows.push(Row {
+                filters: vec![],
+                cells: vec![
+                    Cell::text(setup(o)),
+                    Cell::text(operation(o)),
+                    Cell::num(units::ops(p.offered_rate)).value(p.offered_rate),
+                    Cell::num(units::ops(p.achieved_rate)).value(p.achieved_rate),
+                    Cell::text(batching(p)),
+                    Cell::num(units::time_ms(l.p50))
+                        .below(predicted(p.predicted_latency_ms.map(|q| q.p50)))
+                        .value(l.p50),
+                    Cell::num(units::time_ms(l.p99))
+                        .below(predicted(p.predicted_latency_ms.map(|q| q.p99)))
+                        .value(l.p99),
+                    Cell::num(units::time_ms(p.waits.queue_ms.p99)).value(p.waits.queue_ms.p99),
+                    Cell::num(units::time_ms(p.waits.service_ms.p99)).value(p.waits.service_ms.p99),
+                    state(p),
+                    source(file, i),
+                ],
+            });
+        }
+    }
+    t
+}
+
+/// One chart per algorithm and operation, every run of it on it.
+fn charts(runs: &[(usize, &OffloadRun)]) -> Vec<Chart> {
+    let mut keys: Vec<(String, String)> = runs
+        .iter()
+        .map(|(_, o)| (o.algorithm.clone(), o.operation.clone()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|(alg, op)| {
+            let mine: Vec<&(usize, &OffloadRun)> = runs
+                .iter()
+                .filter(|(_, o)| o.algorithm == alg && o.operation == op)
+                .collect();
+            let several = mine.len() > 1;
+            let (mut lines, mut marks) = (vec![], Marks::default());
+            for &&(file, o) in &mine {
+                let name = if several {
+                    format!("{} {}w F{}", o.backend, o.workers, file + 1)
+                } else {
+                    format!("{} {}w", o.backend, o.workers)
+                };
+                let line = |what: &str, at: &dyn Fn(&Point) -> Option<f64>| Line {
+                    name: format!("{name} {what}"),
+                    points: o
+                        .points
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, p)| {
+                            let v = at(p).filter(|v| v.is_finite() && *v > 0.0)?;
+                            Some((p.offered_rate, v, SrcRef { file, index: i }))
+                        })
+                        .collect(),
+                };
+                lines.push(line("p50", &|p| Some(p.waits.latency_ms.p50)));
+                lines.push(line("p99", &|p| Some(p.waits.latency_ms.p99)));
+                lines.push(line("p99 predicted", &|p| {
+                    p.predicted_latency_ms.map(|q| q.p99)
+                }));
+                for (i, p) in o.points.iter().enumerate().filter(|(_, p)| !kept_up(p)) {
+                    marks.rings.push((
+                        p.offered_rate,
+                        p.waits.latency_ms.p99,
+                        format!(
+                            "{name}: {} offered, {} served: {} (F{} points[{i}])",
+                            units::ops(p.offered_rate),
+                            units::ops(p.achieved_rate),
+                            if p.saturated {
+                                "saturated, the queue grew"
+                            } else {
+                                "requests dropped at the queue limit"
+                            },
+                            file + 1
+                        ),
+                    ));
+                }
+                if let Some(slo) = o.slo.as_deref().and_then(|s| s.parse::<Slo>().ok()) {
+                    let label = format!("objective {}", o.slo.as_deref().unwrap_or_default());
+                    if !marks.rules.iter().any(|r| r.0 == label) {
+                        marks.rules.push((label, slo.bound_ms));
+                    }
+                }
+            }
+            lines.retain(|l| !l.points.is_empty());
+            let hover = |name: &str, x: f64, y: f64| {
+                format!("{name}: {} offered → {}", units::ops(x), units::time_ms(y))
+            };
+            let axes = Axes {
+                x: "offered rate, requests per second",
+                y: "latency, milliseconds",
+                x_unit: "/s",
+                y_unit: " ms",
+                hover: &hover,
+                sourced: false,
+            };
+            Chart {
+                title: format!("{alg} {op}: latency against offered rate"),
+                caption: "Latency from each request's intended arrival at each offered rate (log-log): the median (p50), the 99th percentile (p99) and the planner's predicted p99. The dashed line is the objective; a circled point is saturated or dropped requests. Hover a mark for its figure and source point.".into(),
+                svg: plot(&format!("{alg} {op} latency against offered rate"), &axes, &lines, &marks),
+            }
+        })
+        .collect()
+}
