@@ -336,8 +336,12 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
     pqc_i32(*w)[MLDSA_N] = sm.u.p + P::L + P::K;
     MLDSA_BLK_FOR(s, P::L) mldsa_blk_expand_mask<LEVEL>(&sm.hs[s], y[s], sm.rhopp, (kappa + s) & 0xFFFF);
     __syncthreads();
+    // No barrier between the copy and the NTT: with blockDim.x dividing 128
+    // (the launch gives 128 threads; 32 and 64 hold too), the thread that
+    // copies coefficients j and j + 128 of a polynomial is the one whose
+    // first butterfly (len 128) reads them, and the NTT's barrier after that
+    // layer orders everything later.
     MLDSA_BLK_FOR(c, P::L * MLDSA_N) tmp[c >> 8][c & 255] = y[c >> 8][c & 255];
-    __syncthreads();
     mldsa_blk_ntt(&tmp[0][0], P::L);
     // w = NTT^-1(A^ o NTT(y)), reduced to [0, q).
     MLDSA_BLK_FOR(c, P::K * MLDSA_N) {
