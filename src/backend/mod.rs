@@ -72,6 +72,17 @@ pub trait Prepared {
         }
         Ok(())
     }
+    /// One timed window around no work, measured by the same machinery
+    /// as `run` (the timer, and on a CPU the threads' release and join):
+    /// the floor under every window `run` returns. `None` where the
+    /// backend has no way to time an empty window.
+    fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
+        None
+    }
+    /// What `empty_window` times, said in the run file.
+    fn empty_window_method(&self) -> &'static str {
+        ""
+    }
     /// What the end-to-end window covers, said in the record.
     fn end_to_end_window(&self) -> &'static str {
         ""

@@ -577,6 +577,7 @@ fn plan(
             timing: crate::measure::runner::Timing {
                 max_seconds: opts.max_seconds,
                 launch_target_s: opts.launch_target_s,
+                until_noise: opts.until_noise,
                 ..Default::default()
             },
         },
@@ -684,6 +685,7 @@ mod tests {
             backends: vec![],
             batch: BatchRequest::Default,
             runs: 1,
+            until_noise: None,
             warmup: 1,
             threads: vec![1],
             message_size: 1024,

@@ -51,6 +51,8 @@ pub struct LoadedRun {
     pub cluster: Option<crate::schema::cluster::Cluster>,
     /// A sweep's warm-up, window and wall time, when the file has them.
     pub sweep: Option<crate::schema::run_file::SweepInfo>,
+    /// Readable floors per backend and thread count (`floor`).
+    pub floor: Vec<(usize, crate::schema::run_file::Floor)>,
 }
 
 /// The longest string field a report shows; longer ones (a 200 MB host
@@ -177,6 +179,7 @@ pub fn parse_run(
         false,
         &mut warnings,
     );
+    let floor = typed_array::<crate::schema::run_file::Floor>(&top, "floor", false, &mut warnings);
     let cluster = cluster_of(&top, &mut warnings);
     let sweep = sweep_of(&top, &mut warnings);
     let file_name = path
@@ -198,6 +201,7 @@ pub fn parse_run(
             aggregates,
             cluster,
             sweep,
+            floor,
         },
         warnings,
     ))
