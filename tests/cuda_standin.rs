@@ -241,7 +241,23 @@ fn latency_mode_runs_single_operations() {
         assert_eq!(r["mode"], "latency");
         assert_eq!(r["batch"], 1);
         assert!(r["latency_p50_us"].as_f64().unwrap() > 0.0);
+        // The floor: the empty kernel between the batch's events, and the
+        // empty kernel's launch rate.
+        let f = &r["floor"];
+        assert!(f["seconds"].as_f64().unwrap() > 0.0, "{r:#}");
+        assert!(f["launches_per_s"].as_f64().unwrap() > 0.0, "{r:#}");
+        assert!(
+            f["method"].as_str().unwrap().contains("empty kernel"),
+            "{r:#}"
+        );
+        assert!(r["window_over_floor"].as_f64().unwrap() > 0.0, "{r:#}");
     }
+    let run: Value = serde_json::from_slice(&std::fs::read(run_file(d.path())).unwrap()).unwrap();
+    let floors = run["floor"].as_array().unwrap();
+    assert_eq!(floors.len(), 1, "{floors:#?}");
+    assert_eq!(floors[0]["backend"], "native-gpu");
+    assert_eq!(floors[0]["records"], 18);
+    assert!(floors[0]["launches_per_s"].as_f64().unwrap() > 0.0);
 }
 
 #[test]

@@ -8,13 +8,13 @@ use crate::schema::run_file::Floor;
 /// One [`Floor`] per (backend, threads) whose records timed an empty
 /// window, in the order first measured.
 pub fn floors(records: &[Record]) -> Vec<Floor> {
-    let mut groups: Vec<(Floor, Vec<f64>)> = vec![];
+    let mut groups: Vec<(Floor, Vec<f64>, Vec<f64>)> = vec![];
     for r in records {
         let Some(f) = &r.floor else { continue };
         let at = groups
             .iter()
-            .position(|(g, _)| g.backend == r.backend && g.threads == r.threads);
-        let (g, seconds) = match at {
+            .position(|(g, _, _)| g.backend == r.backend && g.threads == r.threads);
+        let (g, seconds, rates) = match at {
             Some(i) => &mut groups[i],
             None => {
                 groups.push((
@@ -24,8 +24,10 @@ pub fn floors(records: &[Record]) -> Vec<Floor> {
                         seconds: 0.0,
                         records: 0,
                         samples: 0,
+                        launches_per_s: None,
                         method: f.method.clone(),
                     },
+                    vec![],
                     vec![],
                 ));
                 groups.last_mut().expect("just pushed")
@@ -34,11 +36,13 @@ pub fn floors(records: &[Record]) -> Vec<Floor> {
         g.records += 1;
         g.samples += f.samples;
         seconds.push(f.seconds);
+        rates.extend(f.launches_per_s);
     }
     groups
         .into_iter()
-        .filter_map(|(mut g, seconds)| {
+        .filter_map(|(mut g, seconds, rates)| {
             g.seconds = percentile(&Sample::new(seconds).ok()?, 50.0);
+            g.launches_per_s = Sample::new(rates).ok().map(|r| percentile(&r, 50.0));
             Some(g)
         })
         .collect()
@@ -55,6 +59,7 @@ mod tests {
             floor: floor.map(|seconds| EmptyWindow {
                 seconds,
                 samples: 51,
+                launches_per_s: (threads == 1).then_some(1e5 * seconds),
                 method: "test".into(),
             }),
             ..Record::unmeasured(
@@ -88,6 +93,9 @@ mod tests {
             (1, 2e-8, 3, 153)
         );
         assert_eq!((f[1].threads, f[1].seconds, f[1].records), (2, 5e-5, 1));
+        // Launch rates where the records have them, at their median.
+        assert!((f[0].launches_per_s.unwrap() - 2e-3).abs() < 1e-12, "{f:?}");
+        assert_eq!(f[1].launches_per_s, None);
         assert!(floors(&[rec("b", 1, None)]).is_empty());
     }
 }

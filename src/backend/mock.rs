@@ -125,6 +125,9 @@ impl Prepared for MockBatch {
         self.end_to_end.map(Ok)
     }
     fn end_to_end_window(&self) -> &'static str {
-        "scripted end-to-end durations (mock, test only)"
+        match self.end_to_end {
+            Some(_) => "scripted end-to-end durations (mock, test only)",
+            None => "",
+        }
     }
 }

@@ -79,11 +79,17 @@ pub trait Prepared {
     fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
         None
     }
+    /// How many empty launches per second the device takes back to back
+    /// (a GPU: the empty kernel); `None` where there is no launch.
+    fn empty_launch_rate(&mut self) -> Option<anyhow::Result<f64>> {
+        None
+    }
     /// What `empty_window` times, said in the run file.
     fn empty_window_method(&self) -> &'static str {
         ""
     }
-    /// What the end-to-end window covers, said in the record.
+    /// What the end-to-end window covers, said in the record; empty where
+    /// there is none (`run_end_to_end` gives `None`).
     fn end_to_end_window(&self) -> &'static str {
         ""
     }

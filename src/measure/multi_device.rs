@@ -242,6 +242,9 @@ impl Prepared for WatchedBatch {
     fn empty_window_method(&self) -> &'static str {
         self.inner.empty_window_method()
     }
+    fn empty_launch_rate(&mut self) -> Option<anyhow::Result<f64>> {
+        self.inner.empty_launch_rate()
+    }
     fn end_to_end_window(&self) -> &'static str {
         self.inner.end_to_end_window()
     }

@@ -365,9 +365,11 @@ fn floor(prepared: &mut dyn Prepared) -> anyhow::Result<Option<EmptyWindow>> {
         }
     }
     let s = Sample::new(seconds)?;
+    let launches_per_s = prepared.empty_launch_rate().transpose()?;
     Ok(Some(EmptyWindow {
         seconds: percentile(&s, 50.0),
         samples: s.len(),
+        launches_per_s,
         method: prepared.empty_window_method().to_string(),
     }))
 }
@@ -496,6 +498,11 @@ fn end_to_end_runs(
     budget: &Budget,
     kernel_wall: Duration,
 ) -> Result<(), RunError> {
+    // Nothing to copy (a CPU): no end-to-end runs, so nothing a budget
+    // could cut.
+    if prepared.end_to_end_window().is_empty() {
+        return Ok(());
+    }
     let mut e2e = EndToEnd {
         timed_window: prepared.end_to_end_window().to_string(),
         run_seconds: vec![],
@@ -933,7 +940,10 @@ mod tests {
         let used = rec.runs_used.unwrap();
         assert!((1..1000).contains(&used), "{used}");
         assert_eq!(rec.runs_completed, Some(used));
-        assert!(rec.cut.unwrap().contains("--max-seconds 0.3"));
+        let cut = rec.cut.unwrap();
+        assert!(cut.contains("--max-seconds 0.3"), "{cut}");
+        // A backend with nothing to copy has no end-to-end run to cut.
+        assert!(!cut.contains("end-to-end"), "{cut}");
     }
 
     #[test]

@@ -103,6 +103,7 @@ mod tests {
         r.floor = Some(EmptyWindow {
             seconds: 1e-3 / over_floor,
             samples: 51,
+            launches_per_s: None,
             method: "test".into(),
         });
         r.window_over_floor = Some(over_floor);

@@ -176,10 +176,14 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<MetaRow> {
             .iter()
             .map(|(_, f)| {
                 format!(
-                    "{} {}t {}",
+                    "{} {}t {}{}",
                     f.backend,
                     f.threads,
-                    crate::core::units::time_ms(f.seconds * 1000.0)
+                    crate::core::units::time_ms(f.seconds * 1000.0),
+                    f.launches_per_s.map_or(String::new(), |r| format!(
+                        " ({} empty launches/s)",
+                        crate::core::units::grouped(r)
+                    ))
                 )
             })
             .collect();

@@ -46,6 +46,9 @@ pub struct EmptyWindow {
     pub seconds: f64,
     /// Empty windows timed.
     pub samples: usize,
+    /// GPU: empty kernels launched per second back to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches_per_s: Option<f64>,
     /// What the empty window holds.
     pub method: String,
 }

@@ -64,6 +64,10 @@ pub struct Floor {
     pub records: usize,
     /// Empty windows timed in all.
     pub samples: usize,
+    /// GPU: the median over its records of the empty kernel's launch rate,
+    /// launches per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches_per_s: Option<f64>,
     /// What an empty window holds.
     pub method: String,
 }

@@ -10,6 +10,7 @@ use crate::backend::native_gpu::launch::pinned;
 use crate::backend::native_gpu::launch::timed;
 use crate::backend::native_gpu::launch::KernelArgs;
 use crate::backend::native_gpu::launch::LATENCY_METHOD;
+use crate::backend::native_gpu::launch::{empty_launch_rate, wait_on_device, EMPTY_WINDOW_METHOD};
 use crate::backend::Prepared;
 
 use crate::core::catalog::{Algorithm, Operation};
@@ -174,6 +175,19 @@ impl Prepared for GpuBatch {
     fn run(&mut self) -> anyhow::Result<Duration> {
         let (st, hold) = (self.stream.clone(), self.hold.clone());
         timed(&st, &hold, || self.queue_launch())
+    }
+
+    fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
+        let (st, hold) = (self.stream.clone(), self.hold.clone());
+        Some(timed(&st, &hold, || wait_on_device(&st, &hold, 0)))
+    }
+
+    fn empty_launch_rate(&mut self) -> Option<anyhow::Result<f64>> {
+        Some(empty_launch_rate(&self.stream, &self.hold))
+    }
+
+    fn empty_window_method(&self) -> &'static str {
+        EMPTY_WINDOW_METHOD
     }
 
     fn run_end_to_end(&mut self) -> Option<anyhow::Result<Duration>> {
