@@ -52,6 +52,7 @@ fn bad_input_names_the_value_and_what_is_valid() {
             "--max-runs 2",
         ),
         (&["cpu", "--max-runs", "50"], "--runs auto only"),
+        (&["cpu", "--cache", "cold"], "--cache cold"),
         (&["cpu", "--alg", "ML-KEM-2048"], "valid: ML-KEM-512"),
         (&["bench", "--backend", "tpu"], "valid: liboqs-cpu"),
         (&["cpu", "--op", "sing"], "valid: keygen"),

@@ -84,6 +84,11 @@ pub trait Prepared {
     fn empty_launch_rate(&mut self) -> Option<anyhow::Result<f64>> {
         None
     }
+    /// GPU batches: `warm` (what the last run left in L2 stays there) or
+    /// `cold` (L2 flushed before each timed run); `None` on a CPU.
+    fn cache(&self) -> Option<&'static str> {
+        None
+    }
     /// What `empty_window` times, said in the run file.
     fn empty_window_method(&self) -> &'static str {
         ""

@@ -196,6 +196,11 @@ pub struct BenchArgs {
     /// [default: the variant the static cost predicts fastest on the device]
     #[arg(long, value_name = "VARIANT", value_parser = ["thread", "warp", "block"])]
     pub kernel: Option<String>,
+    /// GPU backends: warm (inputs and state left in L2 by the previous run)
+    /// or cold (before each timed run, outside its window, a write over a
+    /// device buffer of twice the L2 size evicts them).
+    #[arg(long, value_name = "warm|cold", default_value = "warm", value_parser = ["warm", "cold"])]
+    pub cache: String,
     /// Per-operation latency: batch 1, `--runs` timed single operations.
     #[arg(long)]
     pub latency: bool,
@@ -269,6 +274,8 @@ pub struct BenchOptions {
     pub sample_period_ms: Option<f64>,
     /// Latency mode.
     pub latency: bool,
+    /// `--cache cold`: L2 flushed before each timed GPU run.
+    pub cold_cache: bool,
     /// The native GPU kernel variant asked for (`--kernel`).
     pub kernel: Option<crate::backend::native_gpu::sizing::Variant>,
     /// Seconds per record, if limited.
@@ -420,6 +427,7 @@ impl BenchArgs {
             devices,
             sample_period_ms: self.sample_period_ms,
             latency: self.latency,
+            cold_cache: self.cache == "cold",
             kernel: self
                 .kernel
                 .as_deref()

@@ -245,6 +245,9 @@ impl Prepared for WatchedBatch {
     fn empty_launch_rate(&mut self) -> Option<anyhow::Result<f64>> {
         self.inner.empty_launch_rate()
     }
+    fn cache(&self) -> Option<&'static str> {
+        self.inner.cache()
+    }
     fn end_to_end_window(&self) -> &'static str {
         self.inner.end_to_end_window()
     }

@@ -189,6 +189,7 @@ pub fn measure_as(
     rec.threads = prepared.threads();
     rec.timed_window = prepared.timed_window().to_string();
     rec.kernel = prepared.kernel();
+    rec.cache = prepared.cache().map(str::to_string);
     match timed_runs(
         prepared.as_mut(),
         cfg,

@@ -145,6 +145,11 @@ pub struct Record {
     /// median, when timing stopped; absent below six runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_reached: Option<f64>,
+    /// GPU records: `warm` (inputs and state left in L2 by the previous
+    /// run) or `cold` (`--cache cold`: L2 flushed before each timed run,
+    /// outside its window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
     /// The floor under this batch's timed window: the same window around
     /// no work, timed by the same machinery (see `RunFile::floor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -426,6 +431,7 @@ impl Record {
             stopped_by: None,
             max_noise: None,
             noise_reached: None,
+            cache: None,
             floor: None,
             window_over_floor: None,
             batch_basis: None,
