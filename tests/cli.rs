@@ -42,6 +42,17 @@ fn bad_input_names_the_value_and_what_is_valid() {
             "at most",
         ),
         (&["cpu", "--runs", "0"], "--runs 0"),
+        (&["cpu", "--runs", "sometimes"], "or auto"),
+        (
+            &["cpu", "--runs", "auto", "--max-noise", "-1"],
+            "--max-noise -1",
+        ),
+        (
+            &["cpu", "--runs", "auto", "--max-runs", "2"],
+            "--max-runs 2",
+        ),
+        (&["cpu", "--max-runs", "50"], "--runs auto only"),
+        (&["cpu", "--cache", "cold"], "--cache cold"),
         (&["cpu", "--alg", "ML-KEM-2048"], "valid: ML-KEM-512"),
         (&["bench", "--backend", "tpu"], "valid: liboqs-cpu"),
         (&["cpu", "--op", "sing"], "valid: keygen"),
@@ -240,6 +251,45 @@ fn a_run_writes_a_run_file_and_cupqc_shaped_files() {
             vec!["KeyGen", "Sign", "Verify"]
         );
     }
+}
+
+#[test]
+fn runs_auto_says_how_many_runs_each_record_used_and_what_stopped_it() {
+    let d = tempfile::tempdir().unwrap();
+    common::ok_into(
+        "cpu --alg ML-KEM-512 --op keygen,encaps --batch 4 --threads 1 --runs auto --max-noise 20 --max-runs 12",
+        d.path(),
+    );
+    let run = read_json(&run_files(d.path())[0]);
+    let recs = run["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 2);
+    for r in recs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["runs_requested"], 12);
+        assert_eq!(r["max_noise"].as_f64(), Some(0.2));
+        let used = r["runs_used"].as_u64().unwrap();
+        assert_eq!(r["run_seconds"].as_array().unwrap().len() as u64, used);
+        // Which condition held depends on this machine's noise; either way
+        // the record must agree with it.
+        let reached = r["noise_reached"].as_f64().unwrap();
+        match r["stopped_by"].as_str().unwrap() {
+            "noise" => assert!((6..=12).contains(&used) && reached < 0.2, "{r}"),
+            "max_runs" => assert!(used == 12 && reached >= 0.2, "{r}"),
+            other => panic!("stopped by {other} without a time limit: {r}"),
+        }
+    }
+    // A fixed count says nothing of the kind.
+    let d = tempfile::tempdir().unwrap();
+    common::ok_into(
+        "cpu --alg ML-KEM-512 --op keygen --batch 4 --threads 1 --runs 3",
+        d.path(),
+    );
+    let run = read_json(&run_files(d.path())[0]);
+    let r = &run["records"][0];
+    assert!(
+        r.get("runs_used").is_none() && r.get("stopped_by").is_none(),
+        "{r}"
+    );
 }
 
 #[test]

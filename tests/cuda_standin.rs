@@ -241,7 +241,23 @@ fn latency_mode_runs_single_operations() {
         assert_eq!(r["mode"], "latency");
         assert_eq!(r["batch"], 1);
         assert!(r["latency_p50_us"].as_f64().unwrap() > 0.0);
+        // The floor: the empty kernel between the batch's events, and the
+        // empty kernel's launch rate.
+        let f = &r["floor"];
+        assert!(f["seconds"].as_f64().unwrap() > 0.0, "{r:#}");
+        assert!(f["launches_per_s"].as_f64().unwrap() > 0.0, "{r:#}");
+        assert!(
+            f["method"].as_str().unwrap().contains("empty kernel"),
+            "{r:#}"
+        );
+        assert!(r["window_over_floor"].as_f64().unwrap() > 0.0, "{r:#}");
     }
+    let run: Value = serde_json::from_slice(&std::fs::read(run_file(d.path())).unwrap()).unwrap();
+    let floors = run["floor"].as_array().unwrap();
+    assert_eq!(floors.len(), 1, "{floors:#?}");
+    assert_eq!(floors[0]["backend"], "native-gpu");
+    assert_eq!(floors[0]["records"], 18);
+    assert!(floors[0]["launches_per_s"].as_f64().unwrap() > 0.0);
 }
 
 #[test]
@@ -839,4 +855,94 @@ fn the_gate_copies_back_only_its_sampled_slots() {
             .contains("pqcprof_hold"),
         "{r:#}"
     );
+}
+
+/// The timed windows of a kernel in a stand-in call log: each from a
+/// launch of the hold followed by its start event to the line before the
+/// next launch of the hold (or the log's end), holding a launch of a kernel
+/// other than the hold; as (index of the hold's line, the lines after it).
+/// Windows of nothing but the hold (the floor) are left out.
+fn windows(log: &[String]) -> Vec<(usize, &[String])> {
+    let holds: Vec<usize> = (0..log.len())
+        .filter(|&i| log[i] == "launch pqcprof_hold")
+        .chain([log.len()])
+        .collect();
+    holds
+        .windows(2)
+        .map(|p| (p[0], &log[p[0] + 1..p[1]]))
+        .filter(|(_, seg)| {
+            seg.first().is_some_and(|l| l == "event")
+                && seg
+                    .iter()
+                    .any(|l| l.starts_with("launch ") && l != "launch pqcprof_hold")
+        })
+        .collect()
+}
+
+#[test]
+fn cache_cold_flushes_l2_before_each_timed_run_outside_its_window() {
+    if nvrtc_or_skip("cache_cold_flushes_l2_before_each_timed_run_outside_its_window").is_none() {
+        return;
+    }
+    // The stand-in reports a 1 MiB L2: the flush writes 2 MiB.
+    let flush = "memset 2097152";
+    for cache in ["cold", "warm"] {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("calls.log");
+        let (code, stdout, stderr) = gpu(
+            d.path(),
+            &[("CALL_LOG", log.to_str().unwrap())],
+            &[
+                "--alg",
+                "ML-KEM-512",
+                "--op",
+                "keygen",
+                "--batch",
+                "32",
+                "--runs",
+                "3",
+                "--cache",
+                cache,
+            ],
+        );
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        assert_all_ok_and_emulated(d.path(), 1, cache);
+        assert_eq!(records(d.path())[0]["cache"], cache);
+        let lines: Vec<String> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let w = windows(&lines);
+        // The warm-up, 3 kernel-only runs and 3 end-to-end runs.
+        assert_eq!(w.len(), 7, "{cache}: {lines:#?}");
+        for (i, seg) in w {
+            // Cold: the flush is queued right before the hold, so before
+            // the window's start event; warm: no flush at all.
+            let flushed = i > 0 && lines[i - 1] == flush;
+            assert_eq!(
+                flushed,
+                cache == "cold",
+                "{cache}: hold at line {i}: {lines:#?}"
+            );
+            // The next run's flush comes after this window's end event,
+            // and nothing is written inside the window.
+            let seg = match seg.split_last() {
+                Some((last, rest)) if last == flush => rest,
+                _ => seg,
+            };
+            assert_eq!(
+                seg.last().map(String::as_str),
+                Some("event"),
+                "{cache}: line {i}: {seg:#?}"
+            );
+            assert!(
+                !seg.iter().any(|l| l.starts_with("memset")),
+                "{cache}: line {i}: {seg:#?}"
+            );
+        }
+        if cache == "warm" {
+            assert!(!lines.iter().any(|l| l == flush), "{lines:#?}");
+        }
+    }
 }

@@ -294,6 +294,12 @@ impl<C: CheckedChunk> Prepared for CpuBatch<C> {
         self.pinning = r.pinning;
         Ok(r.window)
     }
+    fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
+        Some(crate::backend::parallel::empty_window(self.chunks.len()))
+    }
+    fn empty_window_method(&self) -> &'static str {
+        "the batch's own window around chunks with no operations: two clock reads on one thread; with several, the threads spawned, pinned and released at a barrier, the window from the first start to the last end"
+    }
     fn check(&mut self) -> anyhow::Result<GateReport> {
         let mut total = GateReport {
             checked_ops: 0,

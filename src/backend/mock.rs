@@ -31,6 +31,8 @@ pub struct Mock {
     pub runs_made: Arc<AtomicUsize>,
     /// Wall time each run really takes (a sleep), for time budgets.
     pub wall: Option<Duration>,
+    /// What an empty window measures; `None`: the mock has none.
+    pub floor: Option<Duration>,
 }
 
 impl Backend for Mock {
@@ -70,6 +72,7 @@ impl Backend for Mock {
             end_to_end: self.end_to_end,
             runs_made: self.runs_made.clone(),
             wall: self.wall,
+            floor: self.floor,
         }))
     }
 }
@@ -81,9 +84,16 @@ struct MockBatch {
     end_to_end: Option<Duration>,
     runs_made: Arc<AtomicUsize>,
     wall: Option<Duration>,
+    floor: Option<Duration>,
 }
 
 impl Prepared for MockBatch {
+    fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
+        self.floor.map(Ok)
+    }
+    fn empty_window_method(&self) -> &'static str {
+        "scripted empty window (mock, test only)"
+    }
     fn run(&mut self) -> anyhow::Result<Duration> {
         if let Some(w) = self.wall {
             std::thread::sleep(w);
@@ -115,6 +125,9 @@ impl Prepared for MockBatch {
         self.end_to_end.map(Ok)
     }
     fn end_to_end_window(&self) -> &'static str {
-        "scripted end-to-end durations (mock, test only)"
+        match self.end_to_end {
+            Some(_) => "scripted end-to-end durations (mock, test only)",
+            None => "",
+        }
     }
 }

@@ -72,7 +72,29 @@ pub trait Prepared {
         }
         Ok(())
     }
-    /// What the end-to-end window covers, said in the record.
+    /// One timed window around no work, measured by the same machinery
+    /// as `run` (the timer, and on a CPU the threads' release and join):
+    /// the floor under every window `run` returns. `None` where the
+    /// backend has no way to time an empty window.
+    fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
+        None
+    }
+    /// How many empty launches per second the device takes back to back
+    /// (a GPU: the empty kernel); `None` where there is no launch.
+    fn empty_launch_rate(&mut self) -> Option<anyhow::Result<f64>> {
+        None
+    }
+    /// GPU batches: `warm` (what the last run left in L2 stays there) or
+    /// `cold` (L2 flushed before each timed run); `None` on a CPU.
+    fn cache(&self) -> Option<&'static str> {
+        None
+    }
+    /// What `empty_window` times, said in the run file.
+    fn empty_window_method(&self) -> &'static str {
+        ""
+    }
+    /// What the end-to-end window covers, said in the record; empty where
+    /// there is none (`run_end_to_end` gives `None`).
     fn end_to_end_window(&self) -> &'static str {
         ""
     }

@@ -155,6 +155,25 @@ pub fn run_chunks<C: Chunk>(chunks: &mut [C]) -> anyhow::Result<ChunkRun> {
     }
 }
 
+/// A chunk with no operations: what the floor of a window times.
+struct Idle;
+
+impl Chunk for Idle {
+    fn run(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// The window [`run_chunks`] measures around `threads` chunks that do
+/// nothing: the clock reads, and with several threads the spawning, pinning
+/// and barrier release that every timed batch of that many threads pays.
+/// What a batch's window must exceed many times over to be its operations'
+/// time rather than the timer's.
+pub fn empty_window(threads: usize) -> anyhow::Result<Duration> {
+    let mut idle: Vec<Idle> = (0..threads.max(1)).map(|_| Idle).collect();
+    Ok(run_chunks(&mut idle)?.window)
+}
+
 /// Pins the calling thread to one CPU (Linux) and checks that it took:
 /// the kernel's answer, and the thread's mask read back. Elsewhere the
 /// thread stays where the scheduler puts it.

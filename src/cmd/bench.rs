@@ -222,6 +222,7 @@ fn open_native(
     );
     let mut backend = NativeGpu::new(ordinal, &units).map_err(|e| format!("{e:#}"))?;
     backend.set_variant(opts.kernel);
+    backend.set_cold_cache(opts.cold_cache);
     for u in &backend.units {
         let name = kernels::unit_name(u.unit);
         match &u.origin {
@@ -399,8 +400,12 @@ fn options(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<BenchOptio
             opts.backends = names.iter().map(|n| n.to_string()).collect();
         }
     }
+    let cpu_only = opts.backends.iter().all(|b| b == liboqs::NAME) && !opts.backends.is_empty();
+    if opts.cold_cache && cpu_only {
+        bail!("invalid --cache cold: only GPU backends flush their L2 between runs, and this command runs liboqs-cpu only; use `pqcprof gpu` or `pqcprof bench`");
+    }
     if let Some(d) = &args.device {
-        if opts.backends.iter().all(|b| b == liboqs::NAME) && !opts.backends.is_empty() {
+        if cpu_only {
             bail!("invalid --device {d}: only GPU backends use a device, and this command runs liboqs-cpu only; use `pqcprof gpu` or `pqcprof bench`");
         }
     }
@@ -577,6 +582,7 @@ fn plan(
             timing: crate::measure::runner::Timing {
                 max_seconds: opts.max_seconds,
                 launch_target_s: opts.launch_target_s,
+                until_noise: opts.until_noise,
                 ..Default::default()
             },
         },
@@ -684,6 +690,7 @@ mod tests {
             backends: vec![],
             batch: BatchRequest::Default,
             runs: 1,
+            until_noise: None,
             warmup: 1,
             threads: vec![1],
             message_size: 1024,
@@ -692,6 +699,7 @@ mod tests {
             devices: crate::cmd::cli::DeviceSelection::One(0),
             sample_period_ms: None,
             latency: false,
+            cold_cache: false,
             kernel: None,
             max_seconds: None,
             deadline_s: None,

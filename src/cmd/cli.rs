@@ -156,9 +156,25 @@ pub struct BenchArgs {
     /// `all`; several devices run at once, one host thread each [default: 0]
     #[arg(long, value_name = "N|N,N...|all", allow_negative_numbers = true)]
     pub device: Option<String>,
-    /// Timed runs per operation.
-    #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
-    pub runs: usize,
+    /// Timed runs per operation, or `auto`: keep timing until the median
+    /// throughput's 95% interval is within --max-noise of it, --max-runs
+    /// are made, or --max-seconds (or --deadline) leaves no time for one
+    /// more; at least 5 runs. Each record says how many it used and what
+    /// stopped it.
+    #[arg(
+        long,
+        value_name = "N|auto",
+        default_value = "20",
+        allow_negative_numbers = true
+    )]
+    pub runs: String,
+    /// With --runs auto: the noise target, percent: the half-width of the
+    /// median's distribution-free 95% interval over the median [default: 1]
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub max_noise: Option<f64>,
+    /// With --runs auto: the most timed runs per operation [default: 200]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_runs: Option<usize>,
     /// Untimed warm-up runs before the correctness gate.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub warmup: usize,
@@ -180,6 +196,11 @@ pub struct BenchArgs {
     /// [default: the variant the static cost predicts fastest on the device]
     #[arg(long, value_name = "VARIANT", value_parser = ["thread", "warp", "block"])]
     pub kernel: Option<String>,
+    /// GPU backends: warm (inputs and state left in L2 by the previous run)
+    /// or cold (before each timed run, outside its window, a write over a
+    /// device buffer of twice the L2 size evicts them).
+    #[arg(long, value_name = "warm|cold", default_value = "warm", value_parser = ["warm", "cold"])]
+    pub cache: String,
     /// Per-operation latency: batch 1, `--runs` timed single operations.
     #[arg(long)]
     pub latency: bool,
@@ -232,8 +253,11 @@ pub struct BenchOptions {
     pub backends: Vec<String>,
     /// Batches asked for on the command line.
     pub batch: crate::core::batching::BatchRequest,
-    /// Timed runs.
+    /// Timed runs; with `--runs auto`, the most (`--max-runs`).
     pub runs: usize,
+    /// `--runs auto`: the noise target as a fraction (`--max-noise` / 100);
+    /// `None` for a fixed number of runs.
+    pub until_noise: Option<f64>,
     /// Warm-up runs.
     pub warmup: usize,
     /// CPU thread counts.
@@ -250,6 +274,8 @@ pub struct BenchOptions {
     pub sample_period_ms: Option<f64>,
     /// Latency mode.
     pub latency: bool,
+    /// `--cache cold`: L2 flushed before each timed GPU run.
+    pub cold_cache: bool,
     /// The native GPU kernel variant asked for (`--kernel`).
     pub kernel: Option<crate::backend::native_gpu::sizing::Variant>,
     /// Seconds per record, if limited.
@@ -372,6 +398,7 @@ impl BenchArgs {
         let algorithms = parse_algorithms(&self.algorithms).map_err(anyhow::Error::msg)?;
         let operations = parse_operations(&self.operations, &algorithms)?;
         let batch = self.batch_request()?;
+        let (runs, until_noise) = self.run_count()?;
         self.check_counts()?;
         let max_seconds = budget_seconds("max-seconds", self.max_seconds)?;
         let deadline_s = budget_seconds("deadline", self.deadline)?;
@@ -386,7 +413,8 @@ impl BenchArgs {
             operations,
             backends,
             batch,
-            runs: self.runs,
+            runs,
+            until_noise,
             warmup: self.warmup,
             threads,
             message_size: self.message_size,
@@ -399,6 +427,7 @@ impl BenchArgs {
             devices,
             sample_period_ms: self.sample_period_ms,
             latency: self.latency,
+            cold_cache: self.cache == "cold",
             kernel: self
                 .kernel
                 .as_deref()
@@ -448,9 +477,6 @@ impl BenchArgs {
     /// `--runs`, `--warmup`, `--message-size` and `--sample-period-ms`
     /// within their ranges.
     fn check_counts(&self) -> anyhow::Result<()> {
-        if self.runs == 0 || self.runs > MAX_RUNS {
-            bail!("invalid --runs {}: must be from 1 to {MAX_RUNS}", self.runs);
-        }
         if self.warmup > 1000 {
             bail!("invalid --warmup {}: must be from 0 to 1000", self.warmup);
         }
@@ -466,6 +492,43 @@ impl BenchArgs {
             }
         }
         Ok(())
+    }
+
+    /// `--runs` (a count, or `auto` with `--max-noise` and `--max-runs`):
+    /// the most timed runs, and the noise target that may stop them sooner.
+    fn run_count(&self) -> anyhow::Result<(usize, Option<f64>)> {
+        use crate::measure::budget::{AUTO_MIN_RUNS, DEFAULT_MAX_NOISE_PCT, DEFAULT_MAX_RUNS};
+        let given = self.runs.trim();
+        if !given.eq_ignore_ascii_case("auto") {
+            let n = given
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_RUNS).contains(n));
+            let Some(n) = n else {
+                bail!("invalid --runs {given}: must be a number from 1 to {MAX_RUNS}, or auto");
+            };
+            for (flag, set) in [
+                ("--max-noise", self.max_noise.map(|v| v.to_string())),
+                ("--max-runs", self.max_runs.map(|v| v.to_string())),
+            ] {
+                if let Some(v) = set {
+                    bail!("invalid {flag} {v} with --runs {n}: it applies to --runs auto only; add --runs auto or leave {flag} out");
+                }
+            }
+            return Ok((n, None));
+        }
+        if self.fresh_process || self.fresh_child {
+            bail!("invalid --runs auto with --fresh-process: each fresh-process run is a new process, and the count is fixed before they start; give --runs N");
+        }
+        let noise = self.max_noise.unwrap_or(DEFAULT_MAX_NOISE_PCT);
+        if !(noise.is_finite() && (0.01..=50.0).contains(&noise)) {
+            bail!("invalid --max-noise {noise}: must be a percentage from 0.01 to 50");
+        }
+        let most = self.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
+        if !(AUTO_MIN_RUNS..=MAX_RUNS).contains(&most) {
+            bail!("invalid --max-runs {most}: must be from {AUTO_MIN_RUNS} (the fewest runs --runs auto makes) to {MAX_RUNS}");
+        }
+        Ok((most, Some(noise / 100.0)))
     }
 
     /// `--launch-target-ms` from 0.1 ms to a minute.
@@ -634,7 +697,13 @@ mod tests {
     fn defaults_are_valid() {
         let o = args(&[]).validate().unwrap();
         assert_eq!(o.algorithms.len(), 6);
-        assert_eq!(o.runs, 20);
+        assert_eq!((o.runs, o.until_noise), (20, None));
+        let a = args(&["--runs", "AUTO"]).validate().unwrap();
+        assert_eq!((a.runs, a.until_noise), (200, Some(0.01)));
+        let a = args(&["--runs", "auto", "--max-noise", "0.5", "--max-runs", "40"])
+            .validate()
+            .unwrap();
+        assert_eq!((a.runs, a.until_noise), (40, Some(0.005)));
         assert_eq!(o.message_size, 1024);
         assert!(o.context.is_empty());
         assert_eq!(o.threads[0], 1);
@@ -646,6 +715,21 @@ mod tests {
         assert!(e(&["--batch", "0"]).contains("--batch 0"));
         assert!(e(&["--batch", "999999999"]).contains("50000000"));
         assert!(e(&["--runs", "0"]).contains("--runs 0"));
+        assert!(e(&["--runs", "often"]).contains("--runs often"));
+        assert!(e(&["--runs", "auto", "--max-noise", "0"]).contains("--max-noise 0"));
+        assert!(e(&["--runs", "auto", "--max-noise", "nan"]).contains("--max-noise NaN"));
+        assert!(e(&["--runs", "auto", "--max-runs", "4"]).contains("--max-runs 4"));
+        let alone = e(&["--max-noise", "2"]);
+        assert!(
+            alone.contains("--max-noise 2") && alone.contains("--runs auto"),
+            "{alone}"
+        );
+        assert!(e(&["--runs", "9", "--max-runs", "50"]).contains("--max-runs 50"));
+        let fresh = e(&["--runs", "auto", "--fresh-process"]);
+        assert!(
+            fresh.contains("--runs auto") && fresh.contains("--runs N"),
+            "{fresh}"
+        );
         let unknown = e(&["--alg", "ML-KEM-999"]);
         assert!(
             unknown.contains("ML-KEM-999") && unknown.contains("ML-KEM-768"),

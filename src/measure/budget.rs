@@ -31,7 +31,26 @@ pub struct Timing {
     /// with that count. Set by the session, so that the first records of a
     /// deadline cannot use up the time of the last ones.
     pub share: Option<(f64, usize)>,
+    /// `--runs auto`: stop timing once the median's relative 95% interval
+    /// half-width (a fraction, `--max-noise` / 100) is below this, after at
+    /// least [`AUTO_MIN_RUNS`] runs; the run count is then a ceiling
+    /// (`--max-runs`). `None`: a fixed number of runs.
+    pub until_noise: Option<f64>,
 }
+
+/// The fewest timed runs `--runs auto` makes before the noise may stop it.
+/// The median's distribution-free 95% interval needs six values, so the
+/// first stop on noise comes at the sixth run at the earliest.
+pub const AUTO_MIN_RUNS: usize = 5;
+
+/// `--max-runs`'s default: with the median's half-width near
+/// 2.46 sigma / sqrt(n) (1.96 times the median's standard error, 1.2533
+/// sigma / sqrt(n), for normal noise), 200 runs reach the 1% target for
+/// run-to-run noise up to about 5.7%; noisier records stop at 200.
+pub const DEFAULT_MAX_RUNS: usize = 200;
+
+/// `--max-noise`'s default, percent.
+pub const DEFAULT_MAX_NOISE_PCT: f64 = 1.0;
 
 impl Default for Timing {
     fn default() -> Self {
@@ -41,6 +60,7 @@ impl Default for Timing {
             record_start: None,
             launch_target_s: DEFAULT_LAUNCH_TARGET_S,
             share: None,
+            until_noise: None,
         }
     }
 }

@@ -236,6 +236,18 @@ impl Prepared for WatchedBatch {
     fn run_back_to_back(&mut self, launches: usize) -> anyhow::Result<()> {
         self.inner.run_back_to_back(launches)
     }
+    fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
+        self.inner.empty_window()
+    }
+    fn empty_window_method(&self) -> &'static str {
+        self.inner.empty_window_method()
+    }
+    fn empty_launch_rate(&mut self) -> Option<anyhow::Result<f64>> {
+        self.inner.empty_launch_rate()
+    }
+    fn cache(&self) -> Option<&'static str> {
+        self.inner.cache()
+    }
     fn end_to_end_window(&self) -> &'static str {
         self.inner.end_to_end_window()
     }

@@ -9,14 +9,14 @@
 use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::core::catalog::{Algorithm, Kind, Operation};
 use crate::core::exit::Interrupted;
-use crate::core::stats::{percentile, summarize, Sample, Summary};
+use crate::core::stats::{median_relative_half_width, percentile, summarize, Sample, Summary};
 use crate::monitor::{energy, RunUsage, Sampler};
-use crate::schema::record::{ClockReport, EndToEnd, Mode, Record, Status};
+use crate::schema::record::{ClockReport, EmptyWindow, EndToEnd, Mode, Record, Status, StoppedBy};
 use anyhow::Context;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::measure::budget::{cut_note, tail_reserve, Budget};
+use crate::measure::budget::{cut_note, tail_reserve, Budget, AUTO_MIN_RUNS};
 pub use crate::measure::budget::{Timing, DEFAULT_LAUNCH_TARGET_S};
 
 /// How one record is measured.
@@ -189,6 +189,7 @@ pub fn measure_as(
     rec.threads = prepared.threads();
     rec.timed_window = prepared.timed_window().to_string();
     rec.kernel = prepared.kernel();
+    rec.cache = prepared.cache().map(str::to_string);
     match timed_runs(
         prepared.as_mut(),
         cfg,
@@ -296,6 +297,26 @@ fn timed_runs(
         rec.run_seconds.push(elapsed.as_secs_f64());
         rec.usage.push(usage);
         progress(i + 1, cfg.runs);
+        if let Some(target) = cfg.timing.until_noise {
+            rec.noise_reached = run_noise(&rec.run_seconds);
+            if rec.run_seconds.len() >= AUTO_MIN_RUNS
+                && rec.noise_reached.is_some_and(|w| w < target)
+            {
+                rec.stopped_by = Some(StoppedBy::Noise);
+                break;
+            }
+        }
+    }
+    if let Some(target) = cfg.timing.until_noise {
+        rec.max_noise = Some(target);
+        rec.runs_used = Some(rec.run_seconds.len());
+        if rec.stopped_by.is_none() {
+            rec.stopped_by = match &cut_by {
+                None => Some(StoppedBy::MaxRuns),
+                Some(_) if cancel.load(Ordering::SeqCst) => None,
+                Some(_) => Some(StoppedBy::Time),
+            };
+        }
     }
     if let Some(by) = &cut_by {
         if rec.run_seconds.is_empty() {
@@ -309,6 +330,7 @@ fn timed_runs(
         }
         rec.cut = Some(cut_note(by, rec.run_seconds.len(), cfg.runs, "timed runs"));
     }
+    rec.floor = floor(prepared).map_err(|e| fail("timing an empty window", e))?;
     // The sampler says what it measured in these runs, with where each
     // run's energy came from (known only once it has stopped).
     rec.sampler = sampler.describe() + &per_run_energy_sources(&rec.usage);
@@ -326,6 +348,40 @@ fn timed_runs(
         rec.latency_method = Some(prepared.latency_method().to_string());
     }
     fill_statistics(rec, cfg).map_err(RunError::Failed)
+}
+
+/// Empty windows timed for a record's floor: a few hundred microseconds on
+/// one CPU thread, a few milliseconds with several.
+const FLOOR_SAMPLES: usize = 51;
+
+/// The median of [`FLOOR_SAMPLES`] empty windows of the prepared batch, in
+/// turn after its timed runs (so it never warms or cools them); `None`
+/// where the backend has no empty window.
+fn floor(prepared: &mut dyn Prepared) -> anyhow::Result<Option<EmptyWindow>> {
+    let mut seconds = Vec::with_capacity(FLOOR_SAMPLES);
+    for _ in 0..FLOOR_SAMPLES {
+        match prepared.empty_window() {
+            None => return Ok(None),
+            Some(w) => seconds.push(w?.as_secs_f64()),
+        }
+    }
+    let s = Sample::new(seconds)?;
+    let launches_per_s = prepared.empty_launch_rate().transpose()?;
+    Ok(Some(EmptyWindow {
+        seconds: percentile(&s, 50.0),
+        samples: s.len(),
+        launches_per_s,
+        method: prepared.empty_window_method().to_string(),
+    }))
+}
+
+/// The noise `--runs auto` stops on: the relative half-width of the
+/// median's distribution-free 95% interval over the throughput of every run
+/// made so far (all of them, before the IQR filter, so outliers widen it
+/// rather than being dropped); `None` below six runs.
+fn run_noise(run_seconds: &[f64]) -> Option<f64> {
+    let per_run: Vec<f64> = run_seconds.iter().map(|s| 1.0 / s).collect();
+    median_relative_half_width(&per_run)
 }
 
 /// Fills the statistics of a record from its `run_seconds` and `usage`
@@ -357,6 +413,12 @@ pub fn fill_statistics(rec: &mut Record, cfg: &MeasureConfig) -> Result<(), Stri
     rec.energy_per_op_uj = summary_of(&rec.usage, |u| u.energy_j.map(|j| j * 1e6 / n));
     rec.runs_requested = Some(cfg.runs);
     rec.runs_completed = Some(rec.run_seconds.len());
+    rec.window_over_floor = rec
+        .floor
+        .as_ref()
+        .filter(|f| f.seconds > 0.0)
+        .zip(median_ms(&rec.run_seconds))
+        .map(|(f, ms)| ms / 1000.0 / f.seconds);
     rec.clocks = clock_report(&rec.usage);
     rec.status = Status::Ok;
     Ok(())
@@ -437,6 +499,11 @@ fn end_to_end_runs(
     budget: &Budget,
     kernel_wall: Duration,
 ) -> Result<(), RunError> {
+    // Nothing to copy (a CPU): no end-to-end runs, so nothing a budget
+    // could cut.
+    if prepared.end_to_end_window().is_empty() {
+        return Ok(());
+    }
     let mut e2e = EndToEnd {
         timed_window: prepared.end_to_end_window().to_string(),
         run_seconds: vec![],
@@ -793,6 +860,124 @@ mod tests {
         assert_eq!(rec.status, Status::Skipped);
         assert!(rec.reason.unwrap().contains("--deadline 0.001"));
         assert!(rec.run_seconds.is_empty());
+    }
+
+    /// A mock whose runs cycle through `us` microseconds (its known noise).
+    fn scripted(us: &[u64]) -> Mock {
+        Mock {
+            durations: us.iter().map(|&u| Duration::from_micros(u)).collect(),
+            ..Mock::default()
+        }
+    }
+
+    /// `--runs auto` at `max_noise`, at most `max_runs`.
+    fn auto(max_runs: usize, max_noise: f64) -> MeasureConfig {
+        let mut c = cfg(max_runs);
+        c.timing.until_noise = Some(max_noise);
+        c
+    }
+
+    #[test]
+    fn runs_auto_stops_on_the_noise_target_with_a_quiet_backend() {
+        // Runs within 0.1% of each other: the median's interval (the
+        // smallest and largest of six) is 0.1% wide at the sixth run.
+        let mut mock = scripted(&[10_000, 10_010, 9_990]);
+        let rec = measured(
+            &mut mock,
+            Algorithm::MlKem768,
+            Operation::Encaps,
+            &auto(200, 0.01),
+        );
+        assert_eq!(rec.status, Status::Ok, "{:?}", rec.reason);
+        assert_eq!(rec.stopped_by, Some(StoppedBy::Noise));
+        assert_eq!((rec.runs_used, rec.runs_completed), (Some(6), Some(6)));
+        assert_eq!(rec.runs_requested, Some(200));
+        let w = rec.noise_reached.unwrap();
+        assert!(w < 0.01 && w > 0.0, "{w}");
+        assert_eq!(rec.max_noise, Some(0.01));
+        assert!(rec.cut.is_none());
+        // The figure it stopped on is the record's own: over every run.
+        let t = rec.throughput_ops_per_sec.unwrap();
+        let again = median_relative_half_width(&t.raw).unwrap();
+        assert!((again - w).abs() < 1e-12);
+    }
+
+    #[test]
+    fn runs_auto_stops_at_max_runs_with_a_noisy_backend_and_says_so() {
+        // Runs from 5 to 20 ms: the median is never known to 1%.
+        let mut mock = scripted(&[5_000, 15_000, 8_000, 12_000, 20_000, 6_000]);
+        let rec = measured(
+            &mut mock,
+            Algorithm::MlDsa65,
+            Operation::Sign,
+            &auto(30, 0.01),
+        );
+        assert_eq!(rec.status, Status::Ok, "{:?}", rec.reason);
+        assert_eq!(rec.stopped_by, Some(StoppedBy::MaxRuns));
+        assert_eq!(rec.runs_used, Some(30));
+        assert!(rec.noise_reached.unwrap() > 0.01);
+        // The same backend meets a loose enough target.
+        let rec = measured(
+            &mut mock,
+            Algorithm::MlDsa65,
+            Operation::Sign,
+            &auto(30, 0.9),
+        );
+        assert_eq!(rec.stopped_by, Some(StoppedBy::Noise));
+        assert_eq!(rec.runs_used, Some(6));
+    }
+
+    #[test]
+    fn runs_auto_stops_on_time_with_a_noisy_backend_and_says_so() {
+        let mut mock = Mock {
+            wall: Some(Duration::from_millis(20)),
+            ..scripted(&[5_000, 15_000, 8_000, 12_000, 20_000, 6_000])
+        };
+        let mut c = auto(1000, 0.01);
+        c.timing.max_seconds = Some(0.3);
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::KeyGen, &c);
+        assert_eq!(rec.status, Status::Ok, "{:?}", rec.reason);
+        assert_eq!(rec.stopped_by, Some(StoppedBy::Time));
+        let used = rec.runs_used.unwrap();
+        assert!((1..1000).contains(&used), "{used}");
+        assert_eq!(rec.runs_completed, Some(used));
+        let cut = rec.cut.unwrap();
+        assert!(cut.contains("--max-seconds 0.3"), "{cut}");
+        // A backend with nothing to copy has no end-to-end run to cut.
+        assert!(!cut.contains("end-to-end"), "{cut}");
+    }
+
+    #[test]
+    fn a_fixed_run_count_says_nothing_about_stopping() {
+        let mut mock = scripted(&[10_000, 10_010, 9_990]);
+        let rec = measured(&mut mock, Algorithm::MlKem768, Operation::Encaps, &cfg(8));
+        assert_eq!(rec.runs_completed, Some(8));
+        assert_eq!(
+            (rec.runs_used, rec.stopped_by, rec.max_noise),
+            (None, None, None)
+        );
+    }
+
+    #[test]
+    fn the_floor_is_timed_after_the_runs_and_the_window_set_against_it() {
+        // 10 ms runs over a 50 µs empty window: 200 times the floor.
+        let mut mock = Mock {
+            floor: Some(Duration::from_micros(50)),
+            ..scripted(&[10_000])
+        };
+        let rec = measured(&mut mock, Algorithm::MlKem768, Operation::Encaps, &cfg(5));
+        let f = rec.floor.as_ref().unwrap();
+        assert_eq!((f.seconds, f.samples), (50e-6, FLOOR_SAMPLES));
+        assert!(f.method.contains("mock"));
+        assert!((rec.window_over_floor.unwrap() - 200.0).abs() < 1e-9);
+        // Without an empty window, no floor and no multiple.
+        let rec = measured(
+            &mut scripted(&[10_000]),
+            Algorithm::MlKem768,
+            Operation::Encaps,
+            &cfg(5),
+        );
+        assert_eq!((rec.floor, rec.window_over_floor), (None, None));
     }
 
     #[test]

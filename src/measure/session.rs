@@ -420,6 +420,7 @@ fn save_run(
 ) -> anyhow::Result<()> {
     let mut run = run.clone();
     run.metadata.machine_load = Some(load.now());
+    run.floor = crate::analyse::floor::floors(&run.records);
     crate::measure::signals::saving(run_file, || {
         if views {
             write_all(out, run_file, &run)

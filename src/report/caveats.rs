@@ -1,8 +1,12 @@
 //! Records the reader must not take at face value: those a time budget or
-//! a signal cut short (fewer runs than asked for) and those measured while
-//! NVML reported power or thermal throttling, one line each.
+//! a signal cut short (fewer runs than asked for), those `--runs auto`
+//! stopped before their noise target, those whose window is under 100
+//! times its floor (the empty window), and those measured while NVML
+//! reported power or thermal throttling, one line each.
 
+use crate::core::units;
 use crate::report::model::{Dataset, Entry};
+use crate::schema::record::{StoppedBy, FLOOR_MULTIPLE};
 
 /// One line per cut or throttled record, emulated ones included.
 pub fn caveats(ds: &Dataset) -> Vec<String> {
@@ -16,6 +20,26 @@ pub fn caveats(ds: &Dataset) -> Vec<String> {
 fn line(e: &Entry) -> Option<String> {
     let r = e.rec;
     let mut why = vec![];
+    if let Some(by) = r.stopped_by.filter(|b| *b != StoppedBy::Noise) {
+        // `--runs auto` that ran out of runs or time before its noise
+        // target: the record is whole, its median only less certain.
+        why.push(format!(
+            "noise target not met: stopped by {} after {} runs (--runs auto, at most {}), the median known to {} where {} was asked for",
+            by.name(),
+            r.runs_used.unwrap_or(r.run_seconds.len()),
+            r.runs_requested.unwrap_or(r.runs),
+            r.noise_reached.map_or("no interval (under six runs)".into(), |w| format!("+-{:.2}%", w * 100.0)),
+            r.max_noise.map_or("?".into(), |m| format!("+-{:.2}%", m * 100.0)),
+        ));
+    }
+    if let Some(x) = r.window_over_floor.filter(|x| *x < FLOOR_MULTIPLE) {
+        why.push(format!(
+            "its median window is only {} its floor, the same window timed empty ({}): under {}, the timer's own cost is part of the figure",
+            units::ratio(x),
+            r.floor.as_ref().map_or("?".into(), |f| units::time_ms(f.seconds * 1000.0)),
+            units::ratio(FLOOR_MULTIPLE)
+        ));
+    }
     if let Some(c) = &r.cut {
         why.push(format!(
             "cut short ({} of {} runs): {c}",
@@ -46,4 +70,78 @@ fn line(e: &Entry) -> Option<String> {
             why.join("; ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::{Kind, Operation};
+    use crate::schema::record::{EmptyWindow, Record, RunConfig, Status};
+    use crate::schema::run_file::RunFile;
+
+    fn rec(over_floor: f64, stopped_by: Option<StoppedBy>) -> Record {
+        let mut r = Record::unmeasured(
+            "liboqs-cpu".into(),
+            crate::schema::device::Device {
+                kind: crate::schema::device::DeviceKind::Cpu,
+                name: "cpu".into(),
+                memory_total_mb: 0,
+            },
+            "liboqs".into(),
+            "ML-KEM-768".into(),
+            "ML-KEM".into(),
+            Kind::Kem,
+            Operation::Encaps,
+        );
+        r.status = Status::Ok;
+        r.batch = 10;
+        r.run_seconds = vec![1e-3; 6];
+        let s =
+            crate::core::stats::summarize(&crate::core::stats::Sample::new(vec![1e4; 6]).unwrap());
+        r.ops_per_sec = Some(s.median);
+        r.throughput_ops_per_sec = Some(s);
+        r.floor = Some(EmptyWindow {
+            seconds: 1e-3 / over_floor,
+            samples: 51,
+            launches_per_s: None,
+            method: "test".into(),
+        });
+        r.window_over_floor = Some(over_floor);
+        r.stopped_by = stopped_by;
+        r.runs_used = stopped_by.map(|_| 6);
+        r.max_noise = stopped_by.map(|_| 0.01);
+        r.noise_reached = stopped_by.map(|_| 0.034);
+        r
+    }
+
+    fn lines(records: Vec<Record>) -> Vec<String> {
+        let mut run = RunFile::new(crate::probe::system::collect(None), RunConfig::for_tests());
+        run.records = records;
+        let bytes = serde_json::to_vec(&run).unwrap();
+        let loaded = crate::schema::load::parse_run(&bytes, std::path::Path::new("run.json"), "F1")
+            .unwrap()
+            .0;
+        caveats(&Dataset::new(std::slice::from_ref(&loaded)))
+    }
+
+    #[test]
+    fn a_window_under_100_times_its_floor_is_marked() {
+        let l = lines(vec![rec(40.0, None)]);
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert!(l[0].contains("only 40") && l[0].contains("floor"), "{l:?}");
+        assert!(lines(vec![rec(100.0, None)]).is_empty());
+    }
+
+    #[test]
+    fn runs_auto_short_of_its_target_is_marked_and_on_target_is_not() {
+        let l = lines(vec![rec(1e4, Some(StoppedBy::MaxRuns))]);
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert!(
+            l[0].contains("stopped by max_runs after 6 runs")
+                && l[0].contains("+-3.40%")
+                && l[0].contains("+-1.00%"),
+            "{l:?}"
+        );
+        assert!(lines(vec![rec(1e4, Some(StoppedBy::Noise))]).is_empty());
+    }
 }

@@ -170,6 +170,25 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<MetaRow> {
         Some(c) => v.extend(settings_rows(c, run.sweep.as_ref())),
         None => v.push(("Settings".into(), "not readable in this file".into())),
     }
+    if !run.floor.is_empty() {
+        let each: Vec<String> = run
+            .floor
+            .iter()
+            .map(|(_, f)| {
+                format!(
+                    "{} {}t {}{}",
+                    f.backend,
+                    f.threads,
+                    crate::core::units::time_ms(f.seconds * 1000.0),
+                    f.launches_per_s.map_or(String::new(), |r| format!(
+                        " ({} empty launches/s)",
+                        crate::core::units::grouped(r)
+                    ))
+                )
+            })
+            .collect();
+        v.push(("Floor (median empty window)".into(), each.join(", ")));
+    }
     v.push((
         "Records".into(),
         format!(

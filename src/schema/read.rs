@@ -53,6 +53,8 @@ pub struct LoadedRun {
     pub sweep: Option<crate::schema::run_file::SweepInfo>,
     /// What batched requests waited, in an `offload` run file.
     pub offload: Option<crate::schema::offload::OffloadRun>,
+    /// Readable floors per backend and thread count (`floor`).
+    pub floor: Vec<(usize, crate::schema::run_file::Floor)>,
 }
 
 /// The longest string field a report shows; longer ones (a 200 MB host
@@ -179,6 +181,7 @@ pub fn parse_run(
         false,
         &mut warnings,
     );
+    let floor = typed_array::<crate::schema::run_file::Floor>(&top, "floor", false, &mut warnings);
     let cluster = cluster_of(&top, &mut warnings);
     let sweep = sweep_of(&top, &mut warnings);
     let offload = block_of(
@@ -207,6 +210,7 @@ pub fn parse_run(
             cluster,
             sweep,
             offload,
+            floor,
         },
         warnings,
     ))

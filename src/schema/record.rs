@@ -35,6 +35,48 @@ pub enum Mode {
     Latency,
 }
 
+/// A timed window must be at least this many times its floor (the empty
+/// window) before the report takes it as the operations' time.
+pub const FLOOR_MULTIPLE: f64 = 100.0;
+
+/// The median of many empty timed windows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmptyWindow {
+    /// Median empty window, seconds.
+    pub seconds: f64,
+    /// Empty windows timed.
+    pub samples: usize,
+    /// GPU: empty kernels launched per second back to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches_per_s: Option<f64>,
+    /// What the empty window holds.
+    pub method: String,
+}
+
+/// Which condition ended the timed runs of a `--runs auto` record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoppedBy {
+    /// The median's relative interval half-width fell below `--max-noise`.
+    Noise,
+    /// `--max-seconds`, the record's share of `--deadline` or the deadline
+    /// itself left no time for another run.
+    Time,
+    /// `--max-runs` runs were made before the noise target was met.
+    MaxRuns,
+}
+
+impl StoppedBy {
+    /// The name in files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            StoppedBy::Noise => "noise",
+            StoppedBy::Time => "time",
+            StoppedBy::MaxRuns => "max_runs",
+        }
+    }
+}
+
 /// One (backend, threads, algorithm, operation, mode) measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -86,6 +128,37 @@ pub struct Record {
     /// energy figure): which budget or signal cut it, and when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<String>,
+    /// `--runs auto`: the timed runs made before a stopping condition held
+    /// (`runs_requested` is then the ceiling, `--max-runs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_used: Option<usize>,
+    /// `--runs auto`: which condition ended the timed runs; absent for a
+    /// fixed number of runs and for a record a signal stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<StoppedBy>,
+    /// `--runs auto`: the noise target, the median's relative 95% interval
+    /// half-width as a fraction (`--max-noise` / 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_noise: Option<f64>,
+    /// `--runs auto`: the half-width of the distribution-free 95% interval
+    /// of the median throughput over all the runs made, relative to that
+    /// median, when timing stopped; absent below six runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_reached: Option<f64>,
+    /// GPU records: `warm` (inputs and state left in L2 by the previous
+    /// run) or `cold` (`--cache cold`: L2 flushed before each timed run,
+    /// outside its window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
+    /// The floor under this batch's timed window: the same window around
+    /// no work, timed by the same machinery (see `RunFile::floor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<EmptyWindow>,
+    /// The median timed window over `floor.seconds`: under
+    /// [`FLOOR_MULTIPLE`] the window is too close to the timer's own cost
+    /// to be the operations' time alone, and the report marks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_over_floor: Option<f64>,
     /// How the batch was chosen: asked for, or calibrated to a launch time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_basis: Option<BatchBasis>,
@@ -354,6 +427,13 @@ impl Record {
             runs_requested: None,
             runs_completed: None,
             cut: None,
+            runs_used: None,
+            stopped_by: None,
+            max_noise: None,
+            noise_reached: None,
+            cache: None,
+            floor: None,
+            window_over_floor: None,
             batch_basis: None,
             clocks: None,
             message_bytes: None,
@@ -396,7 +476,8 @@ impl Record {
 pub struct RunConfig {
     /// The command line, as typed.
     pub command_line: Vec<String>,
-    /// Timed runs per record.
+    /// Timed runs per record; with `--runs auto`, the ceiling (`--max-runs`;
+    /// each record says its target and how many runs it used).
     pub runs: usize,
     /// Untimed warm-up runs per record.
     pub warmup_runs: usize,

@@ -42,9 +42,34 @@ pub struct RunFile {
     /// costs over its pure PQC component measured in the same file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hybrid_overhead: Vec<HybridOverhead>,
+    /// The floor of the measurement per backend and thread count: the
+    /// median over its records of their empty windows (`Record::floor`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub floor: Vec<Floor>,
     /// What batched requests waited (`pqcprof offload` run files only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offload: Option<crate::schema::offload::OffloadRun>,
+}
+
+/// The floor of one backend at one thread count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Floor {
+    /// Backend name.
+    pub backend: String,
+    /// Threads its batches ran on.
+    pub threads: usize,
+    /// Median of its records' empty windows, seconds.
+    pub seconds: f64,
+    /// Records that measured one.
+    pub records: usize,
+    /// Empty windows timed in all.
+    pub samples: usize,
+    /// GPU: the median over its records of the empty kernel's launch rate,
+    /// launches per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches_per_s: Option<f64>,
+    /// What an empty window holds.
+    pub method: String,
 }
 
 /// How a sweep timed each operation, and how long it took.
@@ -124,6 +149,7 @@ impl RunFile {
             cluster: None,
             sweep: None,
             hybrid_overhead: vec![],
+            floor: vec![],
             offload: None,
         }
     }

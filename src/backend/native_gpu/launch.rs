@@ -109,7 +109,16 @@ impl KernelArgs {
 
 /// Queues `HOLD_NS` of device-side waiting on `stream`.
 pub(crate) fn hold(stream: &Arc<CudaStream>, hold: &CudaFunction) -> anyhow::Result<()> {
-    let ns = HOLD_NS;
+    wait_on_device(stream, hold, HOLD_NS)
+}
+
+/// Queues the hold kernel asked to wait `ns` nanoseconds; 0: the empty
+/// kernel (one thread that returns at once).
+pub(crate) fn wait_on_device(
+    stream: &Arc<CudaStream>,
+    hold: &CudaFunction,
+    ns: u64,
+) -> anyhow::Result<()> {
     let mut b = stream.launch_builder(hold);
     b.arg(&ns);
     let one = LaunchConfig {
@@ -149,6 +158,32 @@ pub(crate) fn timed(
         .map_err(|e| anyhow!("kernel failed: {e:?}"))?;
     Ok(Duration::from_secs_f64(f64::from(ms) / 1000.0))
 }
+
+/// Empty kernels launched back to back for the launch rate.
+const RATE_LAUNCHES: usize = 200;
+
+/// The launch rate of the empty kernel: [`RATE_LAUNCHES`] queued back to
+/// back, launches per second of host time from the first call to the
+/// stream's end.
+pub(crate) fn empty_launch_rate(
+    stream: &Arc<CudaStream>,
+    hold_fn: &CudaFunction,
+) -> anyhow::Result<f64> {
+    stream
+        .synchronize()
+        .map_err(|e| anyhow!("waiting for the stream: {e:?}"))?;
+    let t = std::time::Instant::now();
+    for _ in 0..RATE_LAUNCHES {
+        wait_on_device(stream, hold_fn, 0)?;
+    }
+    stream
+        .synchronize()
+        .map_err(|e| anyhow!("empty kernels failed: {e:?}"))?;
+    Ok(RATE_LAUNCHES as f64 / t.elapsed().as_secs_f64())
+}
+
+/// What a GPU batch's empty window holds, said in the run file.
+pub const EMPTY_WINDOW_METHOD: &str = "the empty kernel (pqcprof_hold asked to wait 0 ns: one thread that returns at once) between the batch's two CUDA events, queued behind the 0.5 ms device-side wait as every timed launch; launches_per_s: 200 empty kernels queued back to back, over host time to the stream's end";
 
 /// Queues one launch of `func` over `n` operations (not waited for).
 pub(crate) fn launch_kernel(

@@ -98,6 +98,8 @@ pub struct NativeGpu {
     shared_per_sm: usize,
     /// The variant `--kernel` asked for.
     requested: Option<Variant>,
+    /// `--cache cold`: every batch flushes L2 before each timed run.
+    cold_cache: bool,
 }
 
 /// Compiles (or reads from the cache) the kernels of `units` for `arch` and
@@ -200,7 +202,29 @@ impl NativeGpu {
             sms: sms as u32,
             shared_per_sm,
             requested: None,
+            cold_cache: false,
         })
+    }
+
+    /// `--cache cold`: batches prepared from now on flush L2 before each
+    /// timed run.
+    pub fn set_cold_cache(&mut self, cold: bool) {
+        self.cold_cache = cold;
+    }
+
+    /// A device buffer of twice the L2 size, for `--cache cold`.
+    fn flush_buffer(&self) -> anyhow::Result<cudarc::driver::CudaSlice<u8>> {
+        let l2 = self
+            .ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map_err(|e| anyhow!("reading the L2 size: {e:?}"))?;
+        ensure!(
+            l2 > 0,
+            "the device reports no L2 size, so --cache cold cannot size its flush; leave --cache cold out"
+        );
+        self.stream
+            .alloc_zeros::<u8>(2 * l2 as usize)
+            .map_err(|e| anyhow!("allocating the {} byte L2 flush buffer: {e:?}", 2 * l2))
     }
 
     /// Asks for `variant` (`--kernel`) instead of the predicted best one.
@@ -662,7 +686,12 @@ impl Backend for NativeGpu {
         let inputs::Staging { host, sample, .. } = p;
         let shape = self.shape(&func, op, n)?;
         let kernel = self.kernel_info(&func, &shape);
+        let flush = match self.cold_cache {
+            true => Some(self.flush_buffer()?),
+            false => None,
+        };
         Ok(Box::new(GpuBatch {
+            flush,
             cuda: self.ctx.clone(),
             stream: self.stream.clone(),
             hold: self.hold_function(alg)?,
