@@ -83,6 +83,115 @@ pub enum Origin {
     Compiled,
     /// Read from the cache; the path of the machine code.
     Cache(PathBuf),
+    /// A prebuilt image in the cache folder, made from this binary's
+    /// sources and options by another NVRTC (or where none is installed):
+    /// the path of the machine code and the version of the NVRTC that
+    /// made it.
+    Prebuilt(PathBuf, (i32, i32)),
+}
+
+/// The NVRTC version a cache file name holds (`...-nvrtc13.5-...`).
+fn stem_nvrtc(name: &str) -> Option<(i32, i32)> {
+    let rest = name.split("-nvrtc").nth(1)?;
+    let version = rest.split('-').next()?;
+    let (major, minor) = version.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// The kernel images of one unit and architecture in a cache folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Images {
+    /// Made from this binary's sources and options, by the NVRTC versions
+    /// given: entry stems (the files without their type), newest NVRTC
+    /// first.
+    pub matching: Vec<(PathBuf, (i32, i32))>,
+    /// Made from other sources or options (another pqcprof): their stems.
+    pub other: Vec<PathBuf>,
+}
+
+/// The images (machine code present) of `unit` for `arch` in `dir`,
+/// whatever NVRTC made them: an entry matches when its name is the one
+/// this binary gives its sources and options with the NVRTC version the
+/// name holds.
+pub fn images_in(dir: &Path, unit: Family, arch: &str) -> Images {
+    let prefix = format!("native-{}-{arch}-nvrtc", unit_name(unit));
+    let mut found = Images::default();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".cubin").map(str::to_string))
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    names.sort();
+    for name in names {
+        match stem_nvrtc(&name) {
+            Some(v) if cache_file_stem(unit, arch, v) == name => {
+                found.matching.push((dir.join(&name), v))
+            }
+            _ => found.other.push(dir.join(&name)),
+        }
+    }
+    found.matching.sort_by_key(|m| std::cmp::Reverse(m.1));
+    found
+}
+
+/// A whole entry for `unit` and `arch` already in `dir`: the one this
+/// NVRTC (`nvrtc`) would write, else a prebuilt one of another NVRTC
+/// (newest first).
+pub fn lookup(
+    dir: &Path,
+    unit: Family,
+    arch: &str,
+    nvrtc: Option<(i32, i32)>,
+) -> Option<(Compiled, Origin)> {
+    if let Some(v) = nvrtc {
+        let stem = dir.join(cache_file_stem(unit, arch, v));
+        if let Some(hit) = read_cached(&stem, unit, arch) {
+            return Some((hit, Origin::Cache(cache_file(&stem, ".cubin"))));
+        }
+    }
+    images_in(dir, unit, arch)
+        .matching
+        .into_iter()
+        .filter(|(_, v)| Some(*v) != nvrtc)
+        .find_map(|(stem, v)| {
+            read_cached(&stem, unit, arch)
+                .map(|hit| (hit, Origin::Prebuilt(cache_file(&stem, ".cubin"), v)))
+        })
+}
+
+/// Why no image of `unit` for `arch` in `dir` can be used here and none
+/// can be compiled (no NVRTC): what was looked for, what was found.
+pub fn no_image_reason(dir: Option<&Path>, unit: Family, arch: &str) -> String {
+    let name = unit_name(unit);
+    let Some(dir) = dir else {
+        return format!(
+            "no NVRTC to compile the {name} kernels for {arch}, and no kernel cache folder (set PQCPROF_PTX_CACHE to a folder of prebuilt images)"
+        );
+    };
+    let images = images_in(dir, unit, arch);
+    let found = if images.other.is_empty() {
+        format!("no {name} image for {arch} there")
+    } else {
+        format!(
+            "{} {name} image(s) for {arch} there are of other kernel sources or options than this binary's ({})",
+            images.other.len(),
+            images
+                .other
+                .iter()
+                .filter_map(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    format!(
+        "no NVRTC to compile the {name} kernels for {arch} (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH), and no prebuilt image of this binary's sources in {}: {found} (make them where NVRTC is: `pqcprof kernels --prebuild DIR --arch {arch}` with the same binary, and point PQCPROF_PTX_CACHE at DIR)",
+        dir.display()
+    )
 }
 
 /// The files of a cache entry, named by adding a type to `stem` (not
@@ -206,10 +315,21 @@ pub fn compile_cached_in(
     arch: &str,
 ) -> Result<(Compiled, Origin), CompileFailure> {
     let version = crate::probe::gpu::nvrtc_version();
-    let stem = match (dir, version) {
-        (Some(d), Some(v)) => d.join(cache_file_stem(unit, arch, v)),
-        _ => return compile(unit, arch).map(|c| (c, Origin::Compiled)),
+    if let Some(hit) = dir.and_then(|d| lookup(d, unit, arch, version)) {
+        return Ok(hit);
+    }
+    let Some(version) = version else {
+        return Err(CompileFailure {
+            unit,
+            arch: arch.into(),
+            message: no_image_reason(dir, unit, arch),
+            log: String::new(),
+        });
     };
+    let Some(d) = dir else {
+        return compile(unit, arch).map(|c| (c, Origin::Compiled));
+    };
+    let stem = d.join(cache_file_stem(unit, arch, version));
     cached_or(&stem, unit, arch, CACHE_LOCK_WAIT, || compile(unit, arch))
 }
 
@@ -229,13 +349,22 @@ pub fn compile_units_cached(
     units: &[Family],
     arch: &str,
 ) -> Vec<Result<UnitBuild, CompileFailure>> {
+    compile_units_cached_in(cache_dir().as_deref(), units, arch)
+}
+
+/// `compile_units_cached` with the cache in `dir` (none: no cache).
+pub fn compile_units_cached_in(
+    dir: Option<&Path>,
+    units: &[Family],
+    arch: &str,
+) -> Vec<Result<UnitBuild, CompileFailure>> {
     std::thread::scope(|s| {
         let jobs: Vec<_> = units
             .iter()
             .map(|&unit| {
                 s.spawn(move || {
                     let t0 = std::time::Instant::now();
-                    compile_cached(unit, arch).map(|(compiled, origin)| UnitBuild {
+                    compile_cached_in(dir, unit, arch).map(|(compiled, origin)| UnitBuild {
                         compiled,
                         origin,
                         seconds: t0.elapsed().as_secs_f64(),
@@ -247,6 +376,236 @@ pub fn compile_units_cached(
             .map(|j| j.join().expect("an NVRTC thread panicked"))
             .collect()
     })
+}
+
+/// What the records of a unit whose kernels were not ready by the
+/// deadline say (and what `scripts/gpu-check` looks for).
+pub const NOT_IN_TIME: &str = "not compiled in time";
+
+/// The time a command gives its kernels: the instant, and the option that
+/// set it (`--deadline 20`), for the message when it runs out.
+#[derive(Debug, Clone)]
+pub struct CompileBound {
+    /// When the command stops waiting.
+    pub by: std::time::Instant,
+    /// The option that set it, in words.
+    pub what: String,
+}
+
+/// A unit whose compile did not end within the command's time: NVRTC goes
+/// on in a process of its own, which writes the image into the cache.
+#[derive(Debug, thiserror::Error)]
+#[error("the {} kernels for {arch} were {NOT_IN_TIME} ({what}, {waited:.1} s waited): NVRTC goes on in process {pid}, which writes them to {} for the next run", unit_name(*.unit), .dir.display())]
+pub struct NotInTime {
+    /// The unit.
+    pub unit: Family,
+    /// Its architecture.
+    pub arch: String,
+    /// The option whose time ran out.
+    pub what: String,
+    /// Seconds this command waited.
+    pub waited: f64,
+    /// The compiling process.
+    pub pid: u32,
+    /// The cache folder it writes to.
+    pub dir: PathBuf,
+}
+
+/// A compile running in a child process (`pqcprof kernels --prebuild`),
+/// its own process group, so a signal to this command's group (Ctrl-C,
+/// `timeout`) does not reach it and a compile once begun is never lost.
+struct ChildCompile {
+    unit: Family,
+    stem: PathBuf,
+    child: std::process::Child,
+    /// The child's messages, read when it fails.
+    log: PathBuf,
+}
+
+/// Removes the messages file of a compile run in a child process (`<stem>.compile.txt`),
+/// once its entry is written: called by the child itself, whose parent may
+/// have stopped waiting.
+pub fn clear_compile_log(dir: &Path, unit: Family, arch: &str, nvrtc: (i32, i32)) {
+    let stem = dir.join(cache_file_stem(unit, arch, nvrtc));
+    let _ = std::fs::remove_file(cache_file(&stem, ".compile.txt"));
+}
+
+/// Starts `pqcprof kernels --prebuild DIR --arch ARCH --alg UNIT` for
+/// `unit`, or says why it cannot.
+fn spawn_compile(
+    dir: &Path,
+    unit: Family,
+    arch: &str,
+    stem: &Path,
+) -> std::io::Result<ChildCompile> {
+    use std::os::unix::process::CommandExt;
+    std::fs::create_dir_all(dir)?;
+    let log = cache_file(stem, ".compile.txt");
+    let err = std::fs::File::create(&log)?;
+    let child = std::process::Command::new(std::env::current_exe()?)
+        .args(["kernels", "--prebuild"])
+        .arg(dir)
+        .args(["--arch", arch, "--alg", unit_name(unit)])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(err)
+        .process_group(0)
+        .spawn()?;
+    Ok(ChildCompile {
+        unit,
+        stem: stem.to_path_buf(),
+        child,
+        log,
+    })
+}
+
+/// The kernels of `units` for `arch`, within `bound` when there is one:
+/// images already in the cache are read; the others are compiled each in
+/// a child process (in parallel) that this command waits for until
+/// `bound.by`. A unit not ready by then is a [`NotInTime`] error, and its
+/// compile goes on and writes the cache. Without a bound, a cache or NVRTC,
+/// as `compile_units_cached`. In the order given.
+pub fn obtain_units(
+    units: &[Family],
+    arch: &str,
+    bound: Option<&CompileBound>,
+) -> Vec<anyhow::Result<UnitBuild>> {
+    let dir = cache_dir();
+    let version = crate::probe::gpu::nvrtc_version();
+    // The child is `kernels --prebuild`, which knows the architectures of
+    // `resources::SM_LIMITS`.
+    let known = super::resources::limits(arch).is_some();
+    let (Some(bound), Some(dir), Some(version), true) = (bound, dir, version, known) else {
+        return compile_units_cached(units, arch)
+            .into_iter()
+            .map(|r| r.map_err(anyhow::Error::from))
+            .collect();
+    };
+    let t0 = std::time::Instant::now();
+    enum Slot {
+        Done(anyhow::Result<UnitBuild>),
+        Waiting(ChildCompile),
+    }
+    let mut slots: Vec<Slot> = units
+        .iter()
+        .map(|&unit| {
+            if let Some((compiled, origin)) = lookup(&dir, unit, arch, Some(version)) {
+                return Slot::Done(Ok(UnitBuild {
+                    compiled,
+                    origin,
+                    seconds: t0.elapsed().as_secs_f64(),
+                }));
+            }
+            let stem = dir.join(cache_file_stem(unit, arch, version));
+            match spawn_compile(&dir, unit, arch, &stem) {
+                Ok(c) => {
+                    log::info!(
+                        "compiling the {} kernels for {arch} in process {} (it writes {}), waiting up to {:.0} s ({})",
+                        unit_name(unit),
+                        c.child.id(),
+                        dir.display(),
+                        bound.by.saturating_duration_since(t0).as_secs_f64(),
+                        bound.what
+                    );
+                    Slot::Waiting(c)
+                }
+                // A cache that cannot be written: compile here, unbounded.
+                Err(e) => {
+                    log::warn!(
+                        "cannot compile the {} kernels in a process of their own ({e}); compiling here, past {} if need be",
+                        unit_name(unit),
+                        bound.what
+                    );
+                    Slot::Done(
+                        compile_cached_in(Some(&dir), unit, arch)
+                            .map(|(compiled, origin)| UnitBuild {
+                                compiled,
+                                origin,
+                                seconds: t0.elapsed().as_secs_f64(),
+                            })
+                            .map_err(anyhow::Error::from),
+                    )
+                }
+            }
+        })
+        .collect();
+    loop {
+        let mut waiting = false;
+        for slot in &mut slots {
+            let Slot::Waiting(c) = slot else { continue };
+            if let Some(done) = child_result(c, arch, t0) {
+                *slot = Slot::Done(done);
+            } else if std::time::Instant::now() >= bound.by {
+                *slot = Slot::Done(Err(NotInTime {
+                    unit: c.unit,
+                    arch: arch.into(),
+                    what: bound.what.clone(),
+                    waited: t0.elapsed().as_secs_f64(),
+                    pid: c.child.id(),
+                    dir: dir.clone(),
+                }
+                .into()));
+            } else {
+                waiting = true;
+            }
+        }
+        if !waiting {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    slots
+        .into_iter()
+        .map(|s| match s {
+            Slot::Done(r) => r,
+            Slot::Waiting(_) => unreachable!("every wait ended above"),
+        })
+        .collect()
+}
+
+/// The kernels `c` compiled, once written; its failure, once it exited
+/// without writing them; `None` while it runs.
+fn child_result(
+    c: &mut ChildCompile,
+    arch: &str,
+    t0: std::time::Instant,
+) -> Option<anyhow::Result<UnitBuild>> {
+    let built = |compiled| {
+        let _ = std::fs::remove_file(&c.log);
+        Ok(UnitBuild {
+            compiled,
+            origin: Origin::Compiled,
+            seconds: t0.elapsed().as_secs_f64(),
+        })
+    };
+    // The machine code is written last, atomically: read the entry only
+    // once it is there.
+    let cubin = cache_file(&c.stem, ".cubin");
+    if let Some(hit) = cubin
+        .exists()
+        .then(|| read_cached(&c.stem, c.unit, arch))
+        .flatten()
+    {
+        let _ = c.child.try_wait();
+        return Some(built(hit));
+    }
+    let status = c.child.try_wait().ok()??;
+    // Written between the two looks.
+    if let Some(hit) = read_cached(&c.stem, c.unit, arch) {
+        return Some(built(hit));
+    }
+    let log = std::fs::read_to_string(&c.log).unwrap_or_default();
+    Some(Err(CompileFailure {
+        unit: c.unit,
+        arch: arch.into(),
+        message: format!(
+            "the compiling process ({}) ended ({status}) without writing {}",
+            c.child.id(),
+            cache_file(&c.stem, ".cubin").display()
+        ),
+        log,
+    }
+    .into()))
 }
 
 /// The entry at `stem` if it is whole, else what `make` returns, written
@@ -408,6 +767,70 @@ mod tests {
             cubin: fake_cubin(b"pqcprof_hold", 2),
             log: LOG.into(),
         }
+    }
+
+    /// Writes `c` as the entry `stem` of `dir`, as a compile would.
+    fn write_entry(dir: &Path, stem: &str, c: &Compiled) {
+        let (ptx, cubin, log) = cache_paths(&dir.join(stem));
+        std::fs::write(ptx, &c.ptx).unwrap();
+        std::fs::write(cubin, &c.cubin).unwrap();
+        std::fs::write(log, &c.log).unwrap();
+    }
+
+    #[test]
+    fn images_of_this_binary_are_found_whatever_nvrtc_made_them() {
+        let d = tempfile::tempdir().unwrap();
+        let c = fake_compiled("sm_90");
+        let old = cache_file_stem(Family::MlDsa, "sm_90", (12, 8));
+        let new = cache_file_stem(Family::MlDsa, "sm_90", (13, 0));
+        // Another pqcprof's sources: same unit, architecture and NVRTC,
+        // another hash.
+        let foreign = format!("native-mldsa-sm_90-nvrtc13.0-{}", "0".repeat(16));
+        assert_ne!(foreign, new);
+        for stem in [&old, &new, &foreign] {
+            write_entry(d.path(), stem, &c);
+        }
+        // Another architecture and unit are not this one's.
+        write_entry(
+            d.path(),
+            &cache_file_stem(Family::MlKem, "sm_90", (13, 0)),
+            &c,
+        );
+        let found = images_in(d.path(), Family::MlDsa, "sm_90");
+        assert_eq!(
+            found.matching,
+            vec![
+                (d.path().join(&new), (13, 0)),
+                (d.path().join(&old), (12, 8))
+            ]
+        );
+        assert_eq!(found.other, vec![d.path().join(&foreign)]);
+        assert_eq!(
+            images_in(d.path(), Family::MlDsa, "sm_80"),
+            Images::default()
+        );
+        assert_eq!(stem_nvrtc(&old), Some((12, 8)));
+        assert_eq!(stem_nvrtc("native-mldsa-sm_90-x"), None);
+        // No NVRTC here: the newest one's image, named as prebuilt.
+        let (_, origin) = lookup(d.path(), Family::MlDsa, "sm_90", None).unwrap();
+        let cubin = |stem: &str| d.path().join(format!("{stem}.cubin"));
+        assert_eq!(origin, Origin::Prebuilt(cubin(&new), (13, 0)));
+        // This NVRTC's own entry first; then another's.
+        let (_, origin) = lookup(d.path(), Family::MlDsa, "sm_90", Some((12, 8))).unwrap();
+        assert_eq!(origin, Origin::Cache(cubin(&old)));
+        let (_, origin) = lookup(d.path(), Family::MlDsa, "sm_90", Some((13, 5))).unwrap();
+        assert_eq!(origin, Origin::Prebuilt(cubin(&new), (13, 0)));
+        // An entry cut short is passed over for a whole one.
+        std::fs::write(cubin(&new), b"\x7fELF").unwrap();
+        let (_, origin) = lookup(d.path(), Family::MlDsa, "sm_90", None).unwrap();
+        assert_eq!(origin, Origin::Prebuilt(cubin(&old), (12, 8)));
+        // What is missing is said, with what was found instead.
+        let why = no_image_reason(Some(d.path()), Family::MlDsa, "sm_90");
+        assert!(why.contains("no NVRTC"), "{why}");
+        assert!(why.contains(&foreign), "{why}");
+        let empty = tempfile::tempdir().unwrap();
+        let why = no_image_reason(Some(empty.path()), Family::MlKem, "sm_90");
+        assert!(why.contains("no mlkem image for sm_90 there"), "{why}");
     }
 
     #[test]

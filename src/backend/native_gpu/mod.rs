@@ -107,13 +107,21 @@ fn load_units(
     ctx: &Arc<CudaContext>,
     units: &[Family],
     arch: &str,
+    bound: Option<&kernel_cache::CompileBound>,
 ) -> anyhow::Result<Vec<LoadedUnit>> {
-    let nvrtc = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
+    let here = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
     let mut loaded = vec![];
-    for built in kernel_cache::compile_units_cached(units, arch) {
+    for built in kernel_cache::obtain_units(units, arch, bound) {
         let built = built?;
         let unit = built.compiled.unit;
         let name = kernels::unit_name(unit);
+        // A prebuilt image names the NVRTC that made it.
+        let nvrtc = match &built.origin {
+            kernel_cache::Origin::Prebuilt(_, (major, minor)) => {
+                format!("NVRTC {major}.{minor}, prebuilt")
+            }
+            _ => here.clone(),
+        };
         // Machine code first: no JIT, and no dependence on the driver
         // knowing this NVRTC's PTX ISA. The PTX is the fallback.
         let (module, image) = match ctx
@@ -153,6 +161,17 @@ impl NativeGpu {
     /// family's unit in its own thread) and loads them. The caller has
     /// checked (gpu::probe) that the driver and NVRTC exist.
     pub fn new(ordinal: usize, units: &[Family]) -> anyhow::Result<Self> {
+        Self::new_within(ordinal, units, None)
+    }
+
+    /// `new`, with the kernels' compile bounded by `bound`: a unit not
+    /// ready by then is a `kernel_cache::NotInTime` error (its compile goes
+    /// on in a process of its own and fills the cache).
+    pub fn new_within(
+        ordinal: usize,
+        units: &[Family],
+        bound: Option<&kernel_cache::CompileBound>,
+    ) -> anyhow::Result<Self> {
         let ctx =
             CudaContext::new(ordinal).map_err(|e| anyhow!("cannot open GPU {ordinal}: {e:?}"))?;
         // One stream, synchronised explicitly: cudarc's per-buffer events
@@ -179,7 +198,7 @@ impl NativeGpu {
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
         let resident_threads = sms * max_threads_per_sm;
         let arch = kernels::arch_for(cc);
-        let loaded = load_units(&ctx, units, &arch)?;
+        let loaded = load_units(&ctx, units, &arch, bound)?;
         let device = Device {
             kind: DeviceKind::Gpu,
             name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
