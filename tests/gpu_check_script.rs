@@ -231,6 +231,61 @@ fn a_family_not_compiled_in_time_is_reported_as_such() {
     );
 }
 
+/// The real binary on the stand-in driver made slow, with an empty kernel
+/// cache (a freshly lent GPU machine): the compile step makes both
+/// families' kernels once, no later step compiles, and every one of the 18
+/// operations gets ok throughput records within the deadline.
+#[test]
+fn a_cold_cache_is_compiled_once_first_and_every_operation_is_measured() {
+    if common::nvrtc_or_skip("a_cold_cache_is_compiled_once_first_and_every_operation_is_measured")
+        .is_none()
+    {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("gc");
+    let cache = d.path().join("cache");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gpu-check");
+    let r = Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .args(["--deadline", "240", "--no-cpu"])
+        .env("PQCPROF_BIN", env!("CARGO_BIN_EXE_pqcprof"))
+        .env("LD_LIBRARY_PATH", common::standin::library_path())
+        .env("PQCPROF_PTX_CACHE", &cache)
+        .env("PQCPROF_STANDIN_NS_PER_OP", "50000")
+        .output()
+        .unwrap();
+    let log = std::fs::read_to_string(out.join("gpu-check.log")).unwrap_or_default();
+    assert!(r.status.code().is_some(), "{log}");
+    let summary = read_summary(&out);
+    let compile = step_line(&summary, "compile");
+    assert!(compile.contains("ML-KEM compiled in"), "{summary}");
+    // Every operation measured: ok throughput records of all 18.
+    let mut ops = std::collections::BTreeSet::new();
+    for f in common::files(&out.join("throughput"), "run-", ".json") {
+        for rec in common::read_json(&f)["records"].as_array().unwrap() {
+            if rec["status"] == "ok" && rec["backend"] == "native-gpu" {
+                ops.insert(format!("{} {}", rec["algorithm"], rec["operation"]));
+            }
+        }
+    }
+    assert_eq!(ops.len(), 18, "{ops:?}\n{summary}");
+    // One image per family, made once; no step after the compile step
+    // started a compile of its own.
+    for unit in ["mlkem", "mldsa"] {
+        let made = common::files(&cache, &format!("native-{unit}-sm_90-"), ".cubin");
+        assert_eq!(made.len(), 1, "{made:?}");
+    }
+    for step in common::GPU_CHECK_STEPS {
+        let text = std::fs::read_to_string(out.join(format!("{step}.txt"))).unwrap_or_default();
+        assert!(
+            !text.contains("kernels compiled for"),
+            "{step} compiled kernels:\n{text}"
+        );
+    }
+}
+
 /// A trap writes the summary and the archive however the script ends: here
 /// SIGTERM while a step hangs.
 #[test]

@@ -117,6 +117,16 @@ fn prebuilt_images_run_all_operations_with_no_nvrtc() {
             "{image}"
         );
     }
+    // ptxas's report comes with the images: `kernels` reads it there.
+    let (code, stdout, stderr) =
+        outcome(without_nvrtc(&images).args(["kernels", "--arch", "sm_90"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("sm_90 (prebuilt images; no NVRTC here)")
+            && stdout.contains("mldsa87_sign_block")
+            && stdout.contains("mlkem512_keygen_warp"),
+        "{stdout}"
+    );
     // Nothing was compiled: the folder holds what was carried, and no more.
     let mut names: Vec<String> = std::fs::read_dir(&images)
         .unwrap()

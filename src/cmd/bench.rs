@@ -217,7 +217,7 @@ fn open_native(
     let units = kernels::units_for(&opts.algorithms);
     let names: Vec<&str> = units.iter().map(|&u| kernels::unit_name(u)).collect();
     log::info!(
-        "compiling the native kernels ({}) with NVRTC for GPU {ordinal} ...",
+        "the native kernels ({}) for GPU {ordinal}: from the kernel cache, else compiled by NVRTC ...",
         names.join(", ")
     );
     let mut backend = NativeGpu::new_within(ordinal, &units, opts.compile_bound().as_ref())

@@ -384,7 +384,7 @@ pub const NOT_IN_TIME: &str = "not compiled in time";
 
 /// The time a command gives its kernels: the instant, and the option that
 /// set it (`--deadline 20`), for the message when it runs out.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CompileBound {
     /// When the command stops waiting.
     pub by: std::time::Instant,
@@ -395,7 +395,7 @@ pub struct CompileBound {
 /// A unit whose compile did not end within the command's time: NVRTC goes
 /// on in a process of its own, which writes the image into the cache.
 #[derive(Debug, thiserror::Error)]
-#[error("the {} kernels for {arch} were {NOT_IN_TIME} ({what}, {waited:.1} s waited): NVRTC goes on in process {pid}, which writes them to {} for the next run", unit_name(*.unit), .dir.display())]
+#[error("the {} kernels for {arch} were {NOT_IN_TIME} ({what}, {waited:.1} s waited): NVRTC goes on in {}, which writes them to {} for the next run", unit_name(*.unit), .compiler, .dir.display())]
 pub struct NotInTime {
     /// The unit.
     pub unit: Family,
@@ -405,43 +405,62 @@ pub struct NotInTime {
     pub what: String,
     /// Seconds this command waited.
     pub waited: f64,
-    /// The compiling process.
-    pub pid: u32,
+    /// Who compiles: `process N`, or another pqcprof.
+    pub compiler: String,
     /// The cache folder it writes to.
     pub dir: PathBuf,
 }
 
-/// A compile running in a child process (`pqcprof kernels --prebuild`),
-/// its own process group, so a signal to this command's group (Ctrl-C,
-/// `timeout`) does not reach it and a compile once begun is never lost.
-struct ChildCompile {
-    unit: Family,
-    stem: PathBuf,
-    child: std::process::Child,
-    /// The child's messages, read when it fails.
-    log: PathBuf,
+/// Whether another process holds the lock of the entry `stem` (it is
+/// compiling it).
+fn lock_held(stem: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .append(true)
+        .open(cache_file(stem, ".lock"))
+    else {
+        return false;
+    };
+    // SAFETY: plain system calls on a descriptor `file` owns.
+    unsafe {
+        if libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 {
+            libc::flock(file.as_raw_fd(), libc::LOCK_UN);
+            return false;
+        }
+    }
+    std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
 }
 
-/// Removes the messages file of a compile run in a child process (`<stem>.compile.txt`),
-/// once its entry is written: called by the child itself, whose parent may
-/// have stopped waiting.
+/// A unit this command waits for: compiled by a child process
+/// (`pqcprof kernels --prebuild`) in its own process group, so a signal to
+/// this command's group (Ctrl-C, `timeout`) does not reach it and a compile
+/// once begun is never lost; or by another process that holds its lock.
+struct Pending {
+    unit: Family,
+    stem: PathBuf,
+    /// Our compiling child; `None` while another process compiles.
+    child: Option<std::process::Child>,
+}
+
+/// Removes the messages file of a compile run in a child process
+/// (`<stem>.compile.txt`) once its entry is written: called by the child
+/// itself, whose parent may have stopped waiting.
 pub fn clear_compile_log(dir: &Path, unit: Family, arch: &str, nvrtc: (i32, i32)) {
     let stem = dir.join(cache_file_stem(unit, arch, nvrtc));
     let _ = std::fs::remove_file(cache_file(&stem, ".compile.txt"));
 }
 
-/// Starts `pqcprof kernels --prebuild DIR --arch ARCH --alg UNIT` for
-/// `unit`, or says why it cannot.
+/// Starts `pqcprof kernels --prebuild DIR --arch ARCH --alg UNIT`, its
+/// messages into `<stem>.compile.txt`.
 fn spawn_compile(
     dir: &Path,
     unit: Family,
     arch: &str,
     stem: &Path,
-) -> std::io::Result<ChildCompile> {
+) -> std::io::Result<std::process::Child> {
     use std::os::unix::process::CommandExt;
     std::fs::create_dir_all(dir)?;
-    let log = cache_file(stem, ".compile.txt");
-    let err = std::fs::File::create(&log)?;
+    let err = std::fs::File::create(cache_file(stem, ".compile.txt"))?;
     let child = std::process::Command::new(std::env::current_exe()?)
         .args(["kernels", "--prebuild"])
         .arg(dir)
@@ -451,20 +470,22 @@ fn spawn_compile(
         .stderr(err)
         .process_group(0)
         .spawn()?;
-    Ok(ChildCompile {
-        unit,
-        stem: stem.to_path_buf(),
-        child,
-        log,
-    })
+    log::info!(
+        "compiling the {} kernels for {arch} in process {}, which writes them to {}",
+        unit_name(unit),
+        child.id(),
+        dir.display()
+    );
+    Ok(child)
 }
 
 /// The kernels of `units` for `arch`, within `bound` when there is one:
 /// images already in the cache are read; the others are compiled each in
-/// a child process (in parallel) that this command waits for until
-/// `bound.by`. A unit not ready by then is a [`NotInTime`] error, and its
-/// compile goes on and writes the cache. Without a bound, a cache or NVRTC,
-/// as `compile_units_cached`. In the order given.
+/// a child process (in parallel), or by another process already at it,
+/// and this command waits for them until `bound.by`. A unit not ready by
+/// then is a [`NotInTime`] error, and its compile goes on and writes the
+/// cache. Without a bound, a cache or NVRTC, as `compile_units_cached`. In
+/// the order given.
 pub fn obtain_units(
     units: &[Family],
     arch: &str,
@@ -482,33 +503,42 @@ pub fn obtain_units(
             .collect();
     };
     let t0 = std::time::Instant::now();
+    let built = |compiled, origin| UnitBuild {
+        compiled,
+        origin,
+        seconds: t0.elapsed().as_secs_f64(),
+    };
     enum Slot {
         Done(anyhow::Result<UnitBuild>),
-        Waiting(ChildCompile),
+        Waiting(Pending),
     }
     let mut slots: Vec<Slot> = units
         .iter()
         .map(|&unit| {
             if let Some((compiled, origin)) = lookup(&dir, unit, arch, Some(version)) {
-                return Slot::Done(Ok(UnitBuild {
-                    compiled,
-                    origin,
-                    seconds: t0.elapsed().as_secs_f64(),
-                }));
+                return Slot::Done(Ok(built(compiled, origin)));
             }
             let stem = dir.join(cache_file_stem(unit, arch, version));
+            if lock_held(&stem) {
+                log::info!(
+                    "another pqcprof is compiling the {} kernels ({}); waiting for it up to {:.0} s ({})",
+                    unit_name(unit),
+                    stem.display(),
+                    bound.by.saturating_duration_since(t0).as_secs_f64(),
+                    bound.what
+                );
+                return Slot::Waiting(Pending {
+                    unit,
+                    stem,
+                    child: None,
+                });
+            }
             match spawn_compile(&dir, unit, arch, &stem) {
-                Ok(c) => {
-                    log::info!(
-                        "compiling the {} kernels for {arch} in process {} (it writes {}), waiting up to {:.0} s ({})",
-                        unit_name(unit),
-                        c.child.id(),
-                        dir.display(),
-                        bound.by.saturating_duration_since(t0).as_secs_f64(),
-                        bound.what
-                    );
-                    Slot::Waiting(c)
-                }
+                Ok(c) => Slot::Waiting(Pending {
+                    unit,
+                    stem,
+                    child: Some(c),
+                }),
                 // A cache that cannot be written: compile here, unbounded.
                 Err(e) => {
                     log::warn!(
@@ -518,11 +548,7 @@ pub fn obtain_units(
                     );
                     Slot::Done(
                         compile_cached_in(Some(&dir), unit, arch)
-                            .map(|(compiled, origin)| UnitBuild {
-                                compiled,
-                                origin,
-                                seconds: t0.elapsed().as_secs_f64(),
-                            })
+                            .map(|(c, o)| built(c, o))
                             .map_err(anyhow::Error::from),
                     )
                 }
@@ -532,16 +558,19 @@ pub fn obtain_units(
     loop {
         let mut waiting = false;
         for slot in &mut slots {
-            let Slot::Waiting(c) = slot else { continue };
-            if let Some(done) = child_result(c, arch, t0) {
-                *slot = Slot::Done(done);
+            let Slot::Waiting(p) = slot else { continue };
+            if let Some(done) = pending_result(p, &dir, arch) {
+                *slot = Slot::Done(done.map(|(c, o)| built(c, o)));
             } else if std::time::Instant::now() >= bound.by {
                 *slot = Slot::Done(Err(NotInTime {
-                    unit: c.unit,
+                    unit: p.unit,
                     arch: arch.into(),
                     what: bound.what.clone(),
                     waited: t0.elapsed().as_secs_f64(),
-                    pid: c.child.id(),
+                    compiler: match &p.child {
+                        Some(c) => format!("process {}", c.id()),
+                        None => "another pqcprof".into(),
+                    },
                     dir: dir.clone(),
                 }
                 .into()));
@@ -563,45 +592,56 @@ pub fn obtain_units(
         .collect()
 }
 
-/// The kernels `c` compiled, once written; its failure, once it exited
-/// without writing them; `None` while it runs.
-fn child_result(
-    c: &mut ChildCompile,
+/// The kernels `p` waits for, once written (compiled now when our child
+/// made them, else read from the cache); the failure, once our child
+/// exited without writing them; `None` while the compile runs. When
+/// another process was compiling and let go of the lock without writing
+/// them, our own child takes over.
+fn pending_result(
+    p: &mut Pending,
+    dir: &Path,
     arch: &str,
-    t0: std::time::Instant,
-) -> Option<anyhow::Result<UnitBuild>> {
-    let built = |compiled| {
-        let _ = std::fs::remove_file(&c.log);
-        Ok(UnitBuild {
-            compiled,
-            origin: Origin::Compiled,
-            seconds: t0.elapsed().as_secs_f64(),
-        })
-    };
+) -> Option<anyhow::Result<(Compiled, Origin)>> {
     // The machine code is written last, atomically: read the entry only
     // once it is there.
-    let cubin = cache_file(&c.stem, ".cubin");
-    if let Some(hit) = cubin
-        .exists()
-        .then(|| read_cached(&c.stem, c.unit, arch))
-        .flatten()
-    {
-        let _ = c.child.try_wait();
-        return Some(built(hit));
+    let cubin = cache_file(&p.stem, ".cubin");
+    let read = || {
+        cubin
+            .exists()
+            .then(|| read_cached(&p.stem, p.unit, arch))
+            .flatten()
+    };
+    if let Some(hit) = read() {
+        return Some(Ok(match &mut p.child {
+            Some(c) => {
+                let _ = c.try_wait();
+                (hit, Origin::Compiled)
+            }
+            None => (hit, Origin::Cache(cubin.clone())),
+        }));
     }
-    let status = c.child.try_wait().ok()??;
+    let Some(child) = &mut p.child else {
+        if !lock_held(&p.stem) && read().is_none() {
+            match spawn_compile(dir, p.unit, arch, &p.stem) {
+                Ok(c) => p.child = Some(c),
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+        return None;
+    };
+    let status = child.try_wait().ok()??;
     // Written between the two looks.
-    if let Some(hit) = read_cached(&c.stem, c.unit, arch) {
-        return Some(built(hit));
+    if let Some(hit) = read() {
+        return Some(Ok((hit, Origin::Compiled)));
     }
-    let log = std::fs::read_to_string(&c.log).unwrap_or_default();
+    let log = std::fs::read_to_string(cache_file(&p.stem, ".compile.txt")).unwrap_or_default();
     Some(Err(CompileFailure {
-        unit: c.unit,
+        unit: p.unit,
         arch: arch.into(),
         message: format!(
             "the compiling process ({}) ended ({status}) without writing {}",
-            c.child.id(),
-            cache_file(&c.stem, ".cubin").display()
+            child.id(),
+            cubin.display()
         ),
         log,
     }
