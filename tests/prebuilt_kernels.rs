@@ -180,6 +180,20 @@ fn images_of_other_sources_are_named_and_refused_without_nvrtc() {
             && reason.contains("kernels --prebuild"),
         "{reason}"
     );
+    // With NVRTC it says so and compiles (here cut at once by --deadline).
+    let (code, stdout, stderr) = outcome(
+        standin::pqcprof(&[])
+            .env("PQCPROF_PTX_CACHE", &images)
+            .args(["gpu", "--backend", "native-gpu", "--alg", "ML-KEM-512"])
+            .args(["--batch", "129", "--runs", "1", "--deadline", "1", "--out"])
+            .arg(d.path().join("with-nvrtc")),
+    );
+    assert_eq!(code, 5, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("compiling the mlkem kernels for sm_90: the 1 image(s) in")
+            && stderr.contains("are of other kernel sources or options than this binary's"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -163,6 +163,27 @@ pub fn lookup(
         })
 }
 
+/// Says, before a compile, that the images of `unit` for `arch` in `dir`
+/// are of other sources, when there are any (a folder prebuilt by another
+/// pqcprof).
+fn say_why_compiling(dir: &Path, unit: Family, arch: &str) {
+    let other = images_in(dir, unit, arch).other;
+    if !other.is_empty() {
+        log::info!(
+            "compiling the {} kernels for {arch}: the {} image(s) in {} are of other kernel sources or options than this binary's ({})",
+            unit_name(unit),
+            other.len(),
+            dir.display(),
+            other
+                .iter()
+                .filter_map(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+}
+
 /// Why no image of `unit` for `arch` in `dir` can be used here and none
 /// can be compiled (no NVRTC): what was looked for, what was found.
 pub fn no_image_reason(dir: Option<&Path>, unit: Family, arch: &str) -> String {
@@ -329,6 +350,7 @@ pub fn compile_cached_in(
     let Some(d) = dir else {
         return compile(unit, arch).map(|c| (c, Origin::Compiled));
     };
+    say_why_compiling(d, unit, arch);
     let stem = d.join(cache_file_stem(unit, arch, version));
     cached_or(&stem, unit, arch, CACHE_LOCK_WAIT, || compile(unit, arch))
 }
@@ -533,6 +555,7 @@ pub fn obtain_units(
                     child: None,
                 });
             }
+            say_why_compiling(&dir, unit, arch);
             match spawn_compile(&dir, unit, arch, &stem) {
                 Ok(c) => Slot::Waiting(Pending {
                     unit,
