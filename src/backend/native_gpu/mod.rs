@@ -100,7 +100,8 @@ pub struct NativeGpu {
     requested: Option<Variant>,
 }
 
-/// Compiles (or reads from the cache) the kernels of `units` for `arch` and
+/// Compiles (or reads from the cache, prebuilt images included, within
+/// `bound` when given: `kernel_cache::obtain_units`) the kernels of `units` for `arch` and
 /// loads them into `ctx`: machine code first (no JIT, and no dependence on
 /// the driver knowing this NVRTC's PTX ISA), the PTX as the fallback.
 fn load_units(
@@ -159,7 +160,8 @@ fn load_units(
 impl NativeGpu {
     /// Opens GPU `ordinal`, compiles the kernels of `units` for it (each
     /// family's unit in its own thread) and loads them. The caller has
-    /// checked (gpu::probe) that the driver and NVRTC exist.
+    /// checked (gpu::probe) that the driver exists, and NVRTC unless the
+    /// kernel cache holds prebuilt images (`kernel_cache::lookup`).
     pub fn new(ordinal: usize, units: &[Family]) -> anyhow::Result<Self> {
         Self::new_within(ordinal, units, None)
     }
