@@ -138,9 +138,20 @@ pub fn images_in(dir: &Path, unit: Family, arch: &str) -> Images {
     found
 }
 
+/// The CUDA driver API version of the driver this process opened, once a
+/// GPU is opened (`note_driver_api`).
+static DRIVER_API: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Notes the driver's CUDA API version: prebuilt images from an NVRTC
+/// newer than the driver supports are passed over from then on (the driver
+/// would refuse their machine code and PTX alike).
+pub fn note_driver_api(api: u32) {
+    let _ = DRIVER_API.set(api);
+}
+
 /// A whole entry for `unit` and `arch` already in `dir`: the one this
 /// NVRTC (`nvrtc`) would write, else a prebuilt one of another NVRTC
-/// (newest first).
+/// (newest first) that the driver, once noted, can load.
 pub fn lookup(
     dir: &Path,
     unit: Family,
@@ -157,6 +168,9 @@ pub fn lookup(
         .matching
         .into_iter()
         .filter(|(_, v)| Some(*v) != nvrtc)
+        .filter(|(_, v)| {
+            crate::probe::gpu::nvrtc_driver_mismatch(Some(*v), DRIVER_API.get().copied()).is_none()
+        })
         .find_map(|(stem, v)| {
             read_cached(&stem, unit, arch)
                 .map(|hit| (hit, Origin::Prebuilt(cache_file(&stem, ".cubin"), v)))

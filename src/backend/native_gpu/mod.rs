@@ -200,6 +200,15 @@ impl NativeGpu {
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
         let resident_threads = sms * max_threads_per_sm;
         let arch = kernels::arch_for(cc);
+        let mut api: std::os::raw::c_int = 0;
+        // SAFETY: the driver is loaded and initialised (a context exists);
+        // `api` is a valid out pointer.
+        if unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut api) }
+            .result()
+            .is_ok()
+        {
+            kernel_cache::note_driver_api(api as u32);
+        }
         let loaded = load_units(&ctx, units, &arch, bound)?;
         let device = Device {
             kind: DeviceKind::Gpu,
