@@ -9,17 +9,22 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-/// A stand-in for pqcprof: `check` passes, `gpu --alg mlkem` writes a run
-/// file with one ML-KEM-768 keygen record, `gpu --alg mldsa` hangs until
-/// Ctrl-C, the ML-KEM-768 batch curve (which must be asked for as a sweep)
-/// writes one measured and one failed batch, everything else succeeds and
-/// writes nothing.
+/// A stand-in for pqcprof: `check` passes, `kernels --prebuild` lists its
+/// family's image at once (ML-DSA's after `$STANDIN_SLOW_MLDSA` seconds
+/// when set), `gpu --alg mlkem` writes a run file with one ML-KEM-768
+/// keygen record, `gpu --alg mldsa` hangs until Ctrl-C (or, with
+/// `$STANDIN_SLOW_MLDSA`, says its kernels were not compiled in time and
+/// exits cut), the ML-KEM-768 batch curve (which must be asked for as a
+/// sweep) writes one measured and one failed batch, everything else
+/// succeeds and writes nothing.
 const STAND_IN: &str = r#"#!/usr/bin/env bash
 cmd=$1; shift
-alg=; out=; o=; sweep=
+alg=; out=; o=; sweep=; pre=; arch=
 while [ $# -gt 0 ]; do
   case "$1" in
     --alg) alg=$2; shift ;;
+    --prebuild) pre=$2; shift ;;
+    --arch) arch=$2; shift ;;
     --batch-sweep) sweep=$2; shift ;;
     --out) out=$2; shift ;;
     -o) o=$2; shift ;;
@@ -29,7 +34,16 @@ while [ $# -gt 0 ]; do
 done
 case "$cmd" in
   check) echo "stand-in check (test only)" ;;
+  kernels)
+    if [ -n "$pre" ]; then
+      [ "$alg" = mldsa ] && [ -n "${STANDIN_SLOW_MLDSA:-}" ] && sleep "$STANDIN_SLOW_MLDSA"
+      echo "$alg $arch: $pre/native-$alg-$arch-stand-in.cubin (1 bytes of machine code, 1 of PTX; compiled in 0.1 s)"
+    fi ;;
   gpu)
+    if [ "$alg" = mldsa ] && [ -n "${STANDIN_SLOW_MLDSA:-}" ]; then
+      echo "the mldsa kernels for sm_90 were not compiled in time (stand-in, test only)" >&2
+      exit 5
+    fi
     if [ "$alg" = mldsa ]; then
       trap 'kill $!; echo "stand-in interrupted (test only)"; exit 130' INT
       sleep 60 & wait
@@ -58,6 +72,22 @@ JSON
 esac
 exit 0
 "#;
+
+/// `summary.txt` of the output folder `out`, which names every step.
+fn read_summary(out: &Path) -> String {
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    common::assert_summary_names_every_step(&summary);
+    summary
+}
+
+/// The summary's line of `step`.
+fn step_line(summary: &str, step: &str) -> String {
+    summary
+        .lines()
+        .find(|l| l.starts_with(&format!("{step} ")))
+        .unwrap()
+        .to_string()
+}
 
 fn write_stand_in(dir: &Path) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -92,15 +122,8 @@ fn a_step_past_its_budget_is_cut_and_the_deadline_holds() {
         Some(1),
         "a cut step fails the check\n{stdout}"
     );
-    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
-    common::assert_summary_names_every_step(&summary);
-    let state = |step: &str| {
-        summary
-            .lines()
-            .find(|l| l.starts_with(&format!("{step} ")))
-            .unwrap()
-            .to_string()
-    };
+    let summary = read_summary(&out);
+    let state = |step: &str| step_line(&summary, step);
     assert!(state("throughput-mlkem").contains(" ok "), "{summary}");
     assert!(
         state("throughput-mlkem").contains("1 ok records (1 operations)"),
@@ -108,6 +131,17 @@ fn a_step_past_its_budget_is_cut_and_the_deadline_holds() {
     );
     assert!(
         state("throughput-mldsa-verify").contains(" cut "),
+        "{summary}"
+    );
+    // A step counts only its own records: the ML-KEM record beside it in
+    // the shared folder is not ML-DSA's.
+    assert!(
+        state("throughput-mldsa-verify").contains("; 0 ok records (0 operations)"),
+        "{summary}"
+    );
+    assert!(
+        state("compile").contains(" ok ")
+            && state("compile").contains("ML-KEM compiled in 0.1 s; ML-DSA compiled in 0.1 s"),
         "{summary}"
     );
     assert!(
@@ -137,6 +171,119 @@ fn a_step_past_its_budget_is_cut_and_the_deadline_holds() {
         targets.contains("ML-DSA-44 sign: no result (not measured)"),
         "{targets}"
     );
+}
+
+/// A family whose kernels are still being compiled is left out of the
+/// steps of both families and reported as not compiled in time, with the
+/// operations it cost; the other family is measured.
+#[test]
+fn a_family_not_compiled_in_time_is_reported_as_such() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = write_stand_in(d.path());
+    let out = d.path().join("out");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gpu-check");
+    let r = Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .args(["--deadline", "90", "--runs", "2", "--no-curve"])
+        .env("PQCPROF_BIN", &bin)
+        .env("PQCPROF_PTX_CACHE", d.path().join("cache"))
+        .env("STANDIN_SLOW_MLDSA", "200")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(r.status.code(), Some(1), "{stdout}");
+    let summary = read_summary(&out);
+    let state = |step: &str| step_line(&summary, step);
+    // The compile goes on past its share; stop it (its own session).
+    let compile = state("compile");
+    assert!(
+        compile.contains(" cut ") && compile.contains("ML-DSA still compiling after"),
+        "{summary}"
+    );
+    let pid: i32 = compile
+        .split("(process ")
+        .nth(1)
+        .and_then(|t| t.split(',').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no process in {compile}"));
+    // SAFETY: a plain system call on the stand-in's own sleeping compile.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(
+        state("correctness").contains(" ok ")
+            && state("correctness").contains("ML-DSA not compiled in time: 0 of 9 operations"),
+        "{summary}"
+    );
+    assert!(state("throughput-mlkem").contains(" ok "), "{summary}");
+    let verify = state("throughput-mldsa-verify");
+    assert!(
+        verify.starts_with("throughput-mldsa-verify  no kernels ")
+            && verify.contains("ML-DSA not compiled in time: 0 of 6 operations"),
+        "{summary}"
+    );
+    // The correctness step was asked for ML-KEM alone.
+    let log = std::fs::read_to_string(out.join("gpu-check.log")).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("correctness (budget") && l.contains("--alg mlkem ")),
+        "{log}"
+    );
+}
+
+/// The real binary on the stand-in driver made slow, with an empty kernel
+/// cache (a freshly lent GPU machine): the compile step makes both
+/// families' kernels once, no later step compiles, and every one of the 18
+/// operations gets ok throughput records within the deadline.
+#[test]
+fn a_cold_cache_is_compiled_once_first_and_every_operation_is_measured() {
+    if common::nvrtc_or_skip("a_cold_cache_is_compiled_once_first_and_every_operation_is_measured")
+        .is_none()
+    {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("gc");
+    let cache = d.path().join("cache");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gpu-check");
+    let r = Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .args(["--deadline", "240", "--no-cpu"])
+        .env("PQCPROF_BIN", env!("CARGO_BIN_EXE_pqcprof"))
+        .env("LD_LIBRARY_PATH", common::standin::library_path())
+        .env("PQCPROF_PTX_CACHE", &cache)
+        .env("PQCPROF_STANDIN_NS_PER_OP", "50000")
+        .output()
+        .unwrap();
+    let log = std::fs::read_to_string(out.join("gpu-check.log")).unwrap_or_default();
+    assert!(r.status.code().is_some(), "{log}");
+    let summary = read_summary(&out);
+    let compile = step_line(&summary, "compile");
+    assert!(compile.contains("ML-KEM compiled in"), "{summary}");
+    // Every operation measured: ok throughput records of all 18.
+    let mut ops = std::collections::BTreeSet::new();
+    for f in common::files(&out.join("throughput"), "run-", ".json") {
+        for rec in common::read_json(&f)["records"].as_array().unwrap() {
+            if rec["status"] == "ok" && rec["backend"] == "native-gpu" {
+                ops.insert(format!("{} {}", rec["algorithm"], rec["operation"]));
+            }
+        }
+    }
+    assert_eq!(ops.len(), 18, "{ops:?}\n{summary}");
+    // One image per family, made once; no step after the compile step
+    // started a compile of its own.
+    for unit in ["mlkem", "mldsa"] {
+        let made = common::files(&cache, &format!("native-{unit}-sm_90-"), ".cubin");
+        assert_eq!(made.len(), 1, "{made:?}");
+    }
+    for step in common::GPU_CHECK_STEPS {
+        let text = std::fs::read_to_string(out.join(format!("{step}.txt"))).unwrap_or_default();
+        assert!(
+            !text.contains("kernels compiled for"),
+            "{step} compiled kernels:\n{text}"
+        );
+    }
 }
 
 /// A trap writes the summary and the archive however the script ends: here

@@ -95,6 +95,8 @@ fn library_path(fakes: &Path) -> String {
 fn with_fakes(fakes: &Path, loaded: &Path, secs: u64, args: &[&str]) -> (i32, String, String) {
     let mut c = pqcprof();
     c.env("LD_LIBRARY_PATH", library_path(fakes))
+        // No prebuilt kernel image stands in for the fake NVRTC.
+        .env("PQCPROF_PTX_CACHE", loaded.join("no-kernel-images"))
         .env("PQCPROF_TEST_LOADED", loaded)
         .env("PQCPROF_DRIVER_TIMEOUT_S", "2")
         .timeout(Duration::from_secs(secs))

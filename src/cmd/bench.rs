@@ -217,10 +217,11 @@ fn open_native(
     let units = kernels::units_for(&opts.algorithms);
     let names: Vec<&str> = units.iter().map(|&u| kernels::unit_name(u)).collect();
     log::info!(
-        "compiling the native kernels ({}) with NVRTC for GPU {ordinal} ...",
+        "the native kernels ({}) for GPU {ordinal}: from the kernel cache, else compiled by NVRTC ...",
         names.join(", ")
     );
-    let mut backend = NativeGpu::new(ordinal, &units).map_err(|e| format!("{e:#}"))?;
+    let mut backend = NativeGpu::new_within(ordinal, &units, opts.compile_bound().as_ref())
+        .map_err(|e| format!("{e:#}"))?;
     backend.set_variant(opts.kernel);
     backend.set_cold_cache(opts.cold_cache);
     for u in &backend.units {
@@ -232,7 +233,8 @@ fn open_native(
                 u.compile_seconds,
                 u.image
             ),
-            native_gpu::kernel_cache::Origin::Cache(p) => log::info!(
+            native_gpu::kernel_cache::Origin::Prebuilt(p, _)
+            | native_gpu::kernel_cache::Origin::Cache(p) => log::info!(
                 "{name} kernels for {} read from the cache {}; loaded: {}",
                 backend.arch,
                 p.display(),
@@ -666,7 +668,15 @@ fn conclude(
         || cut
             .iter()
             .any(|r| r.cut.as_deref().is_some_and(|c| c.contains("--deadline")));
-    if code == exit::OK && by_deadline {
+    // Kernels not compiled within --deadline or --max-seconds: their
+    // records are skipped with the reason, and the command was cut.
+    let not_compiled = outcome.run.records.iter().any(|r| {
+        r.status == Status::Skipped
+            && r.reason
+                .as_deref()
+                .is_some_and(|c| c.contains(native_gpu::kernel_cache::NOT_IN_TIME))
+    });
+    if code == exit::OK && (by_deadline || not_compiled) {
         return exit::DEADLINE;
     }
     if code == exit::OK && measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
@@ -705,6 +715,7 @@ mod tests {
             deadline_s: None,
             launch_target_s: 0.1,
             out: "x".into(),
+            started: std::time::Instant::now(),
         };
         assert!(check_host_memory(&o, 1000, 1024).is_ok());
         let e = check_host_memory(&o, 10_000_000, 1024)

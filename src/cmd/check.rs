@@ -50,16 +50,37 @@ pub fn verdicts(gpu: &GpuProbe) -> Vec<Verdict> {
         .clone()
         .or_else(|| gpu::driver_too_old(gpu.driver_api_version, &gpu.missing_driver_symbols))
         .or_else(|| gpu::nvrtc_driver_mismatch(gpu::nvrtc_version(), gpu.driver_api_version));
+    let images = kernel_images(gpu);
+    let usable: Vec<String> = images
+        .images
+        .iter()
+        .filter(|i| !i.matching.is_empty() && gpu_archs(gpu).contains(&i.arch))
+        .map(|i| format!("{} {}", i.unit, i.arch))
+        .collect();
     let native = match (&native_reason, gpu.nvrtc.present) {
         (Some(r), _) => Verdict {
             backend: native_gpu::NAME.into(),
             ready: false,
             detail: r.clone(),
         },
+        (None, false) if !usable.is_empty() => Verdict {
+            backend: native_gpu::NAME.into(),
+            ready: true,
+            detail: format!(
+                "our FIPS 203/204 kernels from prebuilt images in {} ({}); no NVRTC to compile others: {}",
+                images.dir.as_deref().map(|d| d.display().to_string()).unwrap_or_default(),
+                usable.join(", "),
+                gpu.nvrtc.detail
+            ),
+        },
         (None, false) => Verdict {
             backend: native_gpu::NAME.into(),
             ready: false,
-            detail: format!("NVRTC missing: {}", gpu.nvrtc.detail),
+            detail: format!(
+                "NVRTC missing ({}): {}",
+                gpu.nvrtc.detail,
+                no_images_reason(gpu, images.dir.as_deref())
+            ),
         },
         (None, true) => Verdict {
             backend: native_gpu::NAME.into(),
@@ -181,6 +202,114 @@ fn built_for(b: &cupqc::BuildInfo) -> String {
     s
 }
 
+/// The prebuilt and cached kernel images of one unit and architecture.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnitImages {
+    /// `mlkem` or `mldsa`.
+    pub unit: &'static str,
+    /// `sm_XY`.
+    pub arch: String,
+    /// Images of this binary's kernel sources: file names of the machine
+    /// code, with the NVRTC that made each (`NVRTC 13.5`).
+    pub matching: Vec<String>,
+    /// Images of other sources or options (another pqcprof): file names.
+    pub other: Vec<String>,
+}
+
+/// What the kernel cache folder holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelImages {
+    /// The folder (`$PQCPROF_PTX_CACHE`, else the user's cache).
+    pub dir: Option<std::path::PathBuf>,
+    /// Per unit and architecture with any image, or the GPU's.
+    pub images: Vec<UnitImages>,
+}
+
+/// Why no kernel image can serve this machine's first supported GPU, unit
+/// by unit (what was looked for, what was found instead).
+fn no_images_reason(gpu: &GpuProbe, dir: Option<&std::path::Path>) -> String {
+    let Some(arch) = gpu_archs(gpu).into_iter().next() else {
+        return "no supported GPU".into();
+    };
+    native_gpu::kernels::UNITS
+        .iter()
+        .map(|&u| native_gpu::kernel_cache::no_image_reason(dir, u, &arch))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The architectures of this machine's supported GPUs.
+fn gpu_archs(gpu: &GpuProbe) -> Vec<String> {
+    gpu.gpus
+        .iter()
+        .filter(|g| g.supported())
+        .map(|g| native_gpu::kernels::arch_for(g.compute_capability))
+        .collect()
+}
+
+/// The images in the kernel cache for this machine's GPUs' architectures
+/// and any other architecture that has one.
+pub fn kernel_images(gpu: &GpuProbe) -> KernelImages {
+    use native_gpu::kernel_cache;
+    let dir = kernel_cache::cache_dir();
+    let mut images = vec![];
+    if let Some(d) = &dir {
+        let gpus = gpu_archs(gpu);
+        for limits in native_gpu::resources::SM_LIMITS {
+            let arch = limits.arch.to_string();
+            for unit in native_gpu::kernels::UNITS {
+                let found = kernel_cache::images_in(d, unit, &arch);
+                if found.matching.is_empty() && found.other.is_empty() && !gpus.contains(&arch) {
+                    continue;
+                }
+                let name = |p: &std::path::Path| {
+                    format!(
+                        "{}.cubin",
+                        p.file_name().unwrap_or_default().to_string_lossy()
+                    )
+                };
+                images.push(UnitImages {
+                    unit: native_gpu::kernels::unit_name(unit),
+                    arch: arch.clone(),
+                    matching: found
+                        .matching
+                        .iter()
+                        .map(|(p, (a, b))| format!("{} (NVRTC {a}.{b})", name(p)))
+                        .collect(),
+                    other: found.other.iter().map(|p| name(p)).collect(),
+                });
+            }
+        }
+    }
+    KernelImages { dir, images }
+}
+
+/// `check`'s lines on the kernel images: for each unit and architecture,
+/// whether an image of this binary's sources is there.
+fn images_section(k: &KernelImages) -> String {
+    let Some(dir) = &k.dir else {
+        return "  kernel images no cache folder (set PQCPROF_PTX_CACHE)\n".into();
+    };
+    let mut s = format!("  kernel images {}\n", dir.display());
+    if k.images.is_empty() {
+        s += "                none\n";
+    }
+    for i in &k.images {
+        let what = if i.matching.is_empty() {
+            "none of this binary's sources (compiled when first needed)".to_string()
+        } else {
+            format!("matches this binary: {}", i.matching.join(", "))
+        };
+        let other = if i.other.is_empty() {
+            String::new()
+        } else {
+            format!("; {} of other sources or options", i.other.len())
+        };
+        s += &format!("    {:<6} {:<6} {what}{other}\n", i.unit, i.arch);
+    }
+    s
+}
+
 /// Why the native GPU backend cannot run, if it cannot.
 pub fn native_not_ready(gpu: &GpuProbe) -> Option<String> {
     verdicts(gpu)
@@ -195,6 +324,7 @@ struct CheckReport<'a> {
     system: &'a crate::schema::metadata::Metadata,
     gpu: &'a GpuProbe,
     cupqc_build: cupqc::BuildInfo,
+    kernel_images: KernelImages,
     backends: &'a [Verdict],
 }
 
@@ -211,6 +341,7 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<i32> {
                 system: &meta,
                 gpu: &gpu,
                 cupqc_build: cupqc::build_info(),
+                kernel_images: kernel_images(&gpu),
                 backends: &verdicts
             })?
         );
@@ -319,6 +450,7 @@ fn gpu_section(gpu: &GpuProbe, verdicts: &[Verdict]) -> String {
     }
     s += &format!("  NVML          {}\n", yes_no(&gpu.nvml));
     s += &format!("  NVRTC         {}\n", yes_no(&gpu.nvrtc));
+    s += &images_section(&kernel_images(gpu));
     s += &format!("  cuPQC SDK     {}\n", yes_no(&gpu.cupqc_sdk));
     let b = cupqc::build_info();
     let none = |v: &str| {

@@ -109,8 +109,15 @@ pub struct KernelsArgs {
     /// List the kernel variants built for each algorithm, one line per
     /// variant (`warp ML-KEM-512,ML-KEM-768,ML-KEM-1024`), without
     /// compiling anything (what `--kernel` accepts for which `--alg`).
-    #[arg(long, conflicts_with_all = ["json", "arch", "threads_per_block", "algorithms"])]
+    #[arg(long, conflicts_with_all = ["json", "arch", "threads_per_block", "algorithms", "prebuild"])]
     pub variants: bool,
+    /// Compile the kernels of every family (every variant) asked for by
+    /// `--alg` for each `--arch` into DIR, machine code, PTX and NVRTC's log,
+    /// named by their sources' hash and the architecture, and list them: a
+    /// run of this same binary elsewhere with PQCPROF_PTX_CACHE=DIR loads
+    /// them with no NVRTC there. Images already in DIR are kept.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "threads_per_block"])]
+    pub prebuild: Option<PathBuf>,
 }
 
 /// Options of `check`.
@@ -286,6 +293,29 @@ pub struct BenchOptions {
     pub launch_target_s: f64,
     /// Output folder.
     pub out: PathBuf,
+    /// When the options were read: `--deadline` and `--max-seconds` bound
+    /// the kernels' compile from here.
+    pub started: std::time::Instant,
+}
+
+impl BenchOptions {
+    /// How long the native kernels' compile may take: until `--deadline`
+    /// or `--max-seconds` from the start, whichever comes first; `None`
+    /// when neither is given.
+    pub fn compile_bound(&self) -> Option<crate::backend::native_gpu::kernel_cache::CompileBound> {
+        let by = |s: f64, what: String| crate::backend::native_gpu::kernel_cache::CompileBound {
+            by: self.started + std::time::Duration::from_secs_f64(s),
+            what,
+        };
+        let deadline = self.deadline_s.map(|s| by(s, format!("--deadline {s}")));
+        let per_record = self
+            .max_seconds
+            .map(|s| by(s, format!("--max-seconds {s}")));
+        match (deadline, per_record) {
+            (Some(a), Some(b)) => Some(if b.by < a.by { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// Largest `--max-seconds` and `--deadline` accepted: a week.
@@ -436,6 +466,7 @@ impl BenchArgs {
             deadline_s,
             launch_target_s: self.launch_target_ms / 1000.0,
             out: self.out.clone(),
+            started: std::time::Instant::now(),
         })
     }
 

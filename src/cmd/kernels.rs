@@ -40,8 +40,20 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
     // Bad names are refused before NVRTC is looked for.
     let algs = crate::core::catalog::parse_algorithms(&a.algorithms)
         .map_err(|e| anyhow::anyhow!("--alg: {e}"))?;
-    let nvrtc = usable_nvrtc()?;
+    if let Some(dir) = &a.prebuild {
+        return prebuild(dir, &a.arch, &algs);
+    }
     let units = native_gpu::kernels::units_for(&algs);
+    let all_archs = a.arch.iter().any(|x| x == "all");
+    // Without NVRTC, prebuilt images of every unit and architecture asked
+    // for still have ptxas's report in their logs.
+    let nvrtc = match usable_nvrtc() {
+        Ok(label) => label,
+        Err(_) if !all_archs && prebuilt_cover(&a.arch, &units) => {
+            "prebuilt images; no NVRTC here".into()
+        }
+        Err(why) => return Err(why),
+    };
     // A kernel's name starts with its parameter set's (`mlkem768_`).
     let prefixes: Vec<String> = algs
         .iter()
@@ -50,7 +62,6 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
     let wanted = |name: &str| {
         name == native_gpu::kernels::HOLD_KERNEL || prefixes.iter().any(|p| name.starts_with(p))
     };
-    let all_archs = a.arch.iter().any(|x| x == "all");
     let tpb = a
         .threads_per_block
         .unwrap_or(native_gpu::sizing::THREADS_PER_BLOCK);
@@ -77,6 +88,82 @@ pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
     }
     print_tables(&all);
     Ok(exit::OK)
+}
+
+/// `kernels --prebuild DIR`: every unit `algs` need, for every architecture
+/// asked for, compiled into `dir` (or found there already), one line each.
+fn prebuild(
+    dir: &std::path::Path,
+    archs: &[String],
+    algs: &[crate::core::catalog::Algorithm],
+) -> anyhow::Result<i32> {
+    use native_gpu::kernel_cache::{self, Origin};
+    std::fs::create_dir_all(dir).map_err(|e| {
+        anyhow::anyhow!("--prebuild {}: cannot make the folder: {e}", dir.display())
+    })?;
+    let units = native_gpu::kernels::units_for(algs);
+    let all_archs = archs.iter().any(|x| x == "all");
+    let version = crate::probe::gpu::nvrtc_version();
+    for arch in selected_archs(archs, all_archs) {
+        log::info!("the native kernels for {arch} into {} ...", dir.display());
+        for built in kernel_cache::compile_units_cached_in(Some(dir), &units, arch) {
+            let built = match built {
+                Ok(b) => b,
+                Err(e) if all_archs && !tested(arch) => {
+                    log::warn!("{arch} skipped: {e}");
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let unit = built.compiled.unit;
+            let (path, how) = match (&built.origin, version) {
+                (Origin::Cache(p), _) => (p.clone(), "already there".to_string()),
+                (Origin::Prebuilt(p, (x, y)), _) => {
+                    (p.clone(), format!("already there, made by NVRTC {x}.{y}"))
+                }
+                (Origin::Compiled, Some(v)) => {
+                    kernel_cache::clear_compile_log(dir, unit, arch, v);
+                    (
+                        dir.join(format!(
+                            "{}.cubin",
+                            kernel_cache::cache_file_stem(unit, arch, v)
+                        )),
+                        format!("compiled in {:.1} s", built.seconds),
+                    )
+                }
+                (Origin::Compiled, None) => unreachable!("compiled without NVRTC"),
+            };
+            println!(
+                "{} {arch}: {} ({} bytes of machine code, {} of PTX; {how})",
+                native_gpu::kernels::unit_name(unit),
+                path.display(),
+                built.compiled.cubin.len(),
+                built.compiled.ptx.len()
+            );
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// Whether the kernel cache holds a whole image of this binary's sources
+/// for each of `units` and `archs`.
+fn prebuilt_cover(archs: &[String], units: &[crate::core::catalog::Family]) -> bool {
+    let Some(dir) = native_gpu::kernel_cache::cache_dir() else {
+        return false;
+    };
+    archs.iter().all(|arch| {
+        units
+            .iter()
+            .all(|&u| native_gpu::kernel_cache::lookup(&dir, u, arch, None).is_some())
+    })
+}
+
+/// Whether every build is tested for `arch` (the others are compiled only
+/// where this NVRTC knows them).
+fn tested(arch: &str) -> bool {
+    resources::SM_LIMITS[..resources::TESTED_ARCHS]
+        .iter()
+        .any(|l| l.arch == arch)
 }
 
 /// The loaded NVRTC's label, or why the kernels cannot be compiled.
@@ -111,14 +198,19 @@ fn compiled_resources(
     all_archs: bool,
 ) -> anyhow::Result<Option<Vec<resources::KernelResources>>> {
     log::info!("the native kernels for {arch}, with ptxas's report ...");
-    let tested = resources::SM_LIMITS[..resources::TESTED_ARCHS]
-        .iter()
-        .any(|l| l.arch == arch);
+    let tested = tested(arch);
     let found = match resources::kernel_resources(arch, units) {
         Ok((f, origins)) => {
             for origin in origins {
-                if let native_gpu::kernel_cache::Origin::Cache(p) = origin {
-                    log::info!("{arch}: from the cache ({})", p.display());
+                match origin {
+                    native_gpu::kernel_cache::Origin::Cache(p) => {
+                        log::info!("{arch}: from the cache ({})", p.display())
+                    }
+                    native_gpu::kernel_cache::Origin::Prebuilt(p, (x, y)) => log::info!(
+                        "{arch}: a prebuilt image of NVRTC {x}.{y} ({})",
+                        p.display()
+                    ),
+                    native_gpu::kernel_cache::Origin::Compiled => {}
                 }
             }
             f

@@ -336,8 +336,9 @@ pub fn offload_run(out: &Path) -> PathBuf {
 }
 
 /// The steps `scripts/gpu-check` names in its summary, in order.
-pub const GPU_CHECK_STEPS: [&str; 13] = [
+pub const GPU_CHECK_STEPS: [&str; 14] = [
     "check",
+    "compile",
     "correctness",
     "memcheck",
     "throughput-mlkem",

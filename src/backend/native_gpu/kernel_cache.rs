@@ -83,6 +83,150 @@ pub enum Origin {
     Compiled,
     /// Read from the cache; the path of the machine code.
     Cache(PathBuf),
+    /// A prebuilt image in the cache folder, made from this binary's
+    /// sources and options by another NVRTC (or where none is installed):
+    /// the path of the machine code and the version of the NVRTC that
+    /// made it.
+    Prebuilt(PathBuf, (i32, i32)),
+}
+
+/// The NVRTC version a cache file name holds (`...-nvrtc13.5-...`).
+fn stem_nvrtc(name: &str) -> Option<(i32, i32)> {
+    let rest = name.split("-nvrtc").nth(1)?;
+    let version = rest.split('-').next()?;
+    let (major, minor) = version.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// The kernel images of one unit and architecture in a cache folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Images {
+    /// Made from this binary's sources and options, by the NVRTC versions
+    /// given: entry stems (the files without their type), newest NVRTC
+    /// first.
+    pub matching: Vec<(PathBuf, (i32, i32))>,
+    /// Made from other sources or options (another pqcprof): their stems.
+    pub other: Vec<PathBuf>,
+}
+
+/// The images (machine code present) of `unit` for `arch` in `dir`,
+/// whatever NVRTC made them: an entry matches when its name is the one
+/// this binary gives its sources and options with the NVRTC version the
+/// name holds.
+pub fn images_in(dir: &Path, unit: Family, arch: &str) -> Images {
+    let prefix = format!("native-{}-{arch}-nvrtc", unit_name(unit));
+    let mut found = Images::default();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".cubin").map(str::to_string))
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    names.sort();
+    for name in names {
+        match stem_nvrtc(&name) {
+            Some(v) if cache_file_stem(unit, arch, v) == name => {
+                found.matching.push((dir.join(&name), v))
+            }
+            _ => found.other.push(dir.join(&name)),
+        }
+    }
+    found.matching.sort_by_key(|m| std::cmp::Reverse(m.1));
+    found
+}
+
+/// The CUDA driver API version of the driver this process opened, once a
+/// GPU is opened (`note_driver_api`).
+static DRIVER_API: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Notes the driver's CUDA API version: prebuilt images from an NVRTC
+/// newer than the driver supports are passed over from then on (the driver
+/// would refuse their machine code and PTX alike).
+pub fn note_driver_api(api: u32) {
+    let _ = DRIVER_API.set(api);
+}
+
+/// A whole entry for `unit` and `arch` already in `dir`: the one this
+/// NVRTC (`nvrtc`) would write, else a prebuilt one of another NVRTC
+/// (newest first) that the driver, once noted, can load.
+pub fn lookup(
+    dir: &Path,
+    unit: Family,
+    arch: &str,
+    nvrtc: Option<(i32, i32)>,
+) -> Option<(Compiled, Origin)> {
+    if let Some(v) = nvrtc {
+        let stem = dir.join(cache_file_stem(unit, arch, v));
+        if let Some(hit) = read_cached(&stem, unit, arch) {
+            return Some((hit, Origin::Cache(cache_file(&stem, ".cubin"))));
+        }
+    }
+    images_in(dir, unit, arch)
+        .matching
+        .into_iter()
+        .filter(|(_, v)| Some(*v) != nvrtc)
+        .filter(|(_, v)| {
+            crate::probe::gpu::nvrtc_driver_mismatch(Some(*v), DRIVER_API.get().copied()).is_none()
+        })
+        .find_map(|(stem, v)| {
+            read_cached(&stem, unit, arch)
+                .map(|hit| (hit, Origin::Prebuilt(cache_file(&stem, ".cubin"), v)))
+        })
+}
+
+/// Says, before a compile, that the images of `unit` for `arch` in `dir`
+/// are of other sources, when there are any (a folder prebuilt by another
+/// pqcprof).
+fn say_why_compiling(dir: &Path, unit: Family, arch: &str) {
+    let other = images_in(dir, unit, arch).other;
+    if !other.is_empty() {
+        log::info!(
+            "compiling the {} kernels for {arch}: the {} image(s) in {} are of other kernel sources or options than this binary's ({})",
+            unit_name(unit),
+            other.len(),
+            dir.display(),
+            other
+                .iter()
+                .filter_map(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+}
+
+/// Why no image of `unit` for `arch` in `dir` can be used here and none
+/// can be compiled (no NVRTC): what was looked for, what was found.
+pub fn no_image_reason(dir: Option<&Path>, unit: Family, arch: &str) -> String {
+    let name = unit_name(unit);
+    let Some(dir) = dir else {
+        return format!(
+            "no NVRTC to compile the {name} kernels for {arch}, and no kernel cache folder (set PQCPROF_PTX_CACHE to a folder of prebuilt images)"
+        );
+    };
+    let images = images_in(dir, unit, arch);
+    let found = if images.other.is_empty() {
+        format!("no {name} image for {arch} there")
+    } else {
+        format!(
+            "{} {name} image(s) for {arch} there are of other kernel sources or options than this binary's ({})",
+            images.other.len(),
+            images
+                .other
+                .iter()
+                .filter_map(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    format!(
+        "no NVRTC to compile the {name} kernels for {arch} (install the CUDA toolkit, or `pip install nvidia-cuda-nvrtc` and add its lib folder to LD_LIBRARY_PATH), and no prebuilt image of this binary's sources in {}: {found} (make them where NVRTC is: `pqcprof kernels --prebuild DIR --arch {arch}` with the same binary, and point PQCPROF_PTX_CACHE at DIR)",
+        dir.display()
+    )
 }
 
 /// The files of a cache entry, named by adding a type to `stem` (not
@@ -206,10 +350,22 @@ pub fn compile_cached_in(
     arch: &str,
 ) -> Result<(Compiled, Origin), CompileFailure> {
     let version = crate::probe::gpu::nvrtc_version();
-    let stem = match (dir, version) {
-        (Some(d), Some(v)) => d.join(cache_file_stem(unit, arch, v)),
-        _ => return compile(unit, arch).map(|c| (c, Origin::Compiled)),
+    if let Some(hit) = dir.and_then(|d| lookup(d, unit, arch, version)) {
+        return Ok(hit);
+    }
+    let Some(version) = version else {
+        return Err(CompileFailure {
+            unit,
+            arch: arch.into(),
+            message: no_image_reason(dir, unit, arch),
+            log: String::new(),
+        });
     };
+    let Some(d) = dir else {
+        return compile(unit, arch).map(|c| (c, Origin::Compiled));
+    };
+    say_why_compiling(d, unit, arch);
+    let stem = d.join(cache_file_stem(unit, arch, version));
     cached_or(&stem, unit, arch, CACHE_LOCK_WAIT, || compile(unit, arch))
 }
 
@@ -229,13 +385,22 @@ pub fn compile_units_cached(
     units: &[Family],
     arch: &str,
 ) -> Vec<Result<UnitBuild, CompileFailure>> {
+    compile_units_cached_in(cache_dir().as_deref(), units, arch)
+}
+
+/// `compile_units_cached` with the cache in `dir` (none: no cache).
+pub fn compile_units_cached_in(
+    dir: Option<&Path>,
+    units: &[Family],
+    arch: &str,
+) -> Vec<Result<UnitBuild, CompileFailure>> {
     std::thread::scope(|s| {
         let jobs: Vec<_> = units
             .iter()
             .map(|&unit| {
                 s.spawn(move || {
                     let t0 = std::time::Instant::now();
-                    compile_cached(unit, arch).map(|(compiled, origin)| UnitBuild {
+                    compile_cached_in(dir, unit, arch).map(|(compiled, origin)| UnitBuild {
                         compiled,
                         origin,
                         seconds: t0.elapsed().as_secs_f64(),
@@ -247,6 +412,277 @@ pub fn compile_units_cached(
             .map(|j| j.join().expect("an NVRTC thread panicked"))
             .collect()
     })
+}
+
+/// What the records of a unit whose kernels were not ready by the
+/// deadline say (and what `scripts/gpu-check` looks for).
+pub const NOT_IN_TIME: &str = "not compiled in time";
+
+/// The time a command gives its kernels: the instant, and the option that
+/// set it (`--deadline 20`), for the message when it runs out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompileBound {
+    /// When the command stops waiting.
+    pub by: std::time::Instant,
+    /// The option that set it, in words.
+    pub what: String,
+}
+
+/// A unit whose compile did not end within the command's time: NVRTC goes
+/// on in a process of its own, which writes the image into the cache.
+#[derive(Debug, thiserror::Error)]
+#[error("the {} kernels for {arch} were {NOT_IN_TIME} ({what}, {waited:.1} s waited): NVRTC goes on in {}, which writes them to {} for the next run", unit_name(*.unit), .compiler, .dir.display())]
+pub struct NotInTime {
+    /// The unit.
+    pub unit: Family,
+    /// Its architecture.
+    pub arch: String,
+    /// The option whose time ran out.
+    pub what: String,
+    /// Seconds this command waited.
+    pub waited: f64,
+    /// Who compiles: `process N`, or another pqcprof.
+    pub compiler: String,
+    /// The cache folder it writes to.
+    pub dir: PathBuf,
+}
+
+/// Whether another process holds the lock of the entry `stem` (it is
+/// compiling it).
+fn lock_held(stem: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .append(true)
+        .open(cache_file(stem, ".lock"))
+    else {
+        return false;
+    };
+    // SAFETY: plain system calls on a descriptor `file` owns.
+    unsafe {
+        if libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 {
+            libc::flock(file.as_raw_fd(), libc::LOCK_UN);
+            return false;
+        }
+    }
+    std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+}
+
+/// A unit this command waits for: compiled by a child process
+/// (`pqcprof kernels --prebuild`) in its own process group, so a signal to
+/// this command's group (Ctrl-C, `timeout`) does not reach it and a compile
+/// once begun is never lost; or by another process that holds its lock.
+struct Pending {
+    unit: Family,
+    stem: PathBuf,
+    /// Our compiling child; `None` while another process compiles.
+    child: Option<std::process::Child>,
+}
+
+/// Removes the messages file of a compile run in a child process
+/// (`<stem>.compile.txt`) once its entry is written: called by the child
+/// itself, whose parent may have stopped waiting.
+pub fn clear_compile_log(dir: &Path, unit: Family, arch: &str, nvrtc: (i32, i32)) {
+    let stem = dir.join(cache_file_stem(unit, arch, nvrtc));
+    let _ = std::fs::remove_file(cache_file(&stem, ".compile.txt"));
+}
+
+/// Starts `pqcprof kernels --prebuild DIR --arch ARCH --alg UNIT`, its
+/// messages into `<stem>.compile.txt`.
+fn spawn_compile(
+    dir: &Path,
+    unit: Family,
+    arch: &str,
+    stem: &Path,
+) -> std::io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    std::fs::create_dir_all(dir)?;
+    let err = std::fs::File::create(cache_file(stem, ".compile.txt"))?;
+    let child = std::process::Command::new(std::env::current_exe()?)
+        .args(["kernels", "--prebuild"])
+        .arg(dir)
+        .args(["--arch", arch, "--alg", unit_name(unit)])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(err)
+        .process_group(0)
+        .spawn()?;
+    log::info!(
+        "compiling the {} kernels for {arch} in process {}, which writes them to {}",
+        unit_name(unit),
+        child.id(),
+        dir.display()
+    );
+    Ok(child)
+}
+
+/// The kernels of `units` for `arch`, within `bound` when there is one:
+/// images already in the cache are read; the others are compiled each in
+/// a child process (in parallel), or by another process already at it,
+/// and this command waits for them until `bound.by`. A unit not ready by
+/// then is a [`NotInTime`] error, and its compile goes on and writes the
+/// cache. Without a bound, a cache or NVRTC, as `compile_units_cached`. In
+/// the order given.
+pub fn obtain_units(
+    units: &[Family],
+    arch: &str,
+    bound: Option<&CompileBound>,
+) -> Vec<anyhow::Result<UnitBuild>> {
+    let dir = cache_dir();
+    let version = crate::probe::gpu::nvrtc_version();
+    // The child is `kernels --prebuild`, which knows the architectures of
+    // `resources::SM_LIMITS`.
+    let known = super::resources::limits(arch).is_some();
+    let (Some(bound), Some(dir), Some(version), true) = (bound, dir, version, known) else {
+        return compile_units_cached(units, arch)
+            .into_iter()
+            .map(|r| r.map_err(anyhow::Error::from))
+            .collect();
+    };
+    let t0 = std::time::Instant::now();
+    let built = |compiled, origin| UnitBuild {
+        compiled,
+        origin,
+        seconds: t0.elapsed().as_secs_f64(),
+    };
+    enum Slot {
+        Done(anyhow::Result<UnitBuild>),
+        Waiting(Pending),
+    }
+    let mut slots: Vec<Slot> = units
+        .iter()
+        .map(|&unit| {
+            if let Some((compiled, origin)) = lookup(&dir, unit, arch, Some(version)) {
+                return Slot::Done(Ok(built(compiled, origin)));
+            }
+            let stem = dir.join(cache_file_stem(unit, arch, version));
+            if lock_held(&stem) {
+                log::info!(
+                    "another pqcprof is compiling the {} kernels ({}); waiting for it up to {:.0} s ({})",
+                    unit_name(unit),
+                    stem.display(),
+                    bound.by.saturating_duration_since(t0).as_secs_f64(),
+                    bound.what
+                );
+                return Slot::Waiting(Pending {
+                    unit,
+                    stem,
+                    child: None,
+                });
+            }
+            say_why_compiling(&dir, unit, arch);
+            match spawn_compile(&dir, unit, arch, &stem) {
+                Ok(c) => Slot::Waiting(Pending {
+                    unit,
+                    stem,
+                    child: Some(c),
+                }),
+                // A cache that cannot be written: compile here, unbounded.
+                Err(e) => {
+                    log::warn!(
+                        "cannot compile the {} kernels in a process of their own ({e}); compiling here, past {} if need be",
+                        unit_name(unit),
+                        bound.what
+                    );
+                    Slot::Done(
+                        compile_cached_in(Some(&dir), unit, arch)
+                            .map(|(c, o)| built(c, o))
+                            .map_err(anyhow::Error::from),
+                    )
+                }
+            }
+        })
+        .collect();
+    loop {
+        let mut waiting = false;
+        for slot in &mut slots {
+            let Slot::Waiting(p) = slot else { continue };
+            if let Some(done) = pending_result(p, &dir, arch) {
+                *slot = Slot::Done(done.map(|(c, o)| built(c, o)));
+            } else if std::time::Instant::now() >= bound.by {
+                *slot = Slot::Done(Err(NotInTime {
+                    unit: p.unit,
+                    arch: arch.into(),
+                    what: bound.what.clone(),
+                    waited: t0.elapsed().as_secs_f64(),
+                    compiler: match &p.child {
+                        Some(c) => format!("process {}", c.id()),
+                        None => "another pqcprof".into(),
+                    },
+                    dir: dir.clone(),
+                }
+                .into()));
+            } else {
+                waiting = true;
+            }
+        }
+        if !waiting {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    slots
+        .into_iter()
+        .map(|s| match s {
+            Slot::Done(r) => r,
+            Slot::Waiting(_) => unreachable!("every wait ended above"),
+        })
+        .collect()
+}
+
+/// The kernels `p` waits for, once written (compiled now when our child
+/// made them, else read from the cache); the failure, once our child
+/// exited without writing them; `None` while the compile runs. When
+/// another process was compiling and let go of the lock without writing
+/// them, our own child takes over.
+fn pending_result(
+    p: &mut Pending,
+    dir: &Path,
+    arch: &str,
+) -> Option<anyhow::Result<(Compiled, Origin)>> {
+    // The machine code is written last, atomically: read the entry only
+    // once it is there.
+    let cubin = cache_file(&p.stem, ".cubin");
+    let read = || {
+        cubin
+            .exists()
+            .then(|| read_cached(&p.stem, p.unit, arch))
+            .flatten()
+    };
+    if let Some(hit) = read() {
+        return Some(Ok(match &mut p.child {
+            Some(c) => {
+                let _ = c.try_wait();
+                (hit, Origin::Compiled)
+            }
+            None => (hit, Origin::Cache(cubin.clone())),
+        }));
+    }
+    let Some(child) = &mut p.child else {
+        if !lock_held(&p.stem) && read().is_none() {
+            match spawn_compile(dir, p.unit, arch, &p.stem) {
+                Ok(c) => p.child = Some(c),
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+        return None;
+    };
+    let status = child.try_wait().ok()??;
+    // Written between the two looks.
+    if let Some(hit) = read() {
+        return Some(Ok((hit, Origin::Compiled)));
+    }
+    let log = std::fs::read_to_string(cache_file(&p.stem, ".compile.txt")).unwrap_or_default();
+    Some(Err(CompileFailure {
+        unit: p.unit,
+        arch: arch.into(),
+        message: format!(
+            "the compiling process ({}) ended ({status}) without writing {}",
+            child.id(),
+            cubin.display()
+        ),
+        log,
+    }
+    .into()))
 }
 
 /// The entry at `stem` if it is whole, else what `make` returns, written
@@ -408,6 +844,70 @@ mod tests {
             cubin: fake_cubin(b"pqcprof_hold", 2),
             log: LOG.into(),
         }
+    }
+
+    /// Writes `c` as the entry `stem` of `dir`, as a compile would.
+    fn write_entry(dir: &Path, stem: &str, c: &Compiled) {
+        let (ptx, cubin, log) = cache_paths(&dir.join(stem));
+        std::fs::write(ptx, &c.ptx).unwrap();
+        std::fs::write(cubin, &c.cubin).unwrap();
+        std::fs::write(log, &c.log).unwrap();
+    }
+
+    #[test]
+    fn images_of_this_binary_are_found_whatever_nvrtc_made_them() {
+        let d = tempfile::tempdir().unwrap();
+        let c = fake_compiled("sm_90");
+        let old = cache_file_stem(Family::MlDsa, "sm_90", (12, 8));
+        let new = cache_file_stem(Family::MlDsa, "sm_90", (13, 0));
+        // Another pqcprof's sources: same unit, architecture and NVRTC,
+        // another hash.
+        let foreign = format!("native-mldsa-sm_90-nvrtc13.0-{}", "0".repeat(16));
+        assert_ne!(foreign, new);
+        for stem in [&old, &new, &foreign] {
+            write_entry(d.path(), stem, &c);
+        }
+        // Another architecture and unit are not this one's.
+        write_entry(
+            d.path(),
+            &cache_file_stem(Family::MlKem, "sm_90", (13, 0)),
+            &c,
+        );
+        let found = images_in(d.path(), Family::MlDsa, "sm_90");
+        assert_eq!(
+            found.matching,
+            vec![
+                (d.path().join(&new), (13, 0)),
+                (d.path().join(&old), (12, 8))
+            ]
+        );
+        assert_eq!(found.other, vec![d.path().join(&foreign)]);
+        assert_eq!(
+            images_in(d.path(), Family::MlDsa, "sm_80"),
+            Images::default()
+        );
+        assert_eq!(stem_nvrtc(&old), Some((12, 8)));
+        assert_eq!(stem_nvrtc("native-mldsa-sm_90-x"), None);
+        // No NVRTC here: the newest one's image, named as prebuilt.
+        let (_, origin) = lookup(d.path(), Family::MlDsa, "sm_90", None).unwrap();
+        let cubin = |stem: &str| d.path().join(format!("{stem}.cubin"));
+        assert_eq!(origin, Origin::Prebuilt(cubin(&new), (13, 0)));
+        // This NVRTC's own entry first; then another's.
+        let (_, origin) = lookup(d.path(), Family::MlDsa, "sm_90", Some((12, 8))).unwrap();
+        assert_eq!(origin, Origin::Cache(cubin(&old)));
+        let (_, origin) = lookup(d.path(), Family::MlDsa, "sm_90", Some((13, 5))).unwrap();
+        assert_eq!(origin, Origin::Prebuilt(cubin(&new), (13, 0)));
+        // An entry cut short is passed over for a whole one.
+        std::fs::write(cubin(&new), b"\x7fELF").unwrap();
+        let (_, origin) = lookup(d.path(), Family::MlDsa, "sm_90", None).unwrap();
+        assert_eq!(origin, Origin::Prebuilt(cubin(&old), (12, 8)));
+        // What is missing is said, with what was found instead.
+        let why = no_image_reason(Some(d.path()), Family::MlDsa, "sm_90");
+        assert!(why.contains("no NVRTC"), "{why}");
+        assert!(why.contains(&foreign), "{why}");
+        let empty = tempfile::tempdir().unwrap();
+        let why = no_image_reason(Some(empty.path()), Family::MlKem, "sm_90");
+        assert!(why.contains("no mlkem image for sm_90 there"), "{why}");
     }
 
     #[test]

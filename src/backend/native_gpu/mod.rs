@@ -102,20 +102,29 @@ pub struct NativeGpu {
     cold_cache: bool,
 }
 
-/// Compiles (or reads from the cache) the kernels of `units` for `arch` and
+/// Compiles (or reads from the cache, prebuilt images included, within
+/// `bound` when given: `kernel_cache::obtain_units`) the kernels of `units` for `arch` and
 /// loads them into `ctx`: machine code first (no JIT, and no dependence on
 /// the driver knowing this NVRTC's PTX ISA), the PTX as the fallback.
 fn load_units(
     ctx: &Arc<CudaContext>,
     units: &[Family],
     arch: &str,
+    bound: Option<&kernel_cache::CompileBound>,
 ) -> anyhow::Result<Vec<LoadedUnit>> {
-    let nvrtc = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
+    let here = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
     let mut loaded = vec![];
-    for built in kernel_cache::compile_units_cached(units, arch) {
+    for built in kernel_cache::obtain_units(units, arch, bound) {
         let built = built?;
         let unit = built.compiled.unit;
         let name = kernels::unit_name(unit);
+        // A prebuilt image names the NVRTC that made it.
+        let nvrtc = match &built.origin {
+            kernel_cache::Origin::Prebuilt(_, (major, minor)) => {
+                format!("NVRTC {major}.{minor}, prebuilt")
+            }
+            _ => here.clone(),
+        };
         // Machine code first: no JIT, and no dependence on the driver
         // knowing this NVRTC's PTX ISA. The PTX is the fallback.
         let (module, image) = match ctx
@@ -153,8 +162,20 @@ fn load_units(
 impl NativeGpu {
     /// Opens GPU `ordinal`, compiles the kernels of `units` for it (each
     /// family's unit in its own thread) and loads them. The caller has
-    /// checked (gpu::probe) that the driver and NVRTC exist.
+    /// checked (gpu::probe) that the driver exists, and NVRTC unless the
+    /// kernel cache holds prebuilt images (`kernel_cache::lookup`).
     pub fn new(ordinal: usize, units: &[Family]) -> anyhow::Result<Self> {
+        Self::new_within(ordinal, units, None)
+    }
+
+    /// `new`, with the kernels' compile bounded by `bound`: a unit not
+    /// ready by then is a `kernel_cache::NotInTime` error (its compile goes
+    /// on in a process of its own and fills the cache).
+    pub fn new_within(
+        ordinal: usize,
+        units: &[Family],
+        bound: Option<&kernel_cache::CompileBound>,
+    ) -> anyhow::Result<Self> {
         let ctx =
             CudaContext::new(ordinal).map_err(|e| anyhow!("cannot open GPU {ordinal}: {e:?}"))?;
         // One stream, synchronised explicitly: cudarc's per-buffer events
@@ -181,7 +202,16 @@ impl NativeGpu {
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
         let resident_threads = sms * max_threads_per_sm;
         let arch = kernels::arch_for(cc);
-        let loaded = load_units(&ctx, units, &arch)?;
+        let mut api: std::os::raw::c_int = 0;
+        // SAFETY: the driver is loaded and initialised (a context exists);
+        // `api` is a valid out pointer.
+        if unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut api) }
+            .result()
+            .is_ok()
+        {
+            kernel_cache::note_driver_api(api as u32);
+        }
+        let loaded = load_units(&ctx, units, &arch, bound)?;
         let device = Device {
             kind: DeviceKind::Gpu,
             name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
