@@ -336,7 +336,7 @@ pub fn offload_run(out: &Path) -> PathBuf {
 }
 
 /// The steps `scripts/gpu-check` names in its summary, in order.
-pub const GPU_CHECK_STEPS: [&str; 14] = [
+pub const GPU_CHECK_STEPS: [&str; 16] = [
     "check",
     "compile",
     "correctness",
@@ -344,6 +344,8 @@ pub const GPU_CHECK_STEPS: [&str; 14] = [
     "throughput-mlkem",
     "throughput-mldsa-verify",
     "throughput-mldsa-sign",
+    "cold-mlkem",
+    "cold-mldsa",
     "variants",
     "latency",
     "curve-mlkem",
