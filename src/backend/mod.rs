@@ -64,6 +64,18 @@ pub trait Prepared {
     fn run_end_to_end(&mut self) -> Option<anyhow::Result<Duration>> {
         None
     }
+    /// Runs the batch once as a caller serving requests would, nothing
+    /// timed and nothing added: on a GPU the inputs' copies in, the work
+    /// and the outputs' copies back, waited for; by default one `run`.
+    fn serve(&mut self) -> anyhow::Result<()> {
+        self.run().map(drop)
+    }
+    /// Makes whatever `serve` needs beyond `prepare` (on a GPU the pinned
+    /// staging and the host copy of the inputs), so that no served batch
+    /// pays for it; by default nothing.
+    fn prepare_serving(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Runs `launches` batches back to back, untimed per batch (the energy
     /// window); by default one `run` after another.
     fn run_back_to_back(&mut self, launches: usize) -> anyhow::Result<()> {

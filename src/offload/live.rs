@@ -29,6 +29,9 @@ pub trait Worker {
 pub struct BackendWorker {
     by_size: Vec<Box<dyn Prepared>>,
     used: Vec<bool>,
+    /// The backend the batches were prepared on, kept as long as they are
+    /// (declared after them, so dropped after them).
+    backend: Option<Box<dyn Backend>>,
 }
 
 impl BackendWorker {
@@ -49,13 +52,23 @@ impl BackendWorker {
                     threads: 1,
                     ..cfg.clone()
                 };
-                backend.prepare(alg, op, &cfg)
+                let mut p = backend.prepare(alg, op, &cfg)?;
+                p.prepare_serving()?;
+                Ok(p)
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(BackendWorker {
             used: vec![false; by_size.len()],
             by_size,
+            backend: None,
         })
+    }
+
+    /// Keeps `backend` (the one the batches were prepared on) alive with
+    /// the batches, dropped after them.
+    pub fn keeping(mut self, backend: Box<dyn Backend>) -> Self {
+        self.backend = Some(backend);
+        self
     }
 }
 
@@ -64,7 +77,7 @@ impl Worker for BackendWorker {
         let p = self.by_size.get_mut(n.wrapping_sub(1)).ok_or_else(|| {
             anyhow::anyhow!("a batch of {n}: this worker serves 1 to its largest")
         })?;
-        p.run()?;
+        p.serve()?;
         self.used[n - 1] = true;
         Ok(())
     }

@@ -120,6 +120,7 @@ impl Planner<'_> {
             gate: None,
             predicted_latency_ms: None,
             dispatch_late_max_ms: None,
+            emulated: false,
         }
     }
 

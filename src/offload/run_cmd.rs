@@ -11,7 +11,8 @@ use super::options::LoadOptions;
 use super::plan_cmd::{describe_arrivals, fmt_rate, percentiles};
 use super::planner::{self, Point};
 use crate::backend::liboqs::{self, LiboqsCpu};
-use crate::backend::BatchConfig;
+use crate::backend::native_gpu::{self, NativeGpu};
+use crate::backend::{Backend, BatchConfig};
 use crate::core::catalog::{Algorithm, Operation};
 use crate::probe::system;
 use crate::schema::device::{Device, DeviceKind};
@@ -28,8 +29,9 @@ use std::time::{Duration, Instant};
 /// Options of `offload`.
 #[derive(Debug, Args, Clone)]
 pub struct OffloadArgs {
-    /// The backend serving the batches.
-    #[arg(long, default_value = liboqs::NAME, value_parser = [liboqs::NAME])]
+    /// The backend serving the batches: liboqs on CPU threads, or the
+    /// project's kernels on GPU 0 (one stream per worker).
+    #[arg(long, default_value = liboqs::NAME, value_parser = [liboqs::NAME, native_gpu::NAME])]
     pub backend: String,
     /// The algorithm, e.g. ML-KEM-768.
     #[arg(long = "alg", value_name = "NAME")]
@@ -37,7 +39,8 @@ pub struct OffloadArgs {
     /// The operation (keygen, encaps, decaps, sign, verify).
     #[arg(long = "op", value_name = "OP")]
     pub operation: Operation,
-    /// Workers: CPU threads, each serving one batch at a time.
+    /// Workers, each serving one batch at a time: CPU threads (liboqs-cpu),
+    /// or streams of the GPU (native-gpu).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: u32,
     /// Requests per second offered.
@@ -231,12 +234,6 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     };
     let deadline = args.deadline.map(|s| started + Duration::from_secs_f64(s));
     let out = crate::write::output::ensure_writable_dir(&args.out)?;
-    let host = system::host();
-    let device = Device {
-        kind: DeviceKind::Cpu,
-        name: host.cpu.clone(),
-        memory_total_mb: host.memory_total_mb,
-    };
     let cfg = BatchConfig {
         batch: 1,
         threads: 1,
@@ -244,16 +241,43 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         context: vec![],
     };
     let (alg, op) = (args.algorithm, args.operation);
+    let workers = args.threads as usize;
     let top = fixed.map_or(top, |p| p.max_batch);
+    let gpu = args.backend == native_gpu::NAME;
+    let served_on = if gpu {
+        // Opened once first: compiles the kernels (later opens read them
+        // from the kernel cache) and sizes the largest batch.
+        let mut first = open_gpu(alg, false)?;
+        let (device, fits) = (first.device(), first.max_batch(alg, op, &cfg));
+        drop(first);
+        if let Some(fits) = fits {
+            gpu_fit(top, fits, workers, fixed.is_some(), alg, op, &device.name)?;
+        }
+        ServedOn {
+            device,
+            emulated: crate::probe::gpu::standin_driver().is_some(),
+        }
+    } else {
+        let host = system::host();
+        ServedOn {
+            device: Device {
+                kind: DeviceKind::Cpu,
+                name: host.cpu.clone(),
+                memory_total_mb: host.memory_total_mb,
+            },
+            emulated: false,
+        }
+    };
+    let cpu_device = served_on.device.clone();
     let make = move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
-        let mut backend = LiboqsCpu::new(device.clone());
-        Ok(Box::new(BackendWorker::new(
-            &mut backend,
-            alg,
-            op,
-            &cfg,
-            top,
-        )?))
+        let mut backend: Box<dyn Backend> = if gpu {
+            Box::new(open_gpu(alg, true)?)
+        } else {
+            Box::new(LiboqsCpu::new(cpu_device.clone()))
+        };
+        Ok(Box::new(
+            BackendWorker::new(backend.as_mut(), alg, op, &cfg, top)?.keeping(backend),
+        ))
     };
     log::info!(
         "offload: {} {} {}: measuring batch times up to {top} on one worker",
@@ -262,10 +286,14 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         op.cli_name()
     );
     let sizes = planner::batch_sizes(top);
-    let curve = live::measure_curve(&make, &sizes, 10, true, "one CPU thread's batch time")?;
+    let basis = if gpu {
+        "one GPU stream's batch: inputs copied in through pinned staging, one launch, outputs copied back"
+    } else {
+        "one CPU thread's batch time"
+    };
+    let curve = live::measure_curve(&make, &sizes, 10, !gpu, basis)?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
-    let workers = args.threads as usize;
     let predicted_top = args.load.slo.as_ref().and_then(|slo| {
         planner::Planner {
             backend: &args.backend,
@@ -275,7 +303,7 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         }
         .max_rate_under(slo, args.load.seed)
     });
-    let mut saved = open_run_file(args, &out, &curve, queue_limit, predicted_top)?;
+    let mut saved = open_run_file(args, &out, &curve, queue_limit, predicted_top, &served_on)?;
     let ctx = Ctx {
         args,
         curve: &curve,
@@ -285,6 +313,7 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         deadline,
         cancel: &cancel,
         make: &make,
+        emulated: served_on.emulated,
     };
     let stopped = match rates {
         Rates::One(a) => ctx.point(&a, &mut saved).err(),
@@ -317,6 +346,7 @@ fn open_run_file(
     curve: &Curve,
     queue_limit: Option<usize>,
     predicted_top: Option<Point>,
+    served_on: &ServedOn,
 ) -> anyhow::Result<Saved> {
     let config = RunConfig {
         command_line: std::env::args().collect(),
@@ -327,7 +357,12 @@ fn open_run_file(
         message_bytes: args.message_size,
         context_hex: String::new(),
         sample_period_ms: 0.0,
-        randomness: "liboqs-cpu: liboqs's RNG inside each call (system randomness)".into(),
+        randomness: if args.backend == native_gpu::NAME {
+            "native-gpu: every input generated on the host before timing (seeds, messages, rnd)"
+                .into()
+        } else {
+            "liboqs-cpu: liboqs's RNG inside each call (system randomness)".into()
+        },
         backends: vec![args.backend.clone()],
         algorithms: vec![args.algorithm],
         operations: vec![args.operation],
@@ -340,6 +375,8 @@ fn open_run_file(
         algorithm: args.algorithm.name().into(),
         operation: args.operation.cli_name().into(),
         workers: args.threads as usize,
+        device: served_on.device.name.clone(),
+        emulated: served_on.emulated,
         arrivals: match &args.trace {
             Some(t) => format!("trace {}", t.display()),
             None => format!("{}, seed {}", args.load.arrivals, args.load.seed),
@@ -366,6 +403,64 @@ fn open_run_file(
     )?;
     let csv = path.with_extension("csv");
     Ok(Saved { path, csv, run })
+}
+
+/// Where the batches run.
+struct ServedOn {
+    device: Device,
+    /// On the CPU stand-in driver, not a GPU.
+    emulated: bool,
+}
+
+/// Our kernels for `alg` on GPU 0 (compiled, or read from the kernel
+/// cache), on a stream of its own when `own_stream`.
+fn open_gpu(alg: Algorithm, own_stream: bool) -> anyhow::Result<NativeGpu> {
+    let units = native_gpu::kernels::units_for(&[alg]);
+    let mut b = NativeGpu::new(0, &units).map_err(|e| e.context("native-gpu on GPU 0"))?;
+    if own_stream {
+        b.use_own_stream()?;
+    }
+    Ok(b)
+}
+
+/// The largest batch each of `workers` workers may prepare when the
+/// device holds `fits` operations of one batch: a worker prepares a batch
+/// of every size from 1 to its largest, all resident at once, so
+/// `workers * top * (top + 1) / 2` operations must fit.
+fn largest_fitting(fits: usize, workers: usize) -> usize {
+    let per_worker = fits / workers.max(1);
+    let mut top = ((2.0 * per_worker as f64).sqrt() as usize).max(1);
+    while top > 0 && top * (top + 1) / 2 > per_worker {
+        top -= 1;
+    }
+    while (top + 1) * (top + 2) / 2 <= per_worker {
+        top += 1;
+    }
+    top
+}
+
+/// Refuses a largest batch (`--max-batch`, or `--batch-top` with auto)
+/// whose prepared batches do not fit the device's memory, naming the
+/// largest that does.
+fn gpu_fit(
+    top: usize,
+    fits: usize,
+    workers: usize,
+    fixed: bool,
+    alg: Algorithm,
+    op: Operation,
+    device: &str,
+) -> anyhow::Result<()> {
+    let most = largest_fitting(fits, workers);
+    if top > most {
+        let flag = if fixed { "--max-batch" } else { "--batch-top" };
+        anyhow::bail!(
+            "invalid {flag} {top}: {device} has room for {fits} {} {} operations at once, and each of {workers} stream(s) prepares a batch of every size from 1 to the largest; the largest that fits is {most}",
+            alg.name(),
+            op.cli_name()
+        );
+    }
+    Ok(())
 }
 
 /// Why the points stopped early.
@@ -398,6 +493,7 @@ struct Ctx<'a> {
     deadline: Option<Instant>,
     cancel: &'a AtomicBool,
     make: &'a live::MakeWorker<'a>,
+    emulated: bool,
 }
 
 impl Ctx<'_> {
@@ -479,6 +575,7 @@ impl Ctx<'_> {
             gate: Some(gate),
             predicted_latency_ms: Some(predicted.waits.latency_ms),
             dispatch_late_max_ms: Some(w.dispatch_late_max * 1e3),
+            emulated: self.emulated,
         };
         log::info!("{}", point_line(&p));
         saved.offload().points.push(p.clone());

@@ -51,13 +51,18 @@ pub fn section(ds: &Dataset) -> Option<OffloadSection> {
     })
 }
 
-/// `liboqs-cpu, 2 workers`.
+/// `liboqs-cpu, 2 workers`; served on the CPU stand-in driver, said so.
 fn setup(o: &OffloadRun) -> String {
     format!(
-        "{}, {} worker{}",
+        "{}, {} worker{}{}",
         o.backend,
         o.workers,
-        if o.workers == 1 { "" } else { "s" }
+        if o.workers == 1 { "" } else { "s" },
+        if o.emulated {
+            ", emulated (CPU stand-in driver, not a GPU: times mean nothing)"
+        } else {
+            ""
+        }
     )
 }
 

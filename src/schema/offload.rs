@@ -98,6 +98,10 @@ pub struct Point {
     /// inside every latency), milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dispatch_late_max_ms: Option<f64>,
+    /// Measured on pqcprof's CPU stand-in driver, not a GPU: the point
+    /// proves the serving path and the gate, its times mean nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulated: bool,
 }
 
 /// Whether a point kept up with its arrivals: not saturated and nothing
@@ -127,6 +131,12 @@ pub struct OffloadRun {
     pub operation: String,
     /// Workers serving batches at once (CPU threads, GPU streams).
     pub workers: usize,
+    /// The device the batches ran on (a CPU model, a GPU name).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub device: String,
+    /// Served by the CPU stand-in driver: see `Point::emulated`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulated: bool,
     /// How requests arrived.
     pub arrivals: String,
     /// Seconds of arrivals per point.
@@ -193,6 +203,7 @@ mod tests {
             gate: None,
             predicted_latency_ms: Some(q),
             dispatch_late_max_ms: Some(0.1),
+            emulated: false,
         };
         let text = serde_json::to_string(&p).unwrap();
         assert!(

@@ -124,6 +124,7 @@ mod tests {
             gate: None,
             predicted_latency_ms: Some(q(1.1)),
             dispatch_late_max_ms: None,
+            emulated: false,
         }
     }
 
@@ -134,6 +135,8 @@ mod tests {
             algorithm: "ML-KEM-768".into(),
             operation: "encaps".into(),
             workers: 2,
+            device: String::new(),
+            emulated: false,
             arrivals: "poisson, seed 1".into(),
             window_seconds: 1.0,
             curve_basis: String::new(),

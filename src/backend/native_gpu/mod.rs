@@ -236,6 +236,18 @@ impl NativeGpu {
         })
     }
 
+    /// Batches prepared from now on queue their copies and launches on a
+    /// stream of their own (not the context's default stream), so that
+    /// several backends opened on one device, each on its own thread,
+    /// keep several batches in flight at once.
+    pub fn use_own_stream(&mut self) -> anyhow::Result<()> {
+        self.stream = self
+            .ctx
+            .new_stream()
+            .map_err(|e| anyhow!("creating a stream: {e:?}"))?;
+        Ok(())
+    }
+
     /// `--cache cold`: batches prepared from now on flush L2 before each
     /// timed run.
     pub fn set_cold_cache(&mut self, cold: bool) {
