@@ -314,7 +314,8 @@ pub fn tiny_run(out: &Path) -> PathBuf {
 
 /// A real offload run of ML-KEM-768 encapsulations into `out` (evenly
 /// spaced arrivals at 200 and 400 a second, 0.3 s each, objective
-/// p99=50ms; a loaded machine may stop the sweep after the first), with a
+/// p99=50ms; on a loaded machine the sweep may stop after the first, or
+/// bisect three times below 400 when 400 falls behind), with a
 /// SYNTHETIC point added last (for tests only, never measured) at 800 a
 /// second marked saturated, so that a report has a point to circle
 /// whatever this machine's speed. Returns the file with the points.
@@ -323,7 +324,7 @@ pub fn offload_run(out: &Path) -> PathBuf {
     let real = run_file_in(out);
     let mut v = read_json(&real);
     let points = v["offload"]["points"].as_array_mut().unwrap();
-    assert!((1..=2).contains(&points.len()), "{points:?}");
+    assert!(matches!(points.len(), 1 | 2 | 5), "{points:?}");
     let mut sat = points[0].clone();
     sat["offered_rate"] = 800.0.into();
     sat["achieved_rate"] = 500.0.into();
@@ -336,7 +337,7 @@ pub fn offload_run(out: &Path) -> PathBuf {
 }
 
 /// The steps `scripts/gpu-check` names in its summary, in order.
-pub const GPU_CHECK_STEPS: [&str; 16] = [
+pub const GPU_CHECK_STEPS: [&str; 18] = [
     "check",
     "compile",
     "correctness",
@@ -350,6 +351,8 @@ pub const GPU_CHECK_STEPS: [&str; 16] = [
     "latency",
     "curve-mlkem",
     "curve-mldsa",
+    "offload-mlkem",
+    "offload-mldsa",
     "kernels",
     "cpu",
     "report",
