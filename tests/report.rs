@@ -55,6 +55,38 @@ fn scale(r: &mut Value, factor: f64) {
         t["ci95"]["low"] = json!(t["ci95"]["low"].as_f64().unwrap() * factor);
         t["ci95"]["high"] = json!(t["ci95"]["high"].as_f64().unwrap() * factor);
     }
+    // The runs themselves, which change intervals are computed from.
+    if let Some(runs) = r["run_seconds"].as_array() {
+        let scaled: Vec<f64> = runs.iter().map(|x| x.as_f64().unwrap() / factor).collect();
+        r["run_seconds"] = json!(scaled);
+    }
+}
+
+/// A copy of the record of `alg` `op` in the run file `v`.
+fn real_record(v: &Value, alg: &str, op: &str) -> Value {
+    v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["algorithm"] == alg && r["operation"] == op)
+        .unwrap()
+        .clone()
+}
+
+/// SYNTHETIC: gives a throughput record twenty quiet runs (0.2% apart at
+/// most) of `seconds` around their median, and the figures they give.
+fn quiet_runs(r: &mut Value, seconds: f64) {
+    let runs: Vec<f64> = (0..20)
+        .map(|i| seconds * (1.0 + 0.002 * (((i * 7) % 20) as f64 / 19.0 - 0.5)))
+        .collect();
+    let mut sorted = runs.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = (sorted[9] + sorted[10]) / 2.0;
+    let ops = r["batch"].as_f64().unwrap() / median;
+    r["run_seconds"] = json!(runs);
+    r["ops_per_sec"] = json!(ops);
+    r["ms_per_op"] = json!(1000.0 / ops);
+    r["throughput_ops_per_sec"]["median"] = json!(ops);
 }
 
 /// SYNTHETIC: a copy of the run file `run` in `dir` (same file name)
@@ -308,6 +340,69 @@ fn synthetic_gpu_and_classical_records_fill_the_comparisons() {
 }
 
 #[test]
+fn on_par_is_said_only_when_both_records_runs_agree() {
+    // SYNTHETIC: one ML-KEM-512 encaps record with quiet runs; X25519
+    // with the very same runs, ECDH-P256 with every run 3% shorter. The
+    // ratio of ECDH-P256's is under the 5% a ratio alone calls on par, but
+    // its runs show a real difference.
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = read(real_run());
+    let mut pqc = real_record(&v, "ML-KEM-512", "Encaps");
+    let seconds = pqc["batch"].as_f64().unwrap() / pqc["ops_per_sec"].as_f64().unwrap();
+    quiet_runs(&mut pqc, seconds);
+    let mut recs = vec![pqc.clone()];
+    for (alg, family, factor) in [("X25519", "X25519", 1.0), ("ECDH-P256", "ECDH", 0.97)] {
+        let mut r = pqc.clone();
+        r["algorithm"] = json!(alg);
+        r["family"] = json!(family);
+        r["provider"] = json!("openssl");
+        r["backend"] = json!("openssl-cpu");
+        r["nist_level"] = json!(1);
+        r["sizes"] = json!({"public_key_bytes": 32, "secret_key_bytes": 32});
+        quiet_runs(&mut r, seconds * factor);
+        recs.push(r);
+    }
+    v["records"] = json!(recs);
+    let f = write(dir.path(), "quiet.json", &v);
+    let html_out = dir.path().join("r.html");
+    let (code, _, stderr) = report(&[&f], &["-o", html_out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = unescape_html(&std::fs::read_to_string(&html_out).unwrap());
+    let (code, md, stderr) = report(&[&f], &["--format", "markdown", "-o", "-"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows = table_rows(&html, "t-pairs-kem");
+    let md_rows: Vec<&str> = md.lines().filter(|l| l.contains(" vs ")).collect();
+    for (pair, said) in [
+        ("ML-KEM-512 vs X25519", "on par at 1.0× (95% CI "),
+        ("ML-KEM-512 vs ECDH-P256", "1.0× slower (95% CI "),
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r.contains(pair))
+            .unwrap_or_else(|| panic!("no {pair} row in {rows:?}"));
+        assert!(row.contains(said), "{pair}: {row}");
+        let line = md_rows
+            .iter()
+            .find(|l| l.contains(pair) && l.starts_with('|'))
+            .unwrap_or_else(|| panic!("no {pair} row in\n{md}"));
+        assert!(unescape_md(line).contains(said), "{pair}: {line}");
+    }
+    assert!(!rows
+        .iter()
+        .any(|r| r.contains("ECDH-P256") && r.contains("on par")));
+    // The headline figure carries its interval in both formats.
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("- **") && unescape_md(l).contains("** (95% CI ")),
+        "{md}"
+    );
+    assert!(
+        html.contains("<span class=\"ci\">95% CI "),
+        "headline interval"
+    );
+}
+
+#[test]
 fn markdown_has_the_same_summary_and_tables() {
     let (code, md, stderr) = report(&[real_run()], &["--format", "markdown", "-o", "-"]);
     assert_eq!(code, 0, "{stderr}");
@@ -466,12 +561,19 @@ fn html_and_markdown_have_the_same_sections_and_figures() {
 
     let findings: Vec<String> = between(&html, "<span class=\"fig\"", "</span></div>")
         .into_iter()
-        .map(|f| unescape_html(&f.replace("</span><span class=\"word\">", " ")))
+        .map(|f| {
+            let f = f.replace("</span><span class=\"word\">", " ");
+            // The interval under the figure is in brackets in Markdown.
+            unescape_html(&match f.split_once("</span><span class=\"ci\">") {
+                Some((fig, ci)) => format!("{fig} ({ci})"),
+                None => f,
+            })
+        })
         .collect();
     let md_findings: Vec<String> = md
         .lines()
-        .filter_map(|l| l.strip_prefix("- **")?.split("**: ").next())
-        .map(unescape_md)
+        .filter_map(|l| l.strip_prefix("- **")?.split(": ").next())
+        .map(|l| unescape_md(&l.replace("**", "")))
         .collect();
     assert!(findings.len() >= 3, "{findings:?}");
     assert_eq!(findings, md_findings);
@@ -1031,7 +1133,11 @@ fn published_results_are_imported_labelled_and_set_beside_ours() {
     assert_eq!(p256.len(), 1, "{beside}");
     assert!(p256[0].contains("P-256 in the file"), "{}", p256[0]);
     assert!(p256[0].contains("33,000/s"), "{}", p256[0]);
-    assert!(p256[0].contains("| 2.0× faster here |"), "{}", p256[0]);
+    assert!(
+        p256[0].contains("| 2.0× faster here (ratio only, the published figure lists no runs) |"),
+        "{}",
+        p256[0]
+    );
     assert!(p256[0].contains("openssl-cpu, 1 thread"), "{}", p256[0]);
     let rsa = row("RSA-PKCS1-2048", "Sign", "fixture-laptop");
     assert!(
@@ -1045,7 +1151,9 @@ fn published_results_are_imported_labelled_and_set_beside_ours() {
     // cuPQC_benchmark's figures beside ours, a ratio each.
     let gpu = row("ML-KEM-512", "KeyGen", "Fixture GPU 1");
     assert!(
-        !gpu.is_empty() && gpu.iter().all(|l| l.contains("| 4.0× slower here |")),
+        !gpu.is_empty()
+            && gpu.iter().all(|l| l
+                .contains("| 4.0× slower here (ratio only, the published figure lists no runs) |")),
         "{gpu:?}"
     );
     // What this report has no record of is said, not invented.
@@ -1178,13 +1286,7 @@ fn published_files_alone_or_broken_are_said() {
 fn kernel_variants_are_shown_side_by_side_with_their_ratio() {
     let dir = tempfile::tempdir().unwrap();
     let mut v = read(real_run());
-    let base = v["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["algorithm"] == "ML-KEM-512" && r["operation"] == "Encaps")
-        .unwrap()
-        .clone();
+    let base = real_record(&v, "ML-KEM-512", "Encaps");
     let mut recs = vec![];
     for (op, variant, factor, shared) in [
         ("Encaps", "thread", 10.0, 0),

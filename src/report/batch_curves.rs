@@ -357,6 +357,7 @@ pub fn break_even_findings(curves: &[Curve]) -> Vec<Finding> {
                     _ => String::new(),
                 }
             ),
+            interval: None,
             sources: c.sources(),
         });
     }

@@ -15,6 +15,10 @@ use crate::schema::record::Mode;
 /// What the section says before its table (HTML and Markdown).
 pub const BESIDE_INTRO: &str = "Figures other tools published for other machines, from the files listed here, each beside this report's own fastest figure for the same algorithm and operation on each host: on one CPU thread for pqc-sig-bench-c's figures, which time one thread; on a GPU for a GPU's figures when this report has GPU records. They were not measured by pqcprof, and their method, message, batch and library versions are their own: read a ratio as a rough position, not a measurement. No finding or other table of this report uses them.";
 
+/// What a comparison with a published figure stands on: that figure has
+/// no runs, so there is no change interval, only the ratio.
+pub const PUBLISHED_RATIO: &str = "ratio only, the published figure lists no runs";
+
 /// The records an imported figure is set against: same algorithm and
 /// operation, measured the same way (throughput or single-operation
 /// latency), on a GPU when the import was and this report has GPU
@@ -184,7 +188,7 @@ pub fn beside_table(ds: &Dataset, imported: &[ImportedFile]) -> Table {
                         Cell::num(figure_text(here)).from([e.src]).value(value),
                         published.clone(),
                         by.clone(),
-                        Cell::num(text).value(r),
+                        Cell::num(text).below(PUBLISHED_RATIO).value(r),
                         src_cell(format!("{} {}", e.src, file.label)),
                     ],
                 });

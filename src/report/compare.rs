@@ -115,6 +115,73 @@ pub fn run_change(old_log: &[f64], new_log: &[f64]) -> Option<RunChange> {
     })
 }
 
+/// The noise threshold of a verdict when none is given: 1%, as a fraction.
+pub const NOISE_THRESHOLD: f64 = 0.01;
+
+/// The change in throughput from record `old` to record `new` (new / old
+/// - 1) from their raw runs; `None` when either lists no usable run.
+pub fn record_change(old: &Record, new: &Record) -> Option<RunChange> {
+    run_change(&log_throughputs(old), &log_throughputs(new))
+}
+
+/// The 95% interval of a change as a ratio of throughputs, `[low, high]`
+/// of new / old, or of old / new when `inverted`; `None` without one.
+pub fn ratio_interval(change: Option<RunChange>, inverted: bool) -> Option<[f64; 2]> {
+    let [low, high] = change?.ci95?;
+    Some(if inverted {
+        [1.0 / (1.0 + high), 1.0 / (1.0 + low)]
+    } else {
+        [1.0 + low, 1.0 + high]
+    })
+}
+
+/// A ratio interval in words: `95% CI 1.02×–1.10×` (two decimals below
+/// 10×, so an interval near 1× stays readable).
+pub fn ratio_interval_text([low, high]: [f64; 2]) -> String {
+    let r = |x: f64| {
+        if x < 10.0 {
+            format!("{x:.2}×")
+        } else {
+            units::ratio(x)
+        }
+    };
+    format!("95% CI {}–{}", r(low), r(high))
+}
+
+/// What a ratio stands on when either record lists no runs.
+pub const NO_RUNS: &str = "ratio of medians, no runs to compare";
+
+/// The 95% interval of `other`'s throughput over `base`'s (of `base`'s
+/// over `other`'s when `inverted`) from both records' raw runs, in words;
+/// [`NO_RUNS`] when there is none.
+pub fn ratio_basis(base: &Record, other: &Record, inverted: bool) -> String {
+    ratio_interval(record_change(base, other), inverted)
+        .map(ratio_interval_text)
+        .unwrap_or_else(|| NO_RUNS.to_string())
+}
+
+/// The verdict on `other`'s throughput against `base`'s from both
+/// records' raw runs at the default noise threshold; `None` when either
+/// lists too few runs for an interval.
+pub fn records_verdict(base: &Record, other: &Record) -> Option<Verdict> {
+    let ci = record_change(base, other)?.ci95?;
+    Some(verdict(Some(ci), NOISE_THRESHOLD))
+}
+
+/// The words that set one figure against another in a sentence, from a
+/// ratio of at least 1 and its word: `7.6× faster than`, `on par (1.0×)
+/// with`, `neither clearly faster nor slower (1.0×) than`.
+pub fn ratio_phrase(mag: f64, word: &str) -> String {
+    match word {
+        "on par" => format!("on par ({}) with", units::ratio(mag)),
+        "unclear" => format!(
+            "neither clearly faster nor slower ({}) than",
+            units::ratio(mag)
+        ),
+        _ => format!("{} {word} than", units::ratio(mag)),
+    }
+}
+
 /// The log throughput of each timed run of a record (either mode: a run
 /// of `batch` operations in `run_seconds`).
 fn log_throughputs(r: &Record) -> Vec<f64> {
@@ -157,7 +224,7 @@ pub struct Measured {
 
 impl Measured {
     fn of(o: &Record, n: &Record, old: f64, new: f64, threshold: f64) -> Self {
-        let rc = run_change(&log_throughputs(o), &log_throughputs(n));
+        let rc = record_change(o, n);
         let ci = rc.and_then(|c| c.ci95);
         Measured {
             old,

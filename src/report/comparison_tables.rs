@@ -3,6 +3,7 @@
 
 use crate::core::catalog::Kind;
 use crate::core::units;
+use crate::report::compare::{self, Verdict};
 use crate::report::findings::Analysis;
 use crate::report::gpu_rows::GpuRow;
 use crate::report::model::filters;
@@ -44,7 +45,7 @@ pub fn pairs_table(pairs: &[Pair], kind: Kind) -> Table {
             match p.aspects.iter().find(|a| &a.name == name) {
                 Some(a) => {
                     let (_, word, wins) = a.verdict();
-                    let class = if word == "on par" {
+                    let class = if matches!(word, "on par" | "unclear") {
                         "muted"
                     } else if wins {
                         "good"
@@ -109,11 +110,17 @@ fn gpu_row(r: &GpuRow) -> Row {
             .value(c.ok_throughput().unwrap_or(0.0)),
         None => Cell::empty(),
     };
-    let speed = |c: Option<Entry>| match c.and_then(|c| c.ok_throughput()) {
-        Some(c_ops) => {
+    let speed = |c: Option<Entry>| match c.and_then(|c| Some((c, c.ok_throughput()?))) {
+        Some((c, c_ops)) => {
             let s = gops / c_ops;
+            let class = match compare::records_verdict(c.rec, g.rec) {
+                Some(Verdict::Same | Verdict::Unclear) => "muted",
+                _ if s >= 1.0 => "good",
+                _ => "bad",
+            };
             Cell::num(units::ratio(s))
-                .class(if s >= 1.0 { "good" } else { "bad" })
+                .below(compare::ratio_basis(c.rec, g.rec, false))
+                .class(class)
                 .value(s)
         }
         None => Cell::empty(),

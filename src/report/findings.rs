@@ -14,6 +14,7 @@ use crate::report::pairs::Pair;
 
 use crate::core::catalog::Kind;
 use crate::core::units;
+use crate::report::compare;
 use crate::report::families::Class;
 use crate::schema::record::Status;
 use std::collections::BTreeSet;
@@ -191,6 +192,10 @@ fn spread_finding(ds: &Dataset) -> Option<Finding> {
             said.join("; ")
         ),
         detail: figures.join(" · "),
+        interval: examples
+            .iter()
+            .find(|w| w.0 == top)
+            .map(|(_, e, b)| compare::ratio_basis(e.rec, b.rec, false)),
         sources: examples
             .iter()
             .flat_map(|(_, e, b)| [e.src, b.src])
@@ -261,6 +266,7 @@ fn widest_spread(single: &[&Entry]) -> Option<Finding> {
                 fast.setup(),
                 fast.host()
             ),
+            interval: Some(compare::ratio_basis(slow.rec, fast.rec, false)),
             sources: vec![fast.src, slow.src],
         })
 }
@@ -296,7 +302,8 @@ fn scaling_finding(ds: &Dataset, single: &[&Entry]) -> Option<Finding> {
     }
     scal.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (lo, hi) = (scal.first()?, scal.last()?);
-    let median = scal[scal.len() / 2].0;
+    let mid = &scal[scal.len() / 2];
+    let median = mid.0;
     let threads = hi.2.rec.threads;
     Some(Finding {
             group: Group::Cpu,
@@ -321,6 +328,10 @@ fn scaling_finding(ds: &Dataset, single: &[&Entry]) -> Option<Finding> {
                     String::new()
                 }
             ),
+            interval: Some(format!(
+                "{} for the median operation",
+                compare::ratio_basis(mid.1.rec, mid.2.rec, false)
+            )),
             sources: vec![lo.1.src, lo.2.src, hi.1.src, hi.2.src],
         })
 }

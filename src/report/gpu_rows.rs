@@ -8,6 +8,7 @@ use crate::report::model::{Dataset, Entry};
 
 use crate::core::catalog::{Kind, Operation};
 use crate::core::units;
+use crate::report::compare::{self, Verdict};
 use crate::report::table::natural_cmp;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -146,22 +147,24 @@ fn representative<'r, 'a>(mine: &[&'r GpuRow<'a>]) -> Option<&'r GpuRow<'a>> {
 /// figure`.
 fn speedup_finding(backend: &str, rep: &GpuRow, cpu: &Entry) -> Finding {
     let s = rep.speedup().unwrap_or(0.0);
-    let (word, mag) = if s >= 1.0 {
-        ("faster", s)
-    } else {
-        ("slower", 1.0 / s)
+    let mag = if s >= 1.0 { s } else { 1.0 / s };
+    let word = match compare::records_verdict(cpu.rec, rep.gpu.rec) {
+        Some(Verdict::Same) => "on par",
+        Some(Verdict::Unclear) => "unclear",
+        _ if s >= 1.0 => "faster",
+        _ => "slower",
     };
     Finding {
         group: Group::Gpu,
         figure: units::ratio(mag),
         word: word.into(),
         sentence: format!(
-            "{} on {} runs {} {} {} {word} than the best CPU figure ({}).",
+            "{} on {} runs {} {} {} the best CPU figure ({}).",
             backend,
             rep.gpu.rec.device.name,
             rep.gpu.rec.algorithm,
             rep.gpu.rec.operation.cli_name(),
-            units::ratio(mag),
+            compare::ratio_phrase(mag, word),
             cpu.setup()
         ),
         detail: format!(
@@ -170,6 +173,7 @@ fn speedup_finding(backend: &str, rep: &GpuRow, cpu: &Entry) -> Finding {
             units::ops(cpu.ok_throughput().unwrap_or(0.0)),
             units::grouped(rep.gpu.rec.batch as f64)
         ),
+        interval: Some(compare::ratio_basis(cpu.rec, rep.gpu.rec, s < 1.0)),
         sources: vec![rep.gpu.src, cpu.src],
     }
 }
@@ -184,6 +188,11 @@ fn range_finding(backend: &str, mine: &[&GpuRow]) -> Option<Finding> {
     let hi = mine.iter().max_by(|a, b| by_speedup(a, b)).copied()?;
     let name = |r: &GpuRow| format!("{} {}", r.gpu.rec.algorithm, r.gpu.rec.operation.cli_name());
     let spd = |r: &GpuRow| faster_or_slower(r.speedup().unwrap_or(0.0));
+    let basis = |r: &GpuRow| {
+        r.cpu.map_or(compare::NO_RUNS.to_string(), |c| {
+            compare::ratio_basis(c.rec, r.gpu.rec, r.speedup().is_some_and(|s| s < 1.0))
+        })
+    };
     let figures = |r: &GpuRow| {
         format!(
             "{}: {} vs {}",
@@ -209,6 +218,7 @@ fn range_finding(backend: &str, mine: &[&GpuRow]) -> Option<Finding> {
             name(hi)
         ),
         detail: format!("{}; {}", figures(lo), figures(hi)),
+        interval: Some(format!("lowest {}; highest {}", basis(lo), basis(hi))),
         sources: vec![
             lo.gpu.src,
             lo.cpu.map(|c| c.src).unwrap_or(lo.gpu.src),
@@ -263,6 +273,7 @@ pub(crate) fn energy_findings(rows: &[GpuRow]) -> Vec<Finding> {
                 e.joules,
                 e.method
             ),
+            interval: Some("one energy window, no interval".into()),
             sources: vec![rep.gpu.src],
         });
     }

@@ -46,6 +46,9 @@ pub struct Finding {
     pub sentence: String,
     /// The figures behind it.
     pub detail: String,
+    /// The figure's 95% interval (`95% CI 7.4×–7.8×`), or what the figure
+    /// is when it has none (`ratio of medians, no runs to compare`).
+    pub interval: Option<String>,
     /// Records used.
     pub sources: Vec<SrcRef>,
 }

@@ -8,6 +8,7 @@ use crate::report::model::{level_bucket, Dataset, Entry, SrcRef};
 
 use crate::core::catalog::{Kind, Operation};
 use crate::core::units;
+use crate::report::compare::{self, RunChange, Verdict, NOISE_THRESHOLD};
 use crate::report::families::Class;
 use crate::report::table::natural_cmp;
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,17 +28,29 @@ pub struct Aspect {
     pub sources: Vec<SrcRef>,
     /// What the sum covers, for `Exchange`.
     pub note: Option<String>,
+    /// PQC's throughput over the classical one's, less 1, with its 95%
+    /// interval from both records' raw runs; `None` for sizes, sums and
+    /// records that list no runs.
+    pub change: Option<RunChange>,
 }
 
 impl Aspect {
     /// Ratio ≥ 1 and its word from PQC's side: faster/slower or
-    /// smaller/larger.
+    /// smaller/larger, `on par`, or `unclear`. A time is on par only when
+    /// the change interval from both records' runs lies within the noise
+    /// threshold, and unclear when it straddles it; without runs on both
+    /// sides (and for bytes) the ratio decides, on par below 5%.
     pub fn verdict(&self) -> (f64, &'static str, bool) {
         let r = self.classical / self.pqc;
         let pqc_wins = r >= 1.0;
         let mag = if pqc_wins { r } else { 1.0 / r };
+        let from_runs = self
+            .interval()
+            .map(|_| compare::verdict(self.change.and_then(|c| c.ci95), NOISE_THRESHOLD));
         let word = match (self.is_time, pqc_wins) {
-            _ if mag < 1.05 => "on par",
+            _ if from_runs == Some(Verdict::Same) => "on par",
+            _ if from_runs == Some(Verdict::Unclear) => "unclear",
+            _ if from_runs.is_none() && mag < 1.05 => "on par",
             (true, true) => "faster",
             (true, false) => "slower",
             (false, true) => "smaller",
@@ -46,13 +59,37 @@ impl Aspect {
         (mag, word, pqc_wins)
     }
 
-    /// `7.6× faster`.
+    /// The 95% interval of the ratio `verdict` gives (the winner's speed
+    /// over the loser's), for a time with runs on both sides.
+    pub fn interval(&self) -> Option<[f64; 2]> {
+        if !self.is_time {
+            return None;
+        }
+        let pqc_wins = self.classical >= self.pqc;
+        compare::ratio_interval(self.change, !pqc_wins)
+    }
+
+    /// What backs the verdict: the interval, or that there is none.
+    pub fn basis(&self) -> Option<String> {
+        match self.interval() {
+            Some(ci) => Some(compare::ratio_interval_text(ci)),
+            None if self.is_time => Some(compare::NO_RUNS.into()),
+            None => None,
+        }
+    }
+
+    /// `7.6× faster (95% CI 7.4×–7.8×)`.
     pub fn words(&self) -> String {
-        let (mag, word, _) = self.verdict();
-        if word == "on par" {
-            format!("on par ({})", units::ratio(mag))
-        } else {
-            format!("{} {word}", units::ratio(mag))
+        let (mag, word, pqc_wins) = self.verdict();
+        let basis = self.basis().map(|b| format!(" ({b})")).unwrap_or_default();
+        match word {
+            "on par" => format!("on par at {}{basis}", units::ratio(mag)),
+            "unclear" => format!(
+                "unclear: {} {}{basis}",
+                units::ratio(mag),
+                if pqc_wins { "faster" } else { "slower" }
+            ),
+            _ => format!("{} {word}{basis}", units::ratio(mag)),
         }
     }
 
@@ -274,6 +311,7 @@ fn time_aspects(
                 note: signs
                     .then(|| message_note(p.rec.message_bytes, c.rec.message_bytes))
                     .flatten(),
+                change: compare::record_change(c.rec, p.rec),
             });
         }
     }
@@ -290,6 +328,7 @@ fn time_aspects(
             is_time: true,
             sources,
             note: Some(format!("sum of {} on each side", sum.4.join(" + "))),
+            change: None,
         });
     }
     Some(aspects)
@@ -316,6 +355,7 @@ fn size_aspects(ds: &Dataset, kind: Kind, pqc: &str, classical: &str) -> Vec<Asp
                     is_time: false,
                     sources: src.clone(),
                     note: None,
+                    change: None,
                 });
             }
         };
@@ -416,20 +456,18 @@ fn pair_finding(p: &Pair, a: &Aspect, name: &str) -> Finding {
     let (mag, word, wins) = a.verdict();
     let sentence = if a.is_time {
         format!(
-            "{} {} {} {} than {}.",
+            "{} {} {} {}.",
             p.pqc,
             phrase(name),
-            units::ratio(mag),
-            word,
+            compare::ratio_phrase(mag, word),
             p.classical
         )
     } else {
         format!(
-            "{}'s {} is {} {} than {}'s.",
+            "{}'s {} is {} {}'s.",
             p.pqc,
             name.to_lowercase(),
-            units::ratio(mag),
-            word,
+            compare::ratio_phrase(mag, word),
             p.classical
         )
     };
@@ -455,7 +493,7 @@ fn pair_finding(p: &Pair, a: &Aspect, name: &str) -> Finding {
         }
     );
     Finding {
-        group: if wins && word != "on par" {
+        group: if wins && !matches!(word, "on par" | "unclear") {
             Group::PqcFaster
         } else {
             Group::PqcCosts
@@ -464,6 +502,7 @@ fn pair_finding(p: &Pair, a: &Aspect, name: &str) -> Finding {
         word: word.into(),
         sentence,
         detail,
+        interval: a.basis(),
         sources: a.sources.clone(),
     }
 }
@@ -481,8 +520,12 @@ mod tests {
             is_time: true,
             sources: vec![],
             note: None,
+            change: None,
         };
-        assert_eq!(a.words(), "7.6× faster");
+        assert_eq!(
+            a.words(),
+            "7.6× faster (ratio of medians, no runs to compare)"
+        );
         let b = Aspect {
             name: "Public key".into(),
             pqc: 1184.0,
@@ -490,9 +533,54 @@ mod tests {
             is_time: false,
             sources: vec![],
             note: None,
+            change: None,
         };
         assert_eq!(b.words(), "12× larger");
         assert_eq!(b.figures(), "1,184 B vs 97 B");
+    }
+
+    /// A time aspect between PQC and classical records whose runs took
+    /// `pqc_ms` and `classical_ms` per operation, each run jittered by a
+    /// fixed pattern of relative size `jitter`.
+    fn timed(pqc_ms: f64, classical_ms: f64, jitter: f64) -> Aspect {
+        let runs = |ms: f64| -> Vec<f64> {
+            (0..20)
+                .map(|i| {
+                    let j = ((i * 7) % 20) as f64 / 19.0 - 0.5;
+                    (1000.0 / (ms * (1.0 + jitter * j))).ln()
+                })
+                .collect()
+        };
+        Aspect {
+            name: "Encaps".into(),
+            pqc: pqc_ms,
+            classical: classical_ms,
+            is_time: true,
+            sources: vec![],
+            note: None,
+            change: compare::run_change(&runs(classical_ms), &runs(pqc_ms)),
+        }
+    }
+
+    #[test]
+    fn on_par_comes_from_the_change_interval_not_the_ratio() {
+        // 2% apart with quiet runs: a real difference, though the ratio
+        // alone (under 5%) would call it on par.
+        let apart = timed(0.098, 0.1, 0.002);
+        let (mag, word, wins) = apart.verdict();
+        assert_eq!((word, wins), ("faster", true), "{}", apart.words());
+        assert!((mag - 0.1 / 0.098).abs() < 1e-9);
+        let [low, high] = apart.interval().unwrap();
+        assert!(low > 1.0 && low <= mag && mag <= high, "{low} {high}");
+        assert!(apart.words().contains("95% CI"), "{}", apart.words());
+        let slower = timed(0.1, 0.098, 0.002);
+        assert_eq!(slower.verdict().1, "slower", "{}", slower.words());
+        // The same distribution on both sides is on par.
+        let same = timed(0.1, 0.1, 0.002);
+        assert_eq!(same.verdict().1, "on par", "{}", same.words());
+        // Runs too noisy to place the change inside or outside +-1%.
+        let noisy = timed(0.1, 0.1, 0.2);
+        assert_eq!(noisy.verdict().1, "unclear", "{}", noisy.words());
     }
 
     #[test]

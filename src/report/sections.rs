@@ -3,6 +3,7 @@
 use crate::core::catalog::{Kind, Operation};
 use crate::core::stats::Summary;
 use crate::core::units;
+use crate::report::compare;
 use crate::report::families::Class;
 use crate::report::model::filters;
 use crate::report::model::{kind_name, level_bucket, src_list, Dataset, Entry};
@@ -476,19 +477,26 @@ pub fn variants_table(ds: &Dataset) -> Table {
         let thread = group
             .iter()
             .find(|(_, ok, _)| ok.variant == "thread")
-            .map(|(_, _, o)| *o);
+            .map(|(t, _, o)| (*t, *o));
         let against = match thread {
-            Some(base) if base > 0.0 => {
+            Some((base_e, base)) if base > 0.0 => {
                 let r = ops / base;
-                Cell::num(format!("{r:.2}x"))
-                    .class(if r > 1.0 {
-                        "good"
-                    } else if r < 1.0 {
-                        "bad"
-                    } else {
-                        ""
-                    })
-                    .value(r)
+                // Faster or slower only when the change interval from both
+                // records' runs says so; the ratio alone otherwise.
+                let class = match compare::records_verdict(base_e.rec, e.rec) {
+                    Some(compare::Verdict::Faster) => "good",
+                    Some(compare::Verdict::Slower) => "bad",
+                    Some(_) => "muted",
+                    None if r > 1.0 => "good",
+                    None if r < 1.0 => "bad",
+                    None => "",
+                };
+                let cell = Cell::num(format!("{r:.2}x")).class(class).value(r);
+                if base_e.src == e.src {
+                    cell
+                } else {
+                    cell.below(compare::ratio_basis(base_e.rec, e.rec, false))
+                }
             }
             _ => Cell::empty(),
         };

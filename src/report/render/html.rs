@@ -34,6 +34,7 @@ a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
 .card{border:1px solid var(--line);border-radius:8px;padding:12px 14px;background:#fff}
 .card .fig{font-size:26px;font-weight:650;font-variant-numeric:tabular-nums;letter-spacing:-.01em}
 .card .word{font-size:15px;font-weight:600;margin-left:6px;color:var(--muted)}
+.card .ci{display:block;font-size:12px;color:var(--muted);font-variant-numeric:tabular-nums}
 .g-faster .fig{color:var(--good)}.g-costs .fig{color:var(--bad)}.g-gpu .fig{color:var(--accent)}
 .card .sent{margin:4px 0 2px;font-weight:500}
 .card .det{font-size:13px;color:var(--muted)}
@@ -459,11 +460,15 @@ impl Renderer for HtmlPage<'_> {
         for f in &group.findings {
             let _ = write!(
                 self.out,
-                "<div class=\"card\" data-src=\"{}\" title=\"{}\"><div><span class=\"fig\">{}</span><span class=\"word\">{}</span></div><p class=\"sent\">{}</p><div class=\"det\">{}</div><div class=\"srcs\">{}</div></div>",
+                "<div class=\"card\" data-src=\"{}\" title=\"{}\"><div><span class=\"fig\">{}</span><span class=\"word\">{}</span>{}</div><p class=\"sent\">{}</p><div class=\"det\">{}</div><div class=\"srcs\">{}</div></div>",
                 esc(&src_list(f.sources.iter().copied(), " ")),
                 esc(&src_title(self.ds, &f.sources)),
                 esc(&f.figure),
                 esc(&f.word),
+                f.interval
+                    .as_ref()
+                    .map(|i| format!("<span class=\"ci\">{}</span>", esc(i)))
+                    .unwrap_or_default(),
                 esc(&f.sentence),
                 esc(&f.detail),
                 esc(&src_list(f.sources.iter().copied(), " · "))

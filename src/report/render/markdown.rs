@@ -131,9 +131,13 @@ impl Renderer for MarkdownDoc {
         for f in &group.findings {
             let _ = writeln!(
                 self.out,
-                "- **{} {}**: {} {} <sub>{}</sub>",
+                "- **{} {}**{}: {} {} <sub>{}</sub>",
                 md(&f.figure),
                 md(&f.word),
+                f.interval
+                    .as_ref()
+                    .map(|i| format!(" ({})", md(i)))
+                    .unwrap_or_default(),
                 md(&f.sentence),
                 md(&f.detail),
                 src_list(f.sources.iter().copied(), " ")
