@@ -521,7 +521,8 @@ fn spawn_compile(
 /// and this command waits for them until `bound.by`. A unit not ready by
 /// then is a [`NotInTime`] error, and its compile goes on and writes the
 /// cache. Without a bound, a cache or NVRTC, as `compile_units_cached`. In
-/// the order given.
+/// the order given. The caller bounds only architectures the child
+/// (`kernels --prebuild`) knows.
 pub fn obtain_units(
     units: &[Family],
     arch: &str,
@@ -529,10 +530,7 @@ pub fn obtain_units(
 ) -> Vec<anyhow::Result<UnitBuild>> {
     let dir = cache_dir();
     let version = crate::probe::gpu::nvrtc_version();
-    // The child is `kernels --prebuild`, which knows the architectures of
-    // `resources::SM_LIMITS`.
-    let known = super::resources::limits(arch).is_some();
-    let (Some(bound), Some(dir), Some(version), true) = (bound, dir, version, known) else {
+    let (Some(bound), Some(dir), Some(version)) = (bound, dir, version) else {
         return compile_units_cached(units, arch)
             .into_iter()
             .map(|r| r.map_err(anyhow::Error::from))

@@ -114,6 +114,9 @@ fn load_units(
 ) -> anyhow::Result<Vec<LoadedUnit>> {
     let here = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
     let mut loaded = vec![];
+    // A bounded compile runs in a child, `kernels --prebuild`, which knows
+    // the architectures of `resources::SM_LIMITS` only.
+    let bound = bound.filter(|_| resources::limits(arch).is_some());
     for built in kernel_cache::obtain_units(units, arch, bound) {
         let built = built?;
         let unit = built.compiled.unit;
