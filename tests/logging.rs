@@ -85,7 +85,7 @@ fn quiet_silences_progress_and_warnings_but_not_errors() {
     assert_eq!(code, 1);
     assert_eq!(
         err.trim_end(),
-        "pqcprof: error: invalid --runs 0: must be from 1 to 100000"
+        "pqcprof: error: invalid --runs 0: must be a number from 1 to 100000, or auto"
     );
 }
 

@@ -445,8 +445,9 @@ fn every_bad_value_names_its_flag() {
             1,
             &["--seconds 0.000000001", "0.01"],
         ),
-        (&["cpu", "--runs", "-1"], 2, &["--runs", "-1"]),
-        // --batch and --device take lists, parsed by pqcprof: bad input (1).
+        // --runs (a number or auto), --batch and --device (lists) are
+        // parsed by pqcprof: bad input (1).
+        (&["cpu", "--runs", "-1"], 1, &["--runs -1", "or auto"]),
         (&["cpu", "--batch", "-5"], 1, &["--batch -5"]),
         (&["cpu", "--device", "-1"], 1, &["--device '-1'"]),
         (
