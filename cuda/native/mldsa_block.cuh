@@ -524,8 +524,11 @@ __device__ __forceinline__ void mldsa_sign_block(pqc_u8 *sig_all, pqc_u32 sig_st
                 break;
             }
         }
-        // Every thread has read sm.op before the next one is taken.
-        __syncthreads();
+        // No barrier here: every thread read sm.op right after the barrier
+        // above, before the attempts' barriers, so thread 0 cannot store the
+        // next one before all have read this one; and the barrier above
+        // orders this signature's last reads of shared memory before the
+        // next signature's set-up writes it.
     }
 }
 
@@ -579,7 +582,9 @@ __device__ __forceinline__ void mldsa_verify_block(pqc_i32 *ok_all, const pqc_u8
         for (int i = 0; i < P::CT_BYTES; ++i) sm.ct[i] = sig[i];
         mldsa_blk_sample_in_ball<LEVEL>(&sm.st[1], c, sig);
     }
-    __syncthreads();
+    // No barrier here: the loop below neither reads nor writes what
+    // threads 0 and 32 write above (tr, mu, ct, c, their Keccak states),
+    // and its __syncthreads_or orders those writes before c is read.
     // z, checked against gamma1 - beta; t1 * 2^d into the sums.
     MLDSA_BLK_FOR(g, (P::L + P::K) * 32) {
         const int poly = g >> 5, q = g & 31;
