@@ -249,7 +249,7 @@ fn a_cold_cache_is_compiled_once_first_and_every_operation_is_measured() {
     let r = Command::new("bash")
         .arg(&script)
         .arg(&out)
-        .args(["--deadline", "240", "--no-cpu"])
+        .args(["--deadline", "300", "--no-cpu"])
         .env("PQCPROF_BIN", env!("CARGO_BIN_EXE_pqcprof"))
         .env("LD_LIBRARY_PATH", common::standin::library_path())
         .env("PQCPROF_PTX_CACHE", &cache)

@@ -300,21 +300,19 @@ pub struct BenchOptions {
 
 impl BenchOptions {
     /// How long the native kernels' compile may take: until `--deadline`
-    /// or `--max-seconds` from the start, whichever comes first; `None`
-    /// when neither is given.
+    /// from the start when it is given (the compile is the command's, not
+    /// a record's), else until `--max-seconds`; `None` when neither is
+    /// given.
     pub fn compile_bound(&self) -> Option<crate::backend::native_gpu::kernel_cache::CompileBound> {
-        let by = |s: f64, what: String| crate::backend::native_gpu::kernel_cache::CompileBound {
-            by: self.started + std::time::Duration::from_secs_f64(s),
-            what,
+        let (s, flag) = match (self.deadline_s, self.max_seconds) {
+            (Some(s), _) => (s, "--deadline"),
+            (None, Some(s)) => (s, "--max-seconds"),
+            (None, None) => return None,
         };
-        let deadline = self.deadline_s.map(|s| by(s, format!("--deadline {s}")));
-        let per_record = self
-            .max_seconds
-            .map(|s| by(s, format!("--max-seconds {s}")));
-        match (deadline, per_record) {
-            (Some(a), Some(b)) => Some(if b.by < a.by { b } else { a }),
-            (a, b) => a.or(b),
-        }
+        Some(crate::backend::native_gpu::kernel_cache::CompileBound {
+            by: self.started + std::time::Duration::from_secs_f64(s),
+            what: format!("{flag} {s}"),
+        })
     }
 }
 
@@ -771,6 +769,20 @@ mod tests {
         assert!(e(&["--context", "zz"]).contains("hex"));
         assert!(e(&["--op", "frobnicate"]).contains("valid: keygen"));
         assert!(e(&["--alg", "mlkem", "--op", "sign"]).contains("belongs"));
+    }
+
+    #[test]
+    fn the_compile_waits_for_the_deadline_not_a_records_share() {
+        let bound = |a: &[&str]| {
+            let o = args(a).validate().unwrap();
+            o.compile_bound()
+                .map(|b| (b.what, (b.by - o.started).as_secs_f64().round()))
+        };
+        assert_eq!(bound(&[]), None);
+        let both = bound(&["--max-seconds", "4", "--deadline", "23"]);
+        assert_eq!(both, Some(("--deadline 23".to_string(), 23.0)));
+        let alone = bound(&["--max-seconds", "4"]);
+        assert_eq!(alone, Some(("--max-seconds 4".to_string(), 4.0)));
     }
 
     #[test]
