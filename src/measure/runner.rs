@@ -223,6 +223,13 @@ enum RunError {
     OutOfTime(String),
 }
 
+/// The failure of step `what`, with its cause.
+fn fail(what: &str, e: anyhow::Error) -> RunError {
+    RunError::Failed(format!("{what}: {e:#}"))
+}
+
+/// The timed record: warm-up and gate, the timed runs, why they stopped,
+/// then the floor, end-to-end and energy windows and the gate again.
 #[allow(clippy::too_many_arguments)]
 fn timed_runs(
     prepared: &mut dyn Prepared,
@@ -234,55 +241,114 @@ fn timed_runs(
     start: Start,
     budget: &Budget,
 ) -> Result<(), RunError> {
-    let fail = |what: &str, e: anyhow::Error| RunError::Failed(format!("{what}: {e:#}"));
-    // The wall time of the last launch: what the next one is expected to
-    // take, so none starts that would end past the budget.
-    let mut last_wall = Duration::ZERO;
-    // How long the gate takes: kept back for the gate after the runs.
-    let mut gate_wall = Duration::ZERO;
-    // Warm-up, then the gate on the last warm-up's outputs: nothing is timed
-    // unless the operation is proven to work (for a cold child, its parent
-    // proved it).
-    if start != Start::Cold {
-        // At least one warm-up: the gate checks its outputs. The record
-        // says how many ran, not how many were asked for.
-        rec.warmup_runs = cfg.warmup_runs.max(1);
-        for _ in 0..rec.warmup_runs {
-            if cancel.load(Ordering::SeqCst) {
-                return Err(RunError::Interrupted);
-            }
-            let t = Instant::now();
-            prepared.run().map_err(|e| fail("warm-up run failed", e))?;
-            last_wall = t.elapsed();
-        }
-        let t = Instant::now();
-        let gate = prepared
-            .check()
-            .map_err(|e| fail("correctness gate failed before timing", e))?;
-        gate_wall = t.elapsed();
-        rec.gate = Some(gate);
-        if start == Start::GateOnly {
-            return Ok(());
-        }
-    } else {
-        rec.warmup_runs = 0;
-    }
-
+    let Some(warm) = warm_up_and_gate(prepared, cfg, cancel, rec, start)? else {
+        return Ok(());
+    };
     let budget = &Budget {
         reserve: budget
             .reserve
-            .max(gate_wall * 2 + Duration::from_millis(500)),
+            .max(warm.gate_wall * 2 + Duration::from_millis(500)),
         ..budget.clone()
     };
-    let mut cut_by: Option<String> = None;
+    let (cut_by, last_wall) = run_loop(
+        prepared,
+        cfg,
+        sampler,
+        cancel,
+        progress,
+        rec,
+        budget,
+        warm.last_wall,
+    )?;
+    say_why_runs_stopped(rec, cfg, cut_by, cancel, last_wall)?;
+    rec.floor = floor(prepared).map_err(|e| fail("timing an empty window", e))?;
+    // The sampler says what it measured in these runs, with where each
+    // run's energy came from (known only once it has stopped).
+    rec.sampler = sampler.describe() + &per_run_energy_sources(&rec.usage);
+    rec.pinning = prepared.pinning();
+    end_to_end_runs(prepared, cfg, cancel, rec, budget, last_wall)?;
+    energy_window(prepared, cfg, sampler, cancel, rec, budget)?;
+    // The outputs of the last timed run must be right too.
+    let after = prepared
+        .check()
+        .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
+    if rec.gate.is_none() {
+        rec.gate = Some(after);
+    }
+    if cfg.mode == Mode::Latency {
+        rec.latency_method = Some(prepared.latency_method().to_string());
+    }
+    fill_statistics(rec, cfg).map_err(RunError::Failed)
+}
+
+/// What the warm-up left for the timed runs to plan with.
+struct WarmedUp {
+    /// The wall time of the last launch: what the next one is expected to
+    /// take, so none starts that would end past the budget.
+    last_wall: Duration,
+    /// How long the gate takes: kept back for the gate after the runs.
+    gate_wall: Duration,
+}
+
+/// Warm-up, then the gate on the last warm-up's outputs: nothing is timed
+/// unless the operation is proven to work (for a cold child, its parent
+/// proved it). `None` when the record is the gate alone.
+fn warm_up_and_gate(
+    prepared: &mut dyn Prepared,
+    cfg: &MeasureConfig,
+    cancel: &AtomicBool,
+    rec: &mut Record,
+    start: Start,
+) -> Result<Option<WarmedUp>, RunError> {
+    let mut warm = WarmedUp {
+        last_wall: Duration::ZERO,
+        gate_wall: Duration::ZERO,
+    };
+    if start == Start::Cold {
+        rec.warmup_runs = 0;
+        return Ok(Some(warm));
+    }
+    // At least one warm-up: the gate checks its outputs. The record says
+    // how many ran, not how many were asked for.
+    rec.warmup_runs = cfg.warmup_runs.max(1);
+    for _ in 0..rec.warmup_runs {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
+        let t = Instant::now();
+        prepared.run().map_err(|e| fail("warm-up run failed", e))?;
+        warm.last_wall = t.elapsed();
+    }
+    let t = Instant::now();
+    let gate = prepared
+        .check()
+        .map_err(|e| fail("correctness gate failed before timing", e))?;
+    warm.gate_wall = t.elapsed();
+    rec.gate = Some(gate);
+    Ok((start != Start::GateOnly).then_some(warm))
+}
+
+/// The timed runs, each inside the sampler, until `cfg.runs`, the noise
+/// target, a signal or the budget: what cut them (if anything) and the
+/// wall time of the last launch.
+#[allow(clippy::too_many_arguments)]
+fn run_loop(
+    prepared: &mut dyn Prepared,
+    cfg: &MeasureConfig,
+    sampler: &mut dyn Sampler,
+    cancel: &AtomicBool,
+    progress: Progress<'_>,
+    rec: &mut Record,
+    budget: &Budget,
+    mut last_wall: Duration,
+) -> Result<(Option<String>, Duration), RunError> {
     for i in 0..cfg.runs {
         if cancel.load(Ordering::SeqCst) {
-            cut_by = Some("a signal (Ctrl-C, SIGTERM or SIGHUP)".into());
-            break;
+            let by = "a signal (Ctrl-C, SIGTERM or SIGHUP)";
+            return Ok((Some(by.into()), last_wall));
         }
         if let Some(by) = budget.check(last_wall, i == 0) {
-            cut_by = Some(by.to_string());
-            break;
+            return Ok((Some(by.to_string()), last_wall));
         }
         sampler
             .start()
@@ -307,6 +373,18 @@ fn timed_runs(
             }
         }
     }
+    Ok((None, last_wall))
+}
+
+/// The record's `stopped_by` (with `--runs auto`) and `cut`; an error when
+/// the runs were cut before the first.
+fn say_why_runs_stopped(
+    rec: &mut Record,
+    cfg: &MeasureConfig,
+    cut_by: Option<String>,
+    cancel: &AtomicBool,
+    last_wall: Duration,
+) -> Result<(), RunError> {
     if let Some(target) = cfg.timing.until_noise {
         rec.max_noise = Some(target);
         rec.runs_used = Some(rec.run_seconds.len());
@@ -318,36 +396,18 @@ fn timed_runs(
             };
         }
     }
-    if let Some(by) = &cut_by {
-        if rec.run_seconds.is_empty() {
-            if cancel.load(Ordering::SeqCst) {
-                return Err(RunError::Interrupted);
-            }
-            return Err(RunError::OutOfTime(format!(
-                "not timed: {by} left too little time for one timed run (the correctness gate passed; one launch takes about {:.3} s)",
-                last_wall.as_secs_f64()
-            )));
+    let Some(by) = cut_by else { return Ok(()) };
+    if rec.run_seconds.is_empty() {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
         }
-        rec.cut = Some(cut_note(by, rec.run_seconds.len(), cfg.runs, "timed runs"));
+        return Err(RunError::OutOfTime(format!(
+            "not timed: {by} left too little time for one timed run (the correctness gate passed; one launch takes about {:.3} s)",
+            last_wall.as_secs_f64()
+        )));
     }
-    rec.floor = floor(prepared).map_err(|e| fail("timing an empty window", e))?;
-    // The sampler says what it measured in these runs, with where each
-    // run's energy came from (known only once it has stopped).
-    rec.sampler = sampler.describe() + &per_run_energy_sources(&rec.usage);
-    rec.pinning = prepared.pinning();
-    end_to_end_runs(prepared, cfg, cancel, rec, budget, last_wall)?;
-    energy_window(prepared, cfg, sampler, cancel, rec, budget)?;
-    // The outputs of the last timed run must be right too.
-    let after = prepared
-        .check()
-        .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
-    if rec.gate.is_none() {
-        rec.gate = Some(after);
-    }
-    if cfg.mode == Mode::Latency {
-        rec.latency_method = Some(prepared.latency_method().to_string());
-    }
-    fill_statistics(rec, cfg).map_err(RunError::Failed)
+    rec.cut = Some(cut_note(&by, rec.run_seconds.len(), cfg.runs, "timed runs"));
+    Ok(())
 }
 
 /// Empty windows timed for a record's floor: a few hundred microseconds on
@@ -736,14 +796,18 @@ mod tests {
             failing_gate: vec![(Algorithm::MlDsa44, Operation::Sign)],
             ..Mock::default()
         };
-        let rec = measured(&mut mock, Algorithm::MlDsa44, Operation::Sign, &cfg(5));
-        assert_eq!(rec.status, Status::Failed);
-        assert!(rec
-            .reason
-            .unwrap()
-            .contains("correctness gate failed before timing"));
+        let rec = failed_record(&mut mock, Algorithm::MlDsa44, Operation::Sign);
+        let reason = rec.reason.unwrap();
+        assert!(reason.contains("correctness gate failed before timing"));
         assert!(rec.run_seconds.is_empty());
         assert!(rec.ops_per_sec.is_none());
+    }
+
+    /// The record of `alg` `op` measured with `mock`, which must fail.
+    fn failed_record(mock: &mut Mock, alg: Algorithm, op: Operation) -> Record {
+        let rec = measured(mock, alg, op, &cfg(5));
+        assert_eq!(rec.status, Status::Failed);
+        rec
     }
 
     #[test]
@@ -752,8 +816,7 @@ mod tests {
             failing_prepare: vec![(Algorithm::MlKem512, Operation::Decaps)],
             ..Mock::default()
         };
-        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::Decaps, &cfg(5));
-        assert_eq!(rec.status, Status::Failed);
+        let rec = failed_record(&mut mock, Algorithm::MlKem512, Operation::Decaps);
         assert!(rec.reason.unwrap().contains("mock prepare failure"));
     }
 
@@ -789,21 +852,7 @@ mod tests {
             end_to_end: Some(Duration::from_millis(1)),
             ..Mock::default()
         };
-        let cancel = AtomicBool::new(false);
-        let r = measure_record(
-            &mut mock,
-            Algorithm::MlKem512,
-            Operation::KeyGen,
-            &cfg(5),
-            &mut FixedSampler,
-            &cancel,
-            &mut |done, _| {
-                if done == 2 {
-                    cancel.store(true, Ordering::SeqCst);
-                }
-            },
-        );
-        let rec = r.unwrap();
+        let rec = cancelled_in_the_third_of_five(&mut mock);
         assert_eq!(rec.runs_completed, Some(2));
         assert!(rec
             .end_to_end
@@ -812,11 +861,12 @@ mod tests {
         assert_eq!(mock.runs_made.load(Ordering::SeqCst), 1 + 2);
     }
 
-    #[test]
-    fn a_signal_in_the_third_run_keeps_the_two_finished() {
+    /// ML-KEM-512 key generation, five runs asked, cancelled (as by a
+    /// signal) as the second ends.
+    fn cancelled_in_the_third_of_five(mock: &mut Mock) -> Record {
         let cancel = AtomicBool::new(false);
-        let rec = measure_record(
-            &mut Mock::default(),
+        measure_record(
+            mock,
             Algorithm::MlKem512,
             Operation::KeyGen,
             &cfg(5),
@@ -828,7 +878,12 @@ mod tests {
                 }
             },
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_signal_in_the_third_run_keeps_the_two_finished() {
+        let rec = cancelled_in_the_third_of_five(&mut Mock::default());
         assert_eq!(rec.status, Status::Ok);
         assert_eq!((rec.runs_completed, rec.runs_requested), (Some(2), Some(5)));
         assert_eq!(rec.throughput_ops_per_sec.unwrap().raw.len(), 2);
