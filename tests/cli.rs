@@ -325,10 +325,7 @@ fn fresh_process_times_each_run_in_its_own_process_and_says_so() {
     assert_eq!(r["status"], "ok", "{r}");
     let process = r["process"].as_str().unwrap();
     assert!(process.starts_with("fresh-process"), "{process}");
-    assert!(
-        process.contains("each of the 3 timed runs in a new process"),
-        "{process}"
-    );
+    common::assert_has(process, &["each of the 3 timed runs in a new process"]);
     assert_eq!(r["run_seconds"].as_array().unwrap().len(), 3);
     assert!(
         !r["gate"]["checks"].as_array().unwrap().is_empty(),

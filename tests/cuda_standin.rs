@@ -54,10 +54,7 @@ fn assert_all_ok_and_emulated(out: &Path, expect: usize, what: &str) {
         assert_eq!(r["status"], "ok", "{what}: {r:#}");
         assert_eq!(r["emulated"], true, "{what}: {r:#}");
         let name = r["device"]["name"].as_str().unwrap();
-        assert!(
-            name.contains("CPU stand-in") && name.contains("not a GPU"),
-            "{name}"
-        );
+        common::assert_has(name, &["CPU stand-in", "not a GPU"]);
     }
     assert_no_cupqc_files(out);
 }
@@ -408,18 +405,12 @@ fn an_old_gpu_and_no_gpu_are_normal_states() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("compute capability 7.0"), "{stdout}");
     assert!(stdout.contains("(below 7.5: unsupported)"), "{stdout}");
-    assert!(
-        stdout.contains("CPU STAND-IN DRIVER, NOT A GPU"),
-        "{stdout}"
-    );
+    common::assert_has(&stdout, &["CPU STAND-IN DRIVER, NOT A GPU"]);
     let d = tempfile::tempdir().unwrap();
     let (code, _, stderr) = gpu(d.path(), &[("CC", "70")], &["--alg", "ML-KEM-512"]);
     // Nothing measured because no backend asked for is ready: exit 4.
     assert_eq!(code, 4, "{stderr}");
-    assert!(
-        stderr.contains("no GPU of compute capability 7.5 or newer"),
-        "{stderr}"
-    );
+    common::assert_has(&stderr, &["no GPU of compute capability 7.5 or newer"]);
     for r in records(d.path()) {
         assert_eq!(r["status"], "skipped");
         assert_eq!(r["emulated"], true);
@@ -465,10 +456,7 @@ fn too_little_memory_is_refused_and_the_batch_named_then_runs() {
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| panic!("no batch named: {stderr}"));
         assert!(fits > 100, "{alg} {op}: {stderr}");
-        assert!(
-            stderr.contains(&format!("(use --batch {fits} or less)")),
-            "{stderr}"
-        );
+        common::assert_has(&stderr, &[&format!("(use --batch {fits} or less)")]);
         // The batch it names really runs, and the device's peak stayed
         // within its memory.
         let (code, stdout, stderr) = run(&fits.to_string());
@@ -524,10 +512,7 @@ fn a_cooperative_kernel_runs_as_on_a_gpu() {
     }
     let (ok, text) = in_child("child_cooperative_kernel");
     assert!(ok, "{text}");
-    assert!(
-        text.contains("cooperative kernel: 300 threads checked"),
-        "{text}"
-    );
+    common::assert_has(&text, &["cooperative kernel: 300 threads checked"]);
 }
 
 #[test]
@@ -582,14 +567,11 @@ fn faults_in_the_launch_path_are_caught_and_named() {
     assert!(ok, "{text}");
     assert!(text.contains("differ from the host function's"), "{text}");
     assert!(text.contains("is not a live device allocation"), "{text}");
-    assert!(
-        text.contains("out-of-bounds write in kernel pqcprof_standin_oob_test"),
-        "{text}"
+    common::assert_has(
+        &text,
+        &["out-of-bounds write in kernel pqcprof_standin_oob_test"],
     );
-    assert!(
-        text.contains("0 bytes past the end of device allocation"),
-        "{text}"
-    );
+    common::assert_has(&text, &["0 bytes past the end of device allocation"]);
 }
 
 #[test]
@@ -692,9 +674,9 @@ fn the_report_keeps_emulated_records_out_of_every_speed_claim() {
     );
     assert_eq!(code, 3, "{text}\n{stderr}");
     assert!(stderr.contains("nothing was compared"), "{stderr}");
-    assert!(
-        text.contains("12 record(s) made on pqcprof's CPU stand-in driver"),
-        "{text}"
+    common::assert_has(
+        &text,
+        &["12 record(s) made on pqcprof's CPU stand-in driver"],
     );
     assert!(!text.lines().any(|l| l.starts_with("native-gpu")), "{text}");
 }
@@ -810,11 +792,7 @@ fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
     ];
     let (code, _, stderr) = gpu(d.path(), &small, &kem512_keygen(&["--batch-sweep", "50M"]));
     assert_eq!(code, 1, "{stderr}");
-    assert!(
-        stderr.contains("invalid --batch-sweep 50000000: the top batch does not fit: ML-KEM-512 keygen on native-gpu")
-            && stderr.contains("fits at most"),
-        "{stderr}"
-    );
+    common::assert_has(&stderr, &["invalid --batch-sweep 50000000: the top batch does not fit: ML-KEM-512 keygen on native-gpu", "fits at most"]);
 }
 
 #[test]

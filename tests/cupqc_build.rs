@@ -178,10 +178,12 @@ fn an_sdk_that_does_not_compile_leaves_the_backend_out_unless_expected() {
         !o.status.success(),
         "PQCPROF_EXPECT_CUPQC=standin must fail"
     );
-    assert!(
-        stderr.contains("PQCPROF_EXPECT_CUPQC=standin, but the cuPQC backend could not be built")
-            && stderr.contains("pqcprof-broken-header"),
-        "{stderr}"
+    common::assert_has(
+        &stderr,
+        &[
+            "PQCPROF_EXPECT_CUPQC=standin, but the cuPQC backend could not be built",
+            "pqcprof-broken-header",
+        ],
     );
 }
 

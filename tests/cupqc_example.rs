@@ -215,9 +215,9 @@ fn a_throwing_make_workspace_is_a_named_error_not_an_abort() {
     let out = build_and_run_on_standin(&nvcc, "workspace_failure.cu", work.path());
     // PQCPROF_CUPQC_E_WORKSPACE is -4 (cuda/cupqc/shim.h); "out of memory"
     // is the CUDA runtime's text for cudaErrorMemoryAllocation.
-    assert!(
-        out.contains("guard: status=-4 message=make_workspace: out of memory"),
-        "{out}"
+    common::assert_has(
+        &out,
+        &["guard: status=-4 message=make_workspace: out of memory"],
     );
     if out.contains("prepare: no GPU") {
         common::hardware_skip(
@@ -225,9 +225,9 @@ fn a_throwing_make_workspace_is_a_named_error_not_an_abort() {
             "no GPU: pqcprof_cupqc_prepare's own workspace path is not reached (the guard's was checked)",
         );
     } else {
-        assert!(
-            out.contains("prepare: status=-4 batch=none message=make_workspace: out of memory"),
-            "{out}"
+        common::assert_has(
+            &out,
+            &["prepare: status=-4 batch=none message=make_workspace: out of memory"],
         );
     }
 }

@@ -81,10 +81,7 @@ fn ranks_are_merged_with_cluster_totals_and_reported() {
     let (code, stdout, stderr) =
         outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&merged_path));
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(
-        stdout.contains("Merged 3 rank run file(s) from 2 node(s)"),
-        "{stdout}"
-    );
+    common::assert_has(&stdout, &["Merged 3 rank run file(s) from 2 node(s)"]);
     let m = read_json(&merged_path);
     assert_eq!(m["complete"], true);
     let c = &m["cluster"];
@@ -160,10 +157,7 @@ fn a_missing_rank_and_another_version_are_named_and_the_rest_merged() {
     let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&merged_path));
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("missing: cpu rank 1 (of 3)"), "{stderr}");
-    assert!(
-        stderr.contains("pqcprof version differs") && stderr.contains("9.9.9"),
-        "{stderr}"
-    );
+    common::assert_has(&stderr, &["pqcprof version differs", "9.9.9"]);
     assert!(stderr.contains("marked incomplete"), "{stderr}");
     let m = read_json(&merged_path);
     assert_eq!(m["complete"], false);
@@ -180,10 +174,7 @@ fn a_missing_rank_and_another_version_are_named_and_the_rest_merged() {
             .arg(&merged_path)
             .args(["--format", "markdown", "-o", "-"]),
     );
-    assert!(
-        md.contains("cpu rank 1 (of 3)") && md.contains("9.9.9"),
-        "{md}"
-    );
+    common::assert_has(&md, &["cpu rank 1 (of 3)", "9.9.9"]);
 }
 
 #[test]
@@ -196,10 +187,7 @@ fn the_expected_ranks_file_names_a_rank_that_never_started() {
     let out = d.path().join("m.json");
     let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&out));
     assert_eq!(code, 3);
-    assert!(
-        stderr.contains("gpu rank 0 (of 2)") && stderr.contains("gpu rank 1 (of 2)"),
-        "{stderr}"
-    );
+    common::assert_has(&stderr, &["gpu rank 0 (of 2)", "gpu rank 1 (of 2)"]);
 }
 
 #[test]
@@ -231,10 +219,7 @@ fn a_rank_killed_mid_run_is_merged_and_marked_unfinished() {
     let out = d.path().join("m.json");
     let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&out));
     assert_eq!(code, 3, "{stderr}");
-    assert!(
-        stderr.contains("incomplete: cpu rank 1 on node-b"),
-        "{stderr}"
-    );
+    common::assert_has(&stderr, &["incomplete: cpu rank 1 on node-b"]);
     let m = read_json(&out);
     assert_eq!(m["complete"], false);
     assert_eq!(m["cluster"]["ranks"][1]["complete"], false);

@@ -87,9 +87,9 @@ fn gpu_batches_are_served_gated_marked_emulated_and_reported() {
     assert_eq!(code, 0, "{stderr}");
     let text = std::fs::read_to_string(&report).unwrap();
     assert!(text.contains("Offload"), "{text}");
-    assert!(
-        text.contains("native-gpu, 2 workers, emulated (CPU stand-in driver"),
-        "{text}"
+    common::assert_has(
+        &text,
+        &["native-gpu, 2 workers, emulated (CPU stand-in driver"],
     );
 }
 

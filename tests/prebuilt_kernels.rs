@@ -93,10 +93,7 @@ fn prebuilt_images_run_all_operations_with_no_nvrtc() {
         .lines()
         .find(|l| l.trim_start().starts_with("native-gpu"))
         .unwrap();
-    assert!(
-        native.contains(" ready ") && native.contains("prebuilt images"),
-        "{native}"
-    );
+    common::assert_has(native, &[" ready ", "prebuilt images"]);
     // All 18 operations from the images.
     let out = d.path().join("out");
     let (code, stdout, stderr) = outcome(
@@ -112,20 +109,19 @@ fn prebuilt_images_run_all_operations_with_no_nvrtc() {
         assert_eq!(r["status"], "ok", "{r:#}");
         assert_eq!(r["emulated"], true, "{r:#}");
         let image = r["kernel"]["image"].as_str().unwrap();
-        assert!(
-            image.contains("sm_90 machine code") && image.contains("prebuilt"),
-            "{image}"
-        );
+        common::assert_has(image, &["sm_90 machine code", "prebuilt"]);
     }
     // ptxas's report comes with the images: `kernels` reads it there.
     let (code, stdout, stderr) =
         outcome(without_nvrtc(&images).args(["kernels", "--arch", "sm_90"]));
     assert_eq!(code, 0, "{stderr}");
-    assert!(
-        stdout.contains("sm_90 (prebuilt images; no NVRTC here)")
-            && stdout.contains("mldsa87_sign_block")
-            && stdout.contains("mlkem512_keygen_warp"),
-        "{stdout}"
+    common::assert_has(
+        &stdout,
+        &[
+            "sm_90 (prebuilt images; no NVRTC here)",
+            "mldsa87_sign_block",
+            "mlkem512_keygen_warp",
+        ],
     );
     // Nothing was compiled: the folder holds what was carried, and no more.
     let mut names: Vec<String> = std::fs::read_dir(&images)
@@ -158,9 +154,9 @@ fn images_of_other_sources_are_named_and_refused_without_nvrtc() {
     }
     let (code, stdout, _) = outcome(without_nvrtc(&images).arg("check"));
     assert_eq!(code, 0);
-    assert!(
-        stdout.contains("none of this binary's sources") && stdout.contains("1 of other sources"),
-        "{stdout}"
+    common::assert_has(
+        &stdout,
+        &["none of this binary's sources", "1 of other sources"],
     );
     let out = d.path().join("out");
     let (code, stdout, stderr) = outcome(
@@ -175,10 +171,12 @@ fn images_of_other_sources_are_named_and_refused_without_nvrtc() {
     assert_eq!(r["status"], "skipped", "{r:#}");
     let reason = r["reason"].as_str().unwrap();
     assert!(reason.contains("NVRTC"), "{reason}");
-    assert!(
-        reason.contains("of other kernel sources or options than this binary's")
-            && reason.contains("kernels --prebuild"),
-        "{reason}"
+    common::assert_has(
+        reason,
+        &[
+            "of other kernel sources or options than this binary's",
+            "kernels --prebuild",
+        ],
     );
     // With NVRTC it says so and compiles (here cut at once by --deadline).
     let (code, stdout, stderr) = outcome(
@@ -189,10 +187,12 @@ fn images_of_other_sources_are_named_and_refused_without_nvrtc() {
             .arg(d.path().join("with-nvrtc")),
     );
     assert_eq!(code, 5, "{stdout}{stderr}");
-    assert!(
-        stderr.contains("compiling the mlkem kernels for sm_90: the 1 image(s) in")
-            && stderr.contains("are of other kernel sources or options than this binary's"),
-        "{stderr}"
+    common::assert_has(
+        &stderr,
+        &[
+            "compiling the mlkem kernels for sm_90: the 1 image(s) in",
+            "are of other kernel sources or options than this binary's",
+        ],
     );
 }
 
@@ -269,8 +269,8 @@ fn a_deadline_during_the_compile_cuts_and_the_compile_still_fills_the_cache() {
             .arg(&out),
     );
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(
-        stderr.contains(&format!("read from the cache {}", image.display())),
-        "{stderr}"
+    common::assert_has(
+        &stderr,
+        &[&format!("read from the cache {}", image.display())],
     );
 }

@@ -604,10 +604,7 @@ fn compare_shows_no_change_in_a_copy_and_one_in_a_doubled_time() {
     let dir = tempfile::tempdir().unwrap();
     let (code, stdout, stderr) = compare(real_run(), real_run(), &["--fail-above", "5"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(
-        stdout.contains("+0.0%") && stdout.contains("unclear"),
-        "{stdout}"
-    );
+    common::assert_has(&stdout, &["+0.0%", "unclear"]);
     assert!(stdout.contains("6 record(s) compared"), "{stdout}");
 
     // Every operation takes twice as long: throughput halves.
@@ -633,10 +630,7 @@ fn compare_shows_no_change_in_a_copy_and_one_in_a_doubled_time() {
     // The change is shown; with no interval the verdict is `unclear`.
     let (code, stdout, stderr) = compare(real_run(), &slow, &["--fail-above", "10"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(
-        stdout.contains("-50.0%") && stdout.contains("n/a (< 4 runs)"),
-        "{stdout}"
-    );
+    common::assert_has(&stdout, &["-50.0%", "n/a (< 4 runs)"]);
     // A bad file is an error.
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, b"not json").unwrap();
@@ -896,18 +890,12 @@ fn a_real_sweep_reports_classes_tiers_markers_and_one_row_per_algorithm() {
         .find(|r| r.contains("data-alg=\"SPHINCS+-SHA2-128f-simple\""))
         .unwrap();
     assert!(sphincs.contains("data-class=\"pqc\""), "{sphincs}");
-    assert!(
-        sphincs.contains("data-origin=\"NIST PQC process\""),
-        "{sphincs}"
-    );
+    common::assert_has(sphincs, &["data-origin=\"NIST PQC process\""]);
     let mayo = rows
         .iter()
         .find(|r| r.contains("data-alg=\"MAYO-1\""))
         .unwrap();
-    assert!(
-        mayo.contains("data-tier=\"additional signatures on-ramp\""),
-        "{mayo}"
-    );
+    common::assert_has(mayo, &["data-tier=\"additional signatures on-ramp\""]);
     let sm2 = rows
         .iter()
         .find(|r| r.contains("data-alg=\"SM2\""))
@@ -1226,10 +1214,7 @@ fn published_files_alone_or_broken_are_said() {
     // Only published results: nothing of this machine to set them beside.
     let (code, _, err) = report(&[&published(PUBLISHED[0])], &["-o", "-"]);
     assert_eq!(code, 1);
-    assert!(
-        err.contains("only published results were given") && err.contains("run file"),
-        "{err}"
-    );
+    common::assert_has(&err, &["only published results were given", "run file"]);
     // Recognised by content, but with no usable figure: left out, named.
     let bad = write(
         d.path(),
@@ -1238,10 +1223,7 @@ fn published_files_alone_or_broken_are_said() {
     );
     let (code, md, err) = report(&[real_run(), &bad], &["--format", "markdown", "-o", "-"]);
     assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("ML-DSA-44.Sign.throughput.mean") && err.contains("-1.0"),
-        "{err}"
-    );
+    common::assert_has(&err, &["ML-DSA-44.Sign.throughput.mean", "-1.0"]);
     assert!(err.contains("unknown algorithm 'ML-DSA-99'"), "{err}");
     assert!(err.contains("left out: recognised as a cuPQC_benchmark throughput JSON, but it has no usable figure"), "{err}");
     assert!(!md.contains("## Beside published results"));
@@ -1262,10 +1244,7 @@ fn published_files_alone_or_broken_are_said() {
         &["--format", "markdown", "-o", "-"],
     );
     assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("a CSV written by pqcprof") && err.contains("run-*-sweep.json"),
-        "{err}"
-    );
+    common::assert_has(&err, &["a CSV written by pqcprof", "run-*-sweep.json"]);
     assert!(err.contains("device block `CPU`"), "{err}");
     assert!(!md.contains("## Beside published results"));
     // A CSV in pqc-sig-bench-c's layout with a broken row says which.
@@ -1273,10 +1252,7 @@ fn published_files_alone_or_broken_are_said() {
     std::fs::write(&csv, "# cpu: c\n# algorithm,operation,ms_per_op,ops_per_sec,iterations\nML-DSA-44,sign,abc,1,1\n").unwrap();
     let (code, _, err) = report(&[real_run(), &csv], &["-o", "-"]);
     assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("cannot be read") && err.contains("ms_per_op"),
-        "{err}"
-    );
+    common::assert_has(&err, &["cannot be read", "ms_per_op"]);
 }
 
 /// SYNTHETIC: ML-KEM-512 Encaps measured with the thread and the warp
@@ -1420,9 +1396,9 @@ fn an_offload_run_has_its_section_table_and_chart_in_both_formats() {
         .unwrap()..];
     let chart = &chart[chart.find("<svg").unwrap()..chart.find("</svg>").unwrap()];
     assert_eq!(chart.matches("<polyline").count(), 3, "{chart}");
-    assert!(
-        chart.contains("class=\"rule\"><title>objective p99=50ms</title>"),
-        "{chart}"
+    common::assert_has(
+        chart,
+        &["class=\"rule\"><title>objective p99=50ms</title>"],
     );
     assert_eq!(chart.matches("class=\"ring\"").count(), 1, "{chart}");
     let circled = format!("saturated, the queue grew (F1 points[{last}])");

@@ -237,10 +237,7 @@ fn batch_sweep_sections_render_in_headless_chromium() {
         .find("id=\"t-scaling\"")
         .expect("scaling table in the DOM")..];
     let table = &table[..table.find("</table>").unwrap()];
-    assert!(
-        table.contains("liboqs-cpu") && table.contains("SYNTHETIC GPU"),
-        "{table}"
-    );
+    common::assert_has(table, &["liboqs-cpu", "SYNTHETIC GPU"]);
     assert!(dom.contains("break-even batch"));
     // One chart for the operation: the GPU's two lines and the CPU's (a
     // CPU batch smaller than the core count runs on fewer threads, so the

@@ -509,10 +509,7 @@ fn every_exit_code_is_documented() {
     ] {
         assert!(help.contains(code), "{code}: {help}");
     }
-    assert!(
-        help.contains("SIGTERM") && help.contains("SIGHUP"),
-        "{help}"
-    );
+    common::assert_has(&help, &["SIGTERM", "SIGHUP"]);
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     for code in ["4 nothing measured", "SIGTERM", "SIGHUP"] {

@@ -367,3 +367,11 @@ pub fn assert_summary_names_every_step(summary: &str) {
         );
     }
 }
+
+/// Asserts that `text` holds every one of `parts`, naming those it lacks
+/// and printing it whole.
+#[track_caller]
+pub fn assert_has(text: &str, parts: &[&str]) {
+    let missing: Vec<&&str> = parts.iter().filter(|p| !text.contains(**p)).collect();
+    assert!(missing.is_empty(), "{missing:?} missing from:\n{text}");
+}
