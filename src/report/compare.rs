@@ -34,6 +34,9 @@ pub struct Key {
     pub operation: Operation,
     /// Throughput or latency.
     pub mode: Mode,
+    /// Measured with a cold L2 (`--cache cold`): never matched with a
+    /// warm record.
+    pub cold: bool,
 }
 
 impl Key {
@@ -44,6 +47,7 @@ impl Key {
             algorithm: r.algorithm.clone(),
             operation: r.operation,
             mode: r.mode,
+            cold: r.cache.as_deref() == Some("cold"),
         }
     }
 }
@@ -498,7 +502,11 @@ pub fn render(old: &LoadedRun, new: &LoadedRun, lines: &[Line], fail_above: f64)
             l.key.threads,
             l.key.algorithm,
             l.key.operation.cli_name(),
-            mode_name(l.key.mode),
+            format!(
+                "{}{}",
+                mode_name(l.key.mode),
+                if l.key.cold { " (cold L2)" } else { "" }
+            ),
             old_v,
             new_v,
             ch,
@@ -542,6 +550,7 @@ pub fn to_json(
                 "algorithm": l.key.algorithm,
                 "operation": l.key.operation.cli_name(),
                 "mode": l.key.mode,
+                "cache": if l.key.cold { "cold" } else { "warm" },
                 "batch": l.batch,
                 "outcome": outcome_name(&l.change),
                 "regression": is_regression(l, fail_above),
@@ -622,6 +631,21 @@ mod tests {
         assert_eq!(verdict(Some([-0.03, -0.005]), t), Verdict::Unclear);
         assert_eq!(verdict(Some([-0.03, 0.03]), t), Verdict::Unclear);
         assert_eq!(verdict(None, t), Verdict::Unclear);
+    }
+
+    #[test]
+    fn cold_and_warm_records_are_compared_each_with_its_own_kind() {
+        use crate::report::cold::tests::{loaded, rec};
+        let run = || loaded(vec![rec(1e6, Some("warm"), 64), rec(2e5, Some("cold"), 64)]);
+        let lines = compare(&run(), &run(), 0.01);
+        assert_eq!(lines.len(), 2);
+        for l in &lines {
+            match &l.change {
+                Change::Measured(m) => assert_eq!(m.old, m.new, "{:?}", l.key),
+                other => panic!("{:?}: {}", l.key, outcome_name(other)),
+            }
+        }
+        assert_eq!(lines.iter().filter(|l| l.key.cold).count(), 1);
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod batch_curves;
 pub mod beside;
 pub mod caveats;
 pub mod cluster_sections;
+pub mod cold;
 pub mod compare;
 pub mod comparison_tables;
 pub mod families;

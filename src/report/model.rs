@@ -124,9 +124,16 @@ impl Entry<'_> {
         self.rec.device.kind == DeviceKind::Gpu
     }
 
-    /// Whether it has a usable median throughput.
+    /// Whether it was measured with a cold L2 (`--cache cold`): such
+    /// records are set apart (`report::cold`) and back no other figure.
+    pub fn is_cold(&self) -> bool {
+        self.rec.cache.as_deref() == Some("cold")
+    }
+
+    /// Whether it has a usable median throughput (warm L2: the figure every
+    /// table and comparison uses).
     pub fn ok_throughput(&self) -> Option<f64> {
-        (self.rec.status == Status::Ok && self.rec.mode == Mode::Throughput)
+        (self.rec.status == Status::Ok && self.rec.mode == Mode::Throughput && !self.is_cold())
             .then_some(self.rec.ops_per_sec)
             .flatten()
             .filter(|v| v.is_finite() && *v > 0.0)

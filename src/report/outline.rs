@@ -71,6 +71,9 @@ pub struct Outline<'r> {
     pub kernels: Option<Headed>,
     /// Kernel variants side by side, when one operation ran with several.
     pub variants: Option<Headed>,
+    /// Records measured with a cold L2, beside their warm twins, when
+    /// there are any.
+    pub cold: Option<Headed>,
     /// Saturation and break-even batches, when an operation was measured
     /// at two batch sizes or more.
     pub scaling: Option<Headed>,
@@ -183,6 +186,10 @@ impl<'r> Outline<'r> {
                 sections::kernels_table(ds),
             ),
             variants: headed("Kernel variants side by side", sections::variants_table(ds)),
+            cold: headed(
+                "Cold L2: inputs evicted before each run",
+                crate::report::cold::cold_table(ds),
+            ),
             scaling: headed(
                 "Saturation and break-even batches",
                 crate::report::batch_curves::scaling_table(&crate::report::batch_curves::curves(

@@ -295,7 +295,7 @@ pub fn hybrid_table(ds: &Dataset) -> Table {
 pub fn latency_table(ds: &Dataset) -> Table {
     let mut v: Vec<(&Entry, &Summary)> = ds
         .ok()
-        .filter(|e| e.rec.mode == Mode::Latency)
+        .filter(|e| e.rec.mode == Mode::Latency && !e.is_cold())
         .filter_map(|e| Some((e, e.rec.latency_us.as_ref()?)))
         .collect();
     v.sort_by(|a, b| entry_cmp(a.0, b.0));
@@ -347,7 +347,7 @@ pub fn latency_table(ds: &Dataset) -> Table {
 }
 
 /// The algorithm, operation and `Where` cells of a row about one record.
-fn operation_cells(e: &Entry) -> Vec<Cell> {
+pub(crate) fn operation_cells(e: &Entry) -> Vec<Cell> {
     vec![
         Cell::text(e.rec.algorithm.clone()),
         Cell::text(e.rec.operation.label()),

@@ -261,6 +261,10 @@ fn results(o: &Outline, r: &mut dyn Renderer) {
     {
         headed(r, h);
     }
+    if let Some(h) = &o.cold {
+        say(r, Style::Plain, &[Span::Text(crate::report::cold::INTRO)]);
+        headed(r, h);
+    }
 }
 
 /// Clusters, and devices and ranks that ran together with their totals.
