@@ -183,3 +183,32 @@ fn bad_thresholds_are_refused_with_their_value() {
         );
     }
 }
+
+/// A run made on a busy machine is named in the table and in the JSON
+/// form: its intervals do not cover a load that came between the runs.
+#[test]
+fn a_run_on_a_busy_machine_is_named_with_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = quiet(&read(&real_run(dir.path(), "6")));
+    let load = |other: f64, avg: f64| {
+        json!({"seconds": 1.0, "other_processes_cpu_pct": other,
+               "load_average_start": avg, "load_average_end": avg, "cores": 2})
+    };
+    v["metadata"]["machine_load"] = load(1.0, 0.2);
+    let idle = write(dir.path(), "idle.json", &v);
+    v["metadata"]["machine_load"] = load(64.0, 3.7);
+    let busy = write(dir.path(), "busy.json", &v);
+    let (_, table, _) = compare(&idle, &idle, &[]);
+    assert!(!table.contains("caution"), "{table}");
+    let (_, table, _) = compare(&idle, &busy, &[]);
+    let cautions: Vec<&str> = table.lines().filter(|l| l.starts_with("caution")).collect();
+    assert_eq!(cautions.len(), 1, "{table}");
+    common::assert_has(
+        cautions[0],
+        &["the new run", "64%", "load average 3.7 on 2 cores"],
+    );
+    let (_, out, _) = compare(&busy, &idle, &["--json"]);
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["busy"][0]["run"], "old", "{j:#}");
+    assert_eq!(j["busy"].as_array().unwrap().len(), 1, "{j:#}");
+}

@@ -410,6 +410,16 @@ fn interval_text(ci: Option<[f64; 2]>) -> String {
     }
 }
 
+/// Which of the two runs (`old`, `new`) was made on a busy machine, and
+/// why: its intervals cover the noise within the run, not a load that
+/// came or went between the two.
+fn busy_runs(old: &LoadedRun, new: &LoadedRun) -> Vec<(&'static str, String)> {
+    [("old", old), ("new", new)]
+        .into_iter()
+        .filter_map(|(which, run)| Some((which, run.metadata.machine_load.as_ref()?.busy()?)))
+        .collect()
+}
+
 /// The comparison as a text table; `fail_above` is the regression
 /// threshold in percent.
 pub fn render(old: &LoadedRun, new: &LoadedRun, lines: &[Line], fail_above: f64) -> String {
@@ -422,6 +432,14 @@ pub fn render(old: &LoadedRun, new: &LoadedRun, lines: &[Line], fail_above: f64)
         new.metadata.hostname,
         new.metadata.date
     );
+    for (which, why) in busy_runs(old, new) {
+        s += &format!(
+            "caution: the {which} run was made on a busy machine ({why}): a change may be the machine's load, not the code's\n"
+        );
+    }
+    if !busy_runs(old, new).is_empty() {
+        s += "\n";
+    }
     s += &format!(
         "{:<12} {:>3}  {:<14} {:<7} {:<10} {:>14} {:>14} {:>9}  {:<18} {}\n",
         "backend",
@@ -580,6 +598,7 @@ pub fn to_json(
         "fail_above_pct": fail_above,
         "change_method": "Hodges-Lehmann shift of the runs' log throughput; 95% interval from the Mann-Whitney rank-sum test",
         "noise": "half-width of the median's distribution-free 95% interval over the median, per-run throughput",
+        "busy": busy_runs(old, new).into_iter().map(|(w, why)| json!({"run": w, "why": why})).collect::<Vec<_>>(),
         "records": records,
     })
 }
