@@ -75,31 +75,10 @@ fn line(e: &Entry) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::catalog::{Kind, Operation};
-    use crate::schema::record::{EmptyWindow, Record, RunConfig, Status};
-    use crate::schema::run_file::RunFile;
+    use crate::schema::record::{EmptyWindow, Record};
 
     fn rec(over_floor: f64, stopped_by: Option<StoppedBy>) -> Record {
-        let mut r = Record::unmeasured(
-            "liboqs-cpu".into(),
-            crate::schema::device::Device {
-                kind: crate::schema::device::DeviceKind::Cpu,
-                name: "cpu".into(),
-                memory_total_mb: 0,
-            },
-            "liboqs".into(),
-            "ML-KEM-768".into(),
-            "ML-KEM".into(),
-            Kind::Kem,
-            Operation::Encaps,
-        );
-        r.status = Status::Ok;
-        r.batch = 10;
-        r.run_seconds = vec![1e-3; 6];
-        let s =
-            crate::core::stats::summarize(&crate::core::stats::Sample::new(vec![1e4; 6]).unwrap());
-        r.ops_per_sec = Some(s.median);
-        r.throughput_ops_per_sec = Some(s);
+        let mut r = crate::report::model::test_records::ok_record(false, 1e4, 10);
         r.floor = Some(EmptyWindow {
             seconds: 1e-3 / over_floor,
             samples: 51,
@@ -115,12 +94,7 @@ mod tests {
     }
 
     fn lines(records: Vec<Record>) -> Vec<String> {
-        let mut run = RunFile::new(crate::probe::system::collect(None), RunConfig::for_tests());
-        run.records = records;
-        let bytes = serde_json::to_vec(&run).unwrap();
-        let loaded = crate::schema::load::parse_run(&bytes, std::path::Path::new("run.json"), "F1")
-            .unwrap()
-            .0;
+        let loaded = crate::report::model::test_records::loaded(records);
         caveats(&Dataset::new(std::slice::from_ref(&loaded)))
     }
 

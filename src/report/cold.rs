@@ -115,47 +115,17 @@ pub fn cold_table(ds: &Dataset) -> Table {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::core::catalog::{Kind, Operation};
-    use crate::schema::record::{Record, RunConfig, Status};
-    use crate::schema::run_file::RunFile;
+    use crate::report::model::test_records::{loaded, ok_record};
+    use crate::schema::record::Record;
 
-    /// An ok ML-KEM-768 encapsulation record on a GPU: six runs at `ops`
-    /// operations per second, at `batch`, with `cache` as its L2 state.
-    pub(crate) fn rec(ops: f64, cache: Option<&str>, batch: usize) -> Record {
-        let mut r = Record::unmeasured(
-            "native-gpu".into(),
-            crate::schema::device::Device {
-                kind: crate::schema::device::DeviceKind::Gpu,
-                name: "GPU X".into(),
-                memory_total_mb: 1,
-            },
-            "pqcprof".into(),
-            "ML-KEM-768".into(),
-            "ML-KEM".into(),
-            Kind::Kem,
-            Operation::Encaps,
-        );
-        r.status = Status::Ok;
-        r.batch = batch;
-        r.run_seconds = vec![batch as f64 / ops; 6];
-        let s =
-            crate::core::stats::summarize(&crate::core::stats::Sample::new(vec![ops; 6]).unwrap());
-        r.ops_per_sec = Some(s.median);
-        r.throughput_ops_per_sec = Some(s);
+    /// An ok ML-KEM-768 encapsulation record on a GPU at `ops` operations
+    /// per second and `batch`, with `cache` as its L2 state.
+    fn rec(ops: f64, cache: Option<&str>, batch: usize) -> Record {
+        let mut r = ok_record(true, ops, batch);
         r.cache = cache.map(String::from);
         r
-    }
-
-    /// A run file of `records`, written and loaded back.
-    pub(crate) fn loaded(records: Vec<Record>) -> crate::schema::load::LoadedRun {
-        let mut run = RunFile::new(crate::probe::system::collect(None), RunConfig::for_tests());
-        run.records = records;
-        let bytes = serde_json::to_vec(&run).unwrap();
-        crate::schema::load::parse_run(&bytes, std::path::Path::new("run.json"), "F1")
-            .unwrap()
-            .0
     }
 
     fn with_records(records: Vec<Record>, check: impl Fn(&Dataset)) {

@@ -654,8 +654,13 @@ mod tests {
 
     #[test]
     fn cold_and_warm_records_are_compared_each_with_its_own_kind() {
-        use crate::report::cold::tests::{loaded, rec};
-        let run = || loaded(vec![rec(1e6, Some("warm"), 64), rec(2e5, Some("cold"), 64)]);
+        use crate::report::model::test_records::{loaded, ok_record};
+        let rec = |ops, cache: &str| {
+            let mut r = ok_record(true, ops, 64);
+            r.cache = Some(cache.into());
+            r
+        };
+        let run = || loaded(vec![rec(1e6, "warm"), rec(2e5, "cold")]);
         let lines = compare(&run(), &run(), 0.01);
         assert_eq!(lines.len(), 2);
         for l in &lines {

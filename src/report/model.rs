@@ -329,6 +329,58 @@ pub fn filters(e: &Entry) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Records and run files made in memory for the report's unit tests.
+#[cfg(test)]
+pub(crate) mod test_records {
+    use crate::core::catalog::{Kind, Operation};
+    use crate::schema::device::{Device, DeviceKind};
+    use crate::schema::load::LoadedRun;
+    use crate::schema::record::{Record, RunConfig, Status};
+    use crate::schema::run_file::RunFile;
+
+    /// An ok ML-KEM-768 encapsulation record, on a GPU (`native-gpu`) or
+    /// one CPU thread (`liboqs-cpu`): six runs of `batch` at `ops`
+    /// operations per second.
+    pub(crate) fn ok_record(gpu: bool, ops: f64, batch: usize) -> Record {
+        let (backend, kind, name, provider) = match gpu {
+            true => ("native-gpu", DeviceKind::Gpu, "GPU X", "pqcprof"),
+            false => ("liboqs-cpu", DeviceKind::Cpu, "cpu", "liboqs"),
+        };
+        let device = Device {
+            kind,
+            name: name.into(),
+            memory_total_mb: 0,
+        };
+        let mut r = Record::unmeasured(
+            backend.into(),
+            device,
+            provider.into(),
+            "ML-KEM-768".into(),
+            "ML-KEM".into(),
+            Kind::Kem,
+            Operation::Encaps,
+        );
+        r.status = Status::Ok;
+        r.batch = batch;
+        r.run_seconds = vec![batch as f64 / ops; 6];
+        let s =
+            crate::core::stats::summarize(&crate::core::stats::Sample::new(vec![ops; 6]).unwrap());
+        r.ops_per_sec = Some(s.median);
+        r.throughput_ops_per_sec = Some(s);
+        r
+    }
+
+    /// A run file of `records`, written and loaded back.
+    pub(crate) fn loaded(records: Vec<Record>) -> LoadedRun {
+        let mut run = RunFile::new(crate::probe::system::collect(None), RunConfig::for_tests());
+        run.records = records;
+        let bytes = serde_json::to_vec(&run).unwrap();
+        crate::schema::load::parse_run(&bytes, std::path::Path::new("run.json"), "F1")
+            .unwrap()
+            .0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
