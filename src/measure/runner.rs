@@ -223,6 +223,42 @@ enum RunError {
     OutOfTime(String),
 }
 
+/// Warm-up, then the gate on the last warm-up's outputs: nothing is timed
+/// unless the operation is proven to work (for a cold child, its parent
+/// proved it). The last warm-up's wall time and the gate's, both zero for
+/// a cold start.
+fn warm_up_and_gate(
+    prepared: &mut dyn Prepared,
+    cfg: &MeasureConfig,
+    cancel: &AtomicBool,
+    rec: &mut Record,
+    start: Start,
+) -> Result<(Duration, Duration), RunError> {
+    let fail = |what: &str, e: anyhow::Error| RunError::Failed(format!("{what}: {e:#}"));
+    if start == Start::Cold {
+        rec.warmup_runs = 0;
+        return Ok((Duration::ZERO, Duration::ZERO));
+    }
+    // At least one warm-up: the gate checks its outputs. The record says
+    // how many ran, not how many were asked for.
+    rec.warmup_runs = cfg.warmup_runs.max(1);
+    let mut last_wall = Duration::ZERO;
+    for _ in 0..rec.warmup_runs {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
+        let t = Instant::now();
+        prepared.run().map_err(|e| fail("warm-up run failed", e))?;
+        last_wall = t.elapsed();
+    }
+    let t = Instant::now();
+    let gate = prepared
+        .check()
+        .map_err(|e| fail("correctness gate failed before timing", e))?;
+    rec.gate = Some(gate);
+    Ok((last_wall, t.elapsed()))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn timed_runs(
     prepared: &mut dyn Prepared,
@@ -236,38 +272,12 @@ fn timed_runs(
 ) -> Result<(), RunError> {
     let fail = |what: &str, e: anyhow::Error| RunError::Failed(format!("{what}: {e:#}"));
     // The wall time of the last launch: what the next one is expected to
-    // take, so none starts that would end past the budget.
-    let mut last_wall = Duration::ZERO;
-    // How long the gate takes: kept back for the gate after the runs.
-    let mut gate_wall = Duration::ZERO;
-    // Warm-up, then the gate on the last warm-up's outputs: nothing is timed
-    // unless the operation is proven to work (for a cold child, its parent
-    // proved it).
-    if start != Start::Cold {
-        // At least one warm-up: the gate checks its outputs. The record
-        // says how many ran, not how many were asked for.
-        rec.warmup_runs = cfg.warmup_runs.max(1);
-        for _ in 0..rec.warmup_runs {
-            if cancel.load(Ordering::SeqCst) {
-                return Err(RunError::Interrupted);
-            }
-            let t = Instant::now();
-            prepared.run().map_err(|e| fail("warm-up run failed", e))?;
-            last_wall = t.elapsed();
-        }
-        let t = Instant::now();
-        let gate = prepared
-            .check()
-            .map_err(|e| fail("correctness gate failed before timing", e))?;
-        gate_wall = t.elapsed();
-        rec.gate = Some(gate);
-        if start == Start::GateOnly {
-            return Ok(());
-        }
-    } else {
-        rec.warmup_runs = 0;
+    // take, so none starts that would end past the budget; and how long
+    // the gate takes, kept back for the gate after the runs.
+    let (mut last_wall, gate_wall) = warm_up_and_gate(prepared, cfg, cancel, rec, start)?;
+    if start == Start::GateOnly {
+        return Ok(());
     }
-
     let budget = &Budget {
         reserve: budget
             .reserve
@@ -275,6 +285,7 @@ fn timed_runs(
         ..budget.clone()
     };
     let mut cut_by: Option<String> = None;
+    let mut holds = vec![];
     for i in 0..cfg.runs {
         if cancel.load(Ordering::SeqCst) {
             cut_by = Some("a signal (Ctrl-C, SIGTERM or SIGHUP)".into());
@@ -296,6 +307,7 @@ fn timed_runs(
         let elapsed = run.map_err(|e| fail(&format!("timed run {} failed", i + 1), e))?;
         rec.run_seconds.push(elapsed.as_secs_f64());
         rec.usage.push(usage);
+        holds.push(prepared.last_hold());
         progress(i + 1, cfg.runs);
         if let Some(target) = cfg.timing.until_noise {
             rec.noise_reached = run_noise(&rec.run_seconds);
@@ -330,6 +342,10 @@ fn timed_runs(
         }
         rec.cut = Some(cut_note(by, rec.run_seconds.len(), cfg.runs, "timed runs"));
     }
+    if cfg.mode == Mode::Latency {
+        rec.latency_method = Some(prepared.latency_method().to_string());
+    }
+    crate::measure::hold::check(rec, cfg.mode, &holds).map_err(RunError::Failed)?;
     rec.floor = floor(prepared).map_err(|e| fail("timing an empty window", e))?;
     // The sampler says what it measured in these runs, with where each
     // run's energy came from (known only once it has stopped).
@@ -343,9 +359,6 @@ fn timed_runs(
         .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
     if rec.gate.is_none() {
         rec.gate = Some(after);
-    }
-    if cfg.mode == Mode::Latency {
-        rec.latency_method = Some(prepared.latency_method().to_string());
     }
     fill_statistics(rec, cfg).map_err(RunError::Failed)
 }
@@ -1132,5 +1145,36 @@ mod tests {
         assert!(close(p50, 105.0), "p50 {p50}");
         assert!(close(p99, 190.0 + 0.81 * 4810.0), "p99 {p99}");
         assert_eq!(rec.latency_method.unwrap(), rec.timed_window);
+    }
+
+    #[test]
+    fn latency_keeps_only_the_runs_its_hold_covered() {
+        let mut c = cfg(4);
+        c.batch.batch = 1;
+        c.mode = Mode::Latency;
+        // The warm-up, then 4 timed runs: uncovered, covered, uncovered, covered.
+        let mut mock = Mock {
+            durations: (1..=5).map(Duration::from_micros).collect(),
+            holds: vec![true, false],
+            ..Mock::default()
+        };
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::KeyGen, &c);
+        assert_eq!(rec.status, Status::Ok, "{rec:#?}");
+        assert_eq!(rec.run_seconds, vec![3e-6, 5e-6]);
+        assert_eq!(rec.latency_us.as_ref().unwrap().raw.len(), 2);
+        let h = rec.hold.unwrap();
+        assert_eq!((h.covered_runs, h.uncovered_runs), (2, 2));
+        assert_eq!(h.dropped_run_seconds, vec![2e-6, 4e-6]);
+
+        // No covered run: refused, no latency figure.
+        let mut mock = Mock {
+            holds: vec![false],
+            ..Mock::default()
+        };
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::KeyGen, &c);
+        assert_eq!(rec.status, Status::Failed);
+        assert!(rec.reason.as_deref().unwrap().contains("hold"), "{rec:#?}");
+        assert!(rec.latency_us.is_none() && rec.latency_p50_us.is_none());
+        assert_eq!(rec.hold.unwrap().uncovered_runs, 4);
     }
 }
