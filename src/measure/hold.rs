@@ -46,22 +46,9 @@ pub fn check(rec: &mut Record, mode: Mode, runs: &[Option<HoldRun>]) -> Result<(
         let mut covered = runs.iter().map(|h| h.covered);
         rec.usage.retain(|_| covered.next().unwrap_or(true));
     }
-    let reason = refusal(&hold, mode);
+    let reason = hold.refusal(mode);
     rec.hold = Some(hold);
     reason.map_or(Ok(()), Err)
-}
-
-/// Why a record's latency is refused: no timed run's hold outlasted the
-/// host's queueing.
-pub fn refusal(h: &HoldCheck, mode: Mode) -> Option<String> {
-    (mode == Mode::Latency && h.covered_runs == 0 && h.uncovered_runs > 0).then(|| {
-        format!(
-            "latency refused: the {} ms device-side hold (pqcprof_hold) ended before the kernel was queued in {} of {} timed runs: every window includes host time",
-            h.requested_ms,
-            h.uncovered_runs,
-            h.covered_runs + h.uncovered_runs
-        )
-    })
 }
 
 #[cfg(test)]

@@ -78,6 +78,19 @@ pub struct HoldCheck {
     pub dropped_run_seconds: Vec<f64>,
 }
 
+impl HoldCheck {
+    /// Why a latency record is refused: no timed run's hold outlasted the
+    /// host's queueing, so every window holds host time.
+    pub fn refusal(&self, mode: Mode) -> Option<String> {
+        (mode == Mode::Latency && self.covered_runs == 0 && self.uncovered_runs > 0).then(|| {
+            format!(
+                "latency refused: the {} ms device-side hold (pqcprof_hold) ended before the kernel was queued in {} of {} timed runs: every window includes host time",
+                self.requested_ms, self.uncovered_runs, self.uncovered_runs
+            )
+        })
+    }
+}
+
 /// Which condition ended the timed runs of a `--runs auto` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
