@@ -909,6 +909,36 @@ fn a_latency_whose_hold_ended_before_the_kernel_was_queued_is_refused() {
     );
 }
 
+/// `--fresh-process --latency`: each child times one cold run and records
+/// its hold; the parent keeps the covered ones over all its children and
+/// refuses the latency when none was.
+#[test]
+fn a_fresh_process_latency_judges_the_hold_over_all_its_children() {
+    if nvrtc_or_skip("a_fresh_process_latency_judges_the_hold_over_all_its_children").is_none() {
+        return;
+    }
+    let args = kem512_keygen(&["--latency", "--runs", "3", "--fresh-process"]);
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &[], &args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let r = &records(d.path())[0];
+    assert_eq!(r["status"], "ok", "{r:#}");
+    assert_eq!(r["hold"]["measured_ms"].as_array().unwrap().len(), 3);
+    let covered = r["hold"]["covered_runs"].as_u64().unwrap();
+    assert_eq!(r["run_seconds"].as_array().unwrap().len() as u64, covered);
+
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &[("HOLD", "ignore")], &args);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    let r = &records(d.path())[0];
+    assert_eq!(r["status"], "failed", "{r:#}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("latency refused") && why.contains("in 3 of 3 timed runs"),
+        "{why}"
+    );
+}
+
 /// The timed windows of a kernel in a stand-in call log: each from a
 /// launch of the hold followed by its start event to the line before the
 /// next launch of the hold (or the log's end), less the event queued right

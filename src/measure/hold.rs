@@ -16,7 +16,9 @@ fn ms(d: std::time::Duration) -> f64 {
 /// one per entry of `rec.run_seconds`); nothing where a run had no hold.
 /// A latency record's uncovered runs leave `run_seconds` and `usage` for
 /// `hold.dropped_run_seconds`; `Err` with the reason when no run was
-/// covered: that latency is not a kernel's.
+/// covered: that latency is not a kernel's. A `--fresh-process` child
+/// passes `Mode::Throughput`, records only, and leaves the verdict to its
+/// parent, which checks all its children's runs together.
 pub fn check(rec: &mut Record, mode: Mode, runs: &[Option<HoldRun>]) -> Result<(), String> {
     let Some(runs) = runs.iter().copied().collect::<Option<Vec<HoldRun>>>() else {
         return Ok(());
@@ -49,6 +51,17 @@ pub fn check(rec: &mut Record, mode: Mode, runs: &[Option<HoldRun>]) -> Result<(
     let reason = hold.refusal(mode);
     rec.hold = Some(hold);
     reason.map_or(Ok(()), Err)
+}
+
+/// The hold of a `--fresh-process` child's one timed run, from its record.
+pub fn of_one_run(rec: &Record) -> Option<HoldRun> {
+    let h = rec.hold.as_ref()?;
+    let ms = |v: f64| std::time::Duration::from_secs_f64(v.max(0.0) / 1000.0);
+    Some(HoldRun {
+        requested: ms(h.requested_ms),
+        measured: ms(*h.measured_ms.first()?),
+        covered: h.covered_runs > 0,
+    })
 }
 
 #[cfg(test)]
@@ -147,5 +160,18 @@ mod tests {
         check(&mut r, Mode::Latency, &[]).unwrap();
         assert!(r.hold.is_none());
         assert_eq!(r.run_seconds, vec![1.0]);
+    }
+
+    #[test]
+    fn a_childs_one_run_reads_back_as_it_was_recorded() {
+        for covered in [true, false] {
+            let mut r = rec(&[1.0]);
+            check(&mut r, Mode::Throughput, &held(&[covered])).unwrap();
+            let h = of_one_run(&r).unwrap();
+            assert_eq!(h.covered, covered);
+            assert_eq!(h.requested, Duration::from_micros(500));
+            assert!((h.measured.as_secs_f64() - 500e-6).abs() < 1e-12, "{h:?}");
+        }
+        assert!(of_one_run(&rec(&[1.0])).is_none());
     }
 }

@@ -345,7 +345,13 @@ fn timed_runs(
     if cfg.mode == Mode::Latency {
         rec.latency_method = Some(prepared.latency_method().to_string());
     }
-    crate::measure::hold::check(rec, cfg.mode, &holds).map_err(RunError::Failed)?;
+    // A cold child's one run is judged by its parent, with its siblings'.
+    let judged = if start == Start::Cold {
+        Mode::Throughput
+    } else {
+        cfg.mode
+    };
+    crate::measure::hold::check(rec, judged, &holds).map_err(RunError::Failed)?;
     rec.floor = floor(prepared).map_err(|e| fail("timing an empty window", e))?;
     // The sampler says what it measured in these runs, with where each
     // run's energy came from (known only once it has stopped).
