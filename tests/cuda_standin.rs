@@ -857,6 +857,45 @@ fn the_gate_copies_back_only_its_sampled_slots() {
     );
 }
 
+/// `args` (a latency run of 3) on the default stand-in: an ok record whose
+/// hold was timed in every run and whose `run_seconds` are the covered
+/// runs; the record.
+fn covered_latency(args: &[&str]) -> Value {
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &[], args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let r = records(d.path()).remove(0);
+    assert_eq!(r["status"], "ok", "{r:#}");
+    let h = &r["hold"];
+    assert_eq!(h["requested_ms"], 0.5, "{r:#}");
+    assert_eq!(h["measured_ms"].as_array().unwrap().len(), 3, "{r:#}");
+    let covered = h["covered_runs"].as_u64().unwrap();
+    assert_eq!(covered + h["uncovered_runs"].as_u64().unwrap(), 3, "{r:#}");
+    assert_eq!(r["run_seconds"].as_array().unwrap().len() as u64, covered);
+    r
+}
+
+/// `args` (a latency run of 3) with the stand-in's hold ignored: exit 3, a
+/// failed record whose reason names the hold in all 3 runs; (the record,
+/// stderr).
+fn refused_latency(args: &[&str]) -> (Value, String) {
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &[("HOLD", "ignore")], args);
+    assert_eq!(code, 3, "refused is failed: {stdout}\n{stderr}");
+    let r = records(d.path()).remove(0);
+    assert_eq!(r["status"], "failed", "{r:#}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("latency refused: the 0.5 ms device-side hold")
+            && why.contains("in 3 of 3 timed runs"),
+        "{why}"
+    );
+    assert!(r.get("latency_p50_us").is_none(), "{r:#}");
+    assert!(r.get("latency_us").is_none(), "{r:#}");
+    assert_eq!(r["hold"]["uncovered_runs"], 3, "{r:#}");
+    (r, stderr)
+}
+
 /// The hold before every latency window: the stand-in waits as asked, so
 /// it outlasts the host's queueing and the run file says so, with its
 /// length; with the stand-in's hold ignored (and a host slower than the
@@ -868,45 +907,21 @@ fn a_latency_whose_hold_ended_before_the_kernel_was_queued_is_refused() {
         return;
     }
     let args = kem512_keygen(&["--latency", "--runs", "3"]);
-    let d = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = gpu(d.path(), &[], &args);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let r = &records(d.path())[0];
-    assert_eq!(r["status"], "ok", "{r:#}");
-    let h = &r["hold"];
-    let requested = h["requested_ms"].as_f64().unwrap();
-    assert_eq!(requested, 0.5, "{r:#}");
-    let covered = h["covered_runs"].as_u64().unwrap();
+    let r = covered_latency(&args);
     // Covered in every run on an idle machine; a loaded one may stall the
     // host past the hold now and then, and those runs are dropped.
-    assert!(covered >= 1, "{r:#}");
-    assert_eq!(covered + h["uncovered_runs"].as_u64().unwrap(), 3, "{r:#}");
-    assert_eq!(r["run_seconds"].as_array().unwrap().len() as u64, covered);
-    let measured = h["measured_ms"].as_array().unwrap();
-    assert_eq!(measured.len(), 3, "{r:#}");
-    for m in measured {
-        assert!(m.as_f64().unwrap() >= requested, "{r:#}");
+    let h = &r["hold"];
+    assert!(h["covered_runs"].as_u64().unwrap() >= 1, "{r:#}");
+    for m in h["measured_ms"].as_array().unwrap() {
+        assert!(m.as_f64().unwrap() >= 0.5, "{r:#}");
     }
-    assert!(h["measured_ms_median"].as_f64().unwrap() >= requested);
+    assert!(h["measured_ms_median"].as_f64().unwrap() >= 0.5);
 
-    let d = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = gpu(d.path(), &[("HOLD", "ignore")], &args);
-    assert_eq!(code, 3, "refused is failed: {stdout}\n{stderr}");
-    let r = &records(d.path())[0];
-    assert_eq!(r["status"], "failed", "{r:#}");
+    let (r, stderr) = refused_latency(&args);
     let why = r["reason"].as_str().unwrap();
-    assert!(
-        why.contains("0.5 ms device-side hold") && why.contains("in 3 of 3 timed runs"),
-        "{why}"
-    );
     assert!(stderr.contains(why), "the command says why: {stderr}");
-    assert!(r.get("latency_p50_us").is_none(), "{r:#}");
-    assert!(r.get("latency_us").is_none(), "{r:#}");
-    assert_eq!(r["hold"]["uncovered_runs"], 3, "{r:#}");
-    assert_eq!(
-        r["hold"]["dropped_run_seconds"].as_array().unwrap().len(),
-        3
-    );
+    let dropped = r["hold"]["dropped_run_seconds"].as_array().unwrap();
+    assert_eq!(dropped.len(), 3, "{r:#}");
 }
 
 /// `--fresh-process --latency`: each child times one cold run and records
@@ -918,25 +933,8 @@ fn a_fresh_process_latency_judges_the_hold_over_all_its_children() {
         return;
     }
     let args = kem512_keygen(&["--latency", "--runs", "3", "--fresh-process"]);
-    let d = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = gpu(d.path(), &[], &args);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let r = &records(d.path())[0];
-    assert_eq!(r["status"], "ok", "{r:#}");
-    assert_eq!(r["hold"]["measured_ms"].as_array().unwrap().len(), 3);
-    let covered = r["hold"]["covered_runs"].as_u64().unwrap();
-    assert_eq!(r["run_seconds"].as_array().unwrap().len() as u64, covered);
-
-    let d = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = gpu(d.path(), &[("HOLD", "ignore")], &args);
-    assert_eq!(code, 3, "{stdout}\n{stderr}");
-    let r = &records(d.path())[0];
-    assert_eq!(r["status"], "failed", "{r:#}");
-    let why = r["reason"].as_str().unwrap();
-    assert!(
-        why.starts_with("latency refused") && why.contains("in 3 of 3 timed runs"),
-        "{why}"
-    );
+    covered_latency(&args);
+    refused_latency(&args);
 }
 
 /// The timed windows of a kernel in a stand-in call log: each from a
