@@ -381,4 +381,4 @@ pub(crate) fn pinned<T: cudarc::driver::DeviceRepr>(
 }
 
 /// What a record says of how its latency (and every GPU window) was timed.
-pub const LATENCY_METHOD: &str = "CUDA events around the kernel alone: the start event, the launch and the end event are queued behind a 0.5 ms device-side wait (pqcprof_hold), so the host's cuLaunchKernel call is outside the window";
+pub const LATENCY_METHOD: &str = "CUDA events around the kernel alone: the start event, the launch and the end event are queued behind a 0.5 ms device-side wait (pqcprof_hold), so the host's cuLaunchKernel call is outside the window; a run whose wait had ended before the end event was queued (its start event already reached) holds host time and is left out (see `hold`)";
