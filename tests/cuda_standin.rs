@@ -835,11 +835,93 @@ fn the_gate_copies_back_only_its_sampled_slots() {
     );
 }
 
+/// `args` (a latency run of 3) on the default stand-in: an ok record whose
+/// hold was timed in every run and whose `run_seconds` are the covered
+/// runs; the record.
+fn covered_latency(args: &[&str]) -> Value {
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &[], args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let r = records(d.path()).remove(0);
+    assert_eq!(r["status"], "ok", "{r:#}");
+    let h = &r["hold"];
+    assert_eq!(h["requested_ms"], 0.5, "{r:#}");
+    assert_eq!(h["measured_ms"].as_array().unwrap().len(), 3, "{r:#}");
+    let covered = h["covered_runs"].as_u64().unwrap();
+    assert_eq!(covered + h["uncovered_runs"].as_u64().unwrap(), 3, "{r:#}");
+    assert_eq!(r["run_seconds"].as_array().unwrap().len() as u64, covered);
+    r
+}
+
+/// `args` (a latency run of 3) with the stand-in's hold ignored: exit 3, a
+/// failed record whose reason names the hold in all 3 runs; (the record,
+/// stderr).
+fn refused_latency(args: &[&str]) -> (Value, String) {
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = gpu(d.path(), &[("HOLD", "ignore")], args);
+    assert_eq!(code, 3, "refused is failed: {stdout}\n{stderr}");
+    let r = records(d.path()).remove(0);
+    assert_eq!(r["status"], "failed", "{r:#}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("latency refused: the 0.5 ms device-side hold")
+            && why.contains("in 3 of 3 timed runs"),
+        "{why}"
+    );
+    assert!(r.get("latency_p50_us").is_none(), "{r:#}");
+    assert!(r.get("latency_us").is_none(), "{r:#}");
+    assert_eq!(r["hold"]["uncovered_runs"], 3, "{r:#}");
+    (r, stderr)
+}
+
+/// The hold before every latency window: the stand-in waits as asked, so
+/// it outlasts the host's queueing and the run file says so, with its
+/// length; with the stand-in's hold ignored (and a host slower than the
+/// device) no window is covered, and the latency is refused, not reported.
+#[test]
+fn a_latency_whose_hold_ended_before_the_kernel_was_queued_is_refused() {
+    if nvrtc_or_skip("a_latency_whose_hold_ended_before_the_kernel_was_queued_is_refused").is_none()
+    {
+        return;
+    }
+    let args = kem512_keygen(&["--latency", "--runs", "3"]);
+    let r = covered_latency(&args);
+    // Covered in every run on an idle machine; a loaded one may stall the
+    // host past the hold now and then, and those runs are dropped.
+    let h = &r["hold"];
+    assert!(h["covered_runs"].as_u64().unwrap() >= 1, "{r:#}");
+    for m in h["measured_ms"].as_array().unwrap() {
+        assert!(m.as_f64().unwrap() >= 0.5, "{r:#}");
+    }
+    assert!(h["measured_ms_median"].as_f64().unwrap() >= 0.5);
+
+    let (r, stderr) = refused_latency(&args);
+    let why = r["reason"].as_str().unwrap();
+    assert!(stderr.contains(why), "the command says why: {stderr}");
+    let dropped = r["hold"]["dropped_run_seconds"].as_array().unwrap();
+    assert_eq!(dropped.len(), 3, "{r:#}");
+}
+
+/// `--fresh-process --latency`: each child times one cold run and records
+/// its hold; the parent keeps the covered ones over all its children and
+/// refuses the latency when none was.
+#[test]
+fn a_fresh_process_latency_judges_the_hold_over_all_its_children() {
+    if nvrtc_or_skip("a_fresh_process_latency_judges_the_hold_over_all_its_children").is_none() {
+        return;
+    }
+    let args = kem512_keygen(&["--latency", "--runs", "3", "--fresh-process"]);
+    covered_latency(&args);
+    refused_latency(&args);
+}
+
 /// The timed windows of a kernel in a stand-in call log: each from a
 /// launch of the hold followed by its start event to the line before the
-/// next launch of the hold (or the log's end), holding a launch of a kernel
-/// other than the hold; as (index of the hold's line, the lines after it).
-/// Windows of nothing but the hold (the floor) are left out.
+/// next launch of the hold (or the log's end), less the event queued right
+/// before that next hold (the one its length is measured from), holding a
+/// launch of a kernel other than the hold; as (index of the hold's line,
+/// the lines after it). Windows of nothing but the hold (the floor) are
+/// left out.
 fn windows(log: &[String]) -> Vec<(usize, &[String])> {
     let holds: Vec<usize> = (0..log.len())
         .filter(|&i| log[i] == "launch pqcprof_hold")
@@ -847,7 +929,13 @@ fn windows(log: &[String]) -> Vec<(usize, &[String])> {
         .collect();
     holds
         .windows(2)
-        .map(|p| (p[0], &log[p[0] + 1..p[1]]))
+        .map(|p| {
+            let end = match p[1] < log.len() && log[p[1] - 1] == "event" {
+                true => p[1] - 1,
+                false => p[1],
+            };
+            (p[0], &log[p[0] + 1..end.max(p[0] + 1)])
+        })
         .filter(|(_, seg)| {
             seg.first().is_some_and(|l| l == "event")
                 && seg
@@ -895,9 +983,11 @@ fn cache_cold_flushes_l2_before_each_timed_run_outside_its_window() {
         // The warm-up, 3 kernel-only runs and 3 end-to-end runs.
         assert_eq!(w.len(), 7, "{cache}: {lines:#?}");
         for (i, seg) in w {
-            // Cold: the flush is queued right before the hold, so before
-            // the window's start event; warm: no flush at all.
-            let flushed = i > 0 && lines[i - 1] == flush;
+            // Cold: the flush is queued right before the hold (and the
+            // event its length is measured from), so before the window's
+            // start event; warm: no flush at all.
+            assert_eq!(lines[i - 1], "event", "{cache}: line {i}: {lines:#?}");
+            let flushed = i > 1 && lines[i - 2] == flush;
             assert_eq!(
                 flushed,
                 cache == "cold",

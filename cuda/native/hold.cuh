@@ -21,8 +21,9 @@ extern "C" __global__ void pqcprof_hold(pqc_u64 ns) {
     } while (now - start < ns);
 }
 #elif defined(PQCPROF_CUDA_EMULATION)
-// The CPU stand-in driver runs one queue in order and its timings mean
-// nothing, so there is nothing to wait for: the entry point exists so the
-// launch path is the same as on a GPU.
+// The CPU stand-in driver waits `ns` in its queue itself when it reaches
+// this kernel (or not, with PQCPROF_STANDIN_HOLD=ignore), so the body has
+// nothing to do: the entry point exists so the launch path is the same as
+// on a GPU.
 extern "C" __global__ void pqcprof_hold(pqc_u64 ns) { (void)ns; }
 #endif

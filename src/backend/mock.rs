@@ -33,6 +33,9 @@ pub struct Mock {
     pub wall: Option<Duration>,
     /// What an empty window measures; `None`: the mock has none.
     pub floor: Option<Duration>,
+    /// Whether each run's window was covered by a device-side hold,
+    /// cycling through the list; empty: no hold.
+    pub holds: Vec<bool>,
 }
 
 impl Backend for Mock {
@@ -73,6 +76,7 @@ impl Backend for Mock {
             runs_made: self.runs_made.clone(),
             wall: self.wall,
             floor: self.floor,
+            holds: self.holds.clone(),
         }))
     }
 }
@@ -85,9 +89,20 @@ struct MockBatch {
     runs_made: Arc<AtomicUsize>,
     wall: Option<Duration>,
     floor: Option<Duration>,
+    holds: Vec<bool>,
 }
 
 impl Prepared for MockBatch {
+    fn last_hold(&self) -> Option<crate::backend::HoldRun> {
+        let covered = *self
+            .holds
+            .get(self.next.checked_sub(1)? % self.holds.len().max(1))?;
+        Some(crate::backend::HoldRun {
+            requested: Duration::from_micros(500),
+            measured: Duration::from_micros(if covered { 600 } else { 500 }),
+            covered,
+        })
+    }
     fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
         self.floor.map(Ok)
     }

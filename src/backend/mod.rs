@@ -36,6 +36,21 @@ impl BatchConfig {
     }
 }
 
+/// What the device-side hold before one timed GPU window did: how long it
+/// was asked to wait and waited, and whether it was still waiting when the
+/// host had queued the window's work (else the window holds host time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HoldRun {
+    /// The wait asked for.
+    pub requested: Duration,
+    /// The wait as the device's events saw it: from an event queued before
+    /// the hold to the window's start event.
+    pub measured: Duration,
+    /// The window's start event was still pending once its end event was
+    /// queued: the device reached the window after the host was done.
+    pub covered: bool,
+}
+
 /// One (algorithm, operation, batch) made ready: inputs exist, buffers are
 /// allocated, nothing of that is timed.
 pub trait Prepared {
@@ -114,6 +129,11 @@ pub trait Prepared {
     /// record; by default the timed window itself.
     fn latency_method(&self) -> &'static str {
         self.timed_window()
+    }
+    /// The hold before the last `run`'s window, where the window is queued
+    /// behind one (our GPU kernels); `None` elsewhere.
+    fn last_hold(&self) -> Option<HoldRun> {
+        None
     }
 }
 

@@ -49,7 +49,6 @@ impl FreshChild {
         c.args(["bench", "--fresh-child", "--backend", backend])
             .args(["--alg", alg.name(), "--op", op.cli_name()])
             .args(["--threads", &cfg.batch.threads.to_string()])
-            .args(["--batch", &cfg.batch.batch.to_string()])
             .args(["--runs", "1", "--warmup", "0"])
             .args(["--message-size", &cfg.batch.message_size.to_string()])
             .args(["--context", &self.context_hex])
@@ -60,8 +59,11 @@ impl FreshChild {
         if backend != crate::backend::liboqs::NAME {
             c.args(["--device", &self.device.to_string()]);
         }
+        // --latency is batch 1 and refuses a --batch beside it.
         if self.latency {
             c.arg("--latency");
+        } else {
+            c.args(["--batch", &cfg.batch.batch.to_string()]);
         }
         if let Some(p) = self.sample_period_ms {
             c.args(["--sample-period-ms", &p.to_string()]);
@@ -255,6 +257,7 @@ pub fn measure_in_fresh_process(
         return Ok(rec);
     }
     let mut samplers = vec![];
+    let mut holds = vec![];
     for i in 0..cfg.runs {
         if cancel.load(Ordering::SeqCst) {
             return Err(Interrupted);
@@ -262,6 +265,7 @@ pub fn measure_in_fresh_process(
         match child_run(child, backend.name(), alg, op, cfg) {
             Ok(r) => {
                 rec.run_seconds.push(r.run_seconds[0]);
+                holds.push(crate::measure::hold::of_one_run(&r));
                 rec.usage.extend(r.usage.into_iter().take(1));
                 samplers.push(r.sampler);
             }
@@ -276,7 +280,8 @@ pub fn measure_in_fresh_process(
     }
     samplers.dedup();
     rec.sampler = samplers.join("; ");
-    if let Err(reason) = fill_statistics(&mut rec, cfg) {
+    let checked = crate::measure::hold::check(&mut rec, cfg.mode, &holds);
+    if let Err(reason) = checked.and_then(|()| fill_statistics(&mut rec, cfg)) {
         rec.status = Status::Failed;
         rec.reason = Some(reason);
     }

@@ -5,6 +5,7 @@
 
 pub mod budget;
 pub mod fresh_process;
+pub mod hold;
 pub mod multi_device;
 pub mod plan;
 pub mod progress;

@@ -254,6 +254,9 @@ impl Prepared for WatchedBatch {
     fn latency_method(&self) -> &'static str {
         self.inner.latency_method()
     }
+    fn last_hold(&self) -> Option<crate::backend::HoldRun> {
+        self.inner.last_hold()
+    }
 }
 
 /// One device's thread: open, then measure every job in order, passing the

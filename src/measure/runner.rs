@@ -228,8 +228,18 @@ fn fail(what: &str, e: anyhow::Error) -> RunError {
     RunError::Failed(format!("{what}: {e:#}"))
 }
 
-/// The timed record: warm-up and gate, the timed runs, why they stopped,
-/// then the floor, end-to-end and energy windows and the gate again.
+/// What the timed runs work with: the prepared batch, the sampler around
+/// each run, the cancel flag and the progress callback.
+struct TimedRuns<'t, 'p> {
+    prepared: &'t mut dyn Prepared,
+    sampler: &'t mut dyn Sampler,
+    cancel: &'t AtomicBool,
+    progress: Progress<'p>,
+}
+
+/// The timed record: warm-up and gate, the timed runs, why they stopped
+/// and whether the device-side hold covered them, then the floor,
+/// end-to-end and energy windows and the gate again.
 #[allow(clippy::too_many_arguments)]
 fn timed_runs(
     prepared: &mut dyn Prepared,
@@ -250,17 +260,27 @@ fn timed_runs(
             .max(warm.gate_wall * 2 + Duration::from_millis(500)),
         ..budget.clone()
     };
-    let (cut_by, last_wall) = run_loop(
+    let mut t = TimedRuns {
         prepared,
-        cfg,
         sampler,
         cancel,
         progress,
-        rec,
-        budget,
-        warm.last_wall,
-    )?;
-    say_why_runs_stopped(rec, cfg, cut_by, cancel, last_wall)?;
+    };
+    let ran = run_loop(&mut t, cfg, rec, budget, warm.last_wall)?;
+    let TimedRuns {
+        prepared, sampler, ..
+    } = t;
+    let last_wall = ran.last_wall;
+    say_why_runs_stopped(rec, cfg, ran.cut_by, cancel, last_wall)?;
+    if cfg.mode == Mode::Latency {
+        rec.latency_method = Some(prepared.latency_method().to_string());
+    }
+    // A cold child's one run is judged by its parent, with its siblings'.
+    let judged = match start {
+        Start::Cold => Mode::Throughput,
+        _ => cfg.mode,
+    };
+    crate::measure::hold::check(rec, judged, &ran.holds).map_err(RunError::Failed)?;
     rec.floor = floor(prepared).map_err(|e| fail("timing an empty window", e))?;
     // The sampler says what it measured in these runs, with where each
     // run's energy came from (known only once it has stopped).
@@ -274,9 +294,6 @@ fn timed_runs(
         .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
     if rec.gate.is_none() {
         rec.gate = Some(after);
-    }
-    if cfg.mode == Mode::Latency {
-        rec.latency_method = Some(prepared.latency_method().to_string());
     }
     fill_statistics(rec, cfg).map_err(RunError::Failed)
 }
@@ -328,41 +345,54 @@ fn warm_up_and_gate(
     Ok((start != Start::GateOnly).then_some(warm))
 }
 
+/// How the timed runs went.
+struct Ran {
+    /// What cut them, if anything did.
+    cut_by: Option<String>,
+    /// The wall time of the last launch.
+    last_wall: Duration,
+    /// Each run's device-side hold, as the backend saw it.
+    holds: Vec<Option<crate::backend::HoldRun>>,
+}
+
 /// The timed runs, each inside the sampler, until `cfg.runs`, the noise
-/// target, a signal or the budget: what cut them (if anything) and the
-/// wall time of the last launch.
-#[allow(clippy::too_many_arguments)]
+/// target, a signal or the budget.
 fn run_loop(
-    prepared: &mut dyn Prepared,
+    t: &mut TimedRuns,
     cfg: &MeasureConfig,
-    sampler: &mut dyn Sampler,
-    cancel: &AtomicBool,
-    progress: Progress<'_>,
     rec: &mut Record,
     budget: &Budget,
-    mut last_wall: Duration,
-) -> Result<(Option<String>, Duration), RunError> {
+    last_wall: Duration,
+) -> Result<Ran, RunError> {
+    let mut ran = Ran {
+        cut_by: None,
+        last_wall,
+        holds: vec![],
+    };
     for i in 0..cfg.runs {
-        if cancel.load(Ordering::SeqCst) {
-            let by = "a signal (Ctrl-C, SIGTERM or SIGHUP)";
-            return Ok((Some(by.into()), last_wall));
+        if t.cancel.load(Ordering::SeqCst) {
+            ran.cut_by = Some("a signal (Ctrl-C, SIGTERM or SIGHUP)".into());
+            break;
         }
-        if let Some(by) = budget.check(last_wall, i == 0) {
-            return Ok((Some(by.to_string()), last_wall));
+        if let Some(by) = budget.check(ran.last_wall, i == 0) {
+            ran.cut_by = Some(by.to_string());
+            break;
         }
-        sampler
+        t.sampler
             .start()
             .map_err(|e| fail("starting the sampler", e))?;
-        let t = Instant::now();
-        let run = prepared.run();
-        last_wall = t.elapsed();
-        let usage = sampler
+        let started = Instant::now();
+        let run = t.prepared.run();
+        ran.last_wall = started.elapsed();
+        let usage = t
+            .sampler
             .stop()
             .map_err(|e| fail("stopping the sampler", e))?;
         let elapsed = run.map_err(|e| fail(&format!("timed run {} failed", i + 1), e))?;
         rec.run_seconds.push(elapsed.as_secs_f64());
         rec.usage.push(usage);
-        progress(i + 1, cfg.runs);
+        ran.holds.push(t.prepared.last_hold());
+        (t.progress)(i + 1, cfg.runs);
         if let Some(target) = cfg.timing.until_noise {
             rec.noise_reached = run_noise(&rec.run_seconds);
             if rec.run_seconds.len() >= AUTO_MIN_RUNS
@@ -373,7 +403,7 @@ fn run_loop(
             }
         }
     }
-    Ok((None, last_wall))
+    Ok(ran)
 }
 
 /// The record's `stopped_by` (with `--runs auto`) and `cut`; an error when
@@ -1187,5 +1217,36 @@ mod tests {
         assert!(close(p50, 105.0), "p50 {p50}");
         assert!(close(p99, 190.0 + 0.81 * 4810.0), "p99 {p99}");
         assert_eq!(rec.latency_method.unwrap(), rec.timed_window);
+    }
+
+    #[test]
+    fn latency_keeps_only_the_runs_its_hold_covered() {
+        let mut c = cfg(4);
+        c.batch.batch = 1;
+        c.mode = Mode::Latency;
+        // The warm-up, then 4 timed runs: uncovered, covered, uncovered, covered.
+        let mut mock = Mock {
+            durations: (1..=5).map(Duration::from_micros).collect(),
+            holds: vec![true, false],
+            ..Mock::default()
+        };
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::KeyGen, &c);
+        assert_eq!(rec.status, Status::Ok, "{rec:#?}");
+        assert_eq!(rec.run_seconds, vec![3e-6, 5e-6]);
+        assert_eq!(rec.latency_us.as_ref().unwrap().raw.len(), 2);
+        let h = rec.hold.unwrap();
+        assert_eq!((h.covered_runs, h.uncovered_runs), (2, 2));
+        assert_eq!(h.dropped_run_seconds, vec![2e-6, 4e-6]);
+
+        // No covered run: refused, no latency figure.
+        let mut mock = Mock {
+            holds: vec![false],
+            ..Mock::default()
+        };
+        let rec = measured(&mut mock, Algorithm::MlKem512, Operation::KeyGen, &c);
+        assert_eq!(rec.status, Status::Failed);
+        assert!(rec.reason.as_deref().unwrap().contains("hold"), "{rec:#?}");
+        assert!(rec.latency_us.is_none() && rec.latency_p50_us.is_none());
+        assert_eq!(rec.hold.unwrap().uncovered_runs, 4);
     }
 }

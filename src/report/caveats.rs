@@ -1,12 +1,14 @@
 //! Records the reader must not take at face value: those a time budget or
 //! a signal cut short (fewer runs than asked for), those `--runs auto`
 //! stopped before their noise target, those whose window is under 100
-//! times its floor (the empty window), and those measured while NVML
-//! reported power or thermal throttling, one line each.
+//! times its floor (the empty window), those whose device-side hold ended
+//! before the host had queued the window's work in some run (a latency
+//! refused for it among them), and those measured while NVML reported
+//! power or thermal throttling, one line each.
 
 use crate::core::units;
 use crate::report::model::{Dataset, Entry};
-use crate::schema::record::{StoppedBy, FLOOR_MULTIPLE};
+use crate::schema::record::{HoldCheck, Mode, StoppedBy, FLOOR_MULTIPLE};
 
 /// One line per cut or throttled record, emulated ones included.
 pub fn caveats(ds: &Dataset) -> Vec<String> {
@@ -40,6 +42,9 @@ fn line(e: &Entry) -> Option<String> {
             units::ratio(FLOOR_MULTIPLE)
         ));
     }
+    if let Some(h) = r.hold.as_ref().filter(|h| h.uncovered_runs > 0) {
+        why.push(hold_line(h, r.mode));
+    }
     if let Some(c) = &r.cut {
         why.push(format!(
             "cut short ({} of {} runs): {c}",
@@ -61,8 +66,8 @@ fn line(e: &Entry) -> Option<String> {
             r.algorithm,
             r.operation,
             match r.mode {
-                crate::schema::record::Mode::Throughput => "throughput",
-                crate::schema::record::Mode::Latency => "latency",
+                Mode::Throughput => "throughput",
+                Mode::Latency => "latency",
             },
             r.batch,
             e.setup(),
@@ -72,10 +77,28 @@ fn line(e: &Entry) -> Option<String> {
     })
 }
 
+/// A hold that ended before the host had queued the window's work, and
+/// what became of those runs.
+fn hold_line(h: &HoldCheck, mode: Mode) -> String {
+    if let Some(refused) = h.refusal(mode) {
+        return refused;
+    }
+    let what = match mode {
+        Mode::Latency => "those windows (host time inside) are left out of its figures",
+        Mode::Throughput => "those windows include host time",
+    };
+    format!(
+        "the {} ms device-side hold (pqcprof_hold) ended before the work was queued in {} of {} timed runs: {what}",
+        h.requested_ms,
+        h.uncovered_runs,
+        h.covered_runs + h.uncovered_runs
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::record::{EmptyWindow, Record};
+    use crate::schema::record::{EmptyWindow, Record, Status};
 
     fn rec(over_floor: f64, stopped_by: Option<StoppedBy>) -> Record {
         let mut r = crate::report::model::test_records::ok_record(false, 1e4, 10);
@@ -117,5 +140,41 @@ mod tests {
             "{l:?}"
         );
         assert!(lines(vec![rec(1e4, Some(StoppedBy::Noise))]).is_empty());
+    }
+
+    #[test]
+    fn a_hold_that_ended_before_the_work_was_queued_is_marked() {
+        let hold = |covered, uncovered| HoldCheck {
+            requested_ms: 0.5,
+            measured_ms: vec![0.5; covered + uncovered],
+            measured_ms_median: 0.5,
+            covered_runs: covered,
+            uncovered_runs: uncovered,
+            dropped_run_seconds: vec![],
+        };
+        let mut latency = rec(1e4, None);
+        latency.mode = Mode::Latency;
+        latency.hold = Some(hold(4, 2));
+        let mut refused = latency.clone();
+        refused.status = Status::Failed;
+        refused.hold = Some(hold(0, 3));
+        let mut throughput = rec(1e4, None);
+        throughput.hold = Some(hold(5, 1));
+        let mut fine = rec(1e4, None);
+        fine.hold = Some(hold(6, 0));
+        let l = lines(vec![latency, refused, throughput, fine]);
+        assert_eq!(l.len(), 3, "{l:#?}");
+        assert!(
+            l[0].contains("in 2 of 6 timed runs") && l[0].contains("left out of its figures"),
+            "{l:#?}"
+        );
+        assert!(
+            l[1].contains("latency refused") && l[1].contains("in 3 of 3 timed runs"),
+            "{l:#?}"
+        );
+        assert!(
+            l[2].contains("in 1 of 6 timed runs") && l[2].contains("include host time"),
+            "{l:#?}"
+        );
     }
 }

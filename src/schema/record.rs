@@ -53,6 +53,44 @@ pub struct EmptyWindow {
     pub method: String,
 }
 
+/// The device-side hold each timed GPU window is queued behind (so the
+/// host's launch call is outside the window), as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HoldCheck {
+    /// The wait asked of the hold, milliseconds.
+    pub requested_ms: f64,
+    /// The wait of each timed run as the device's events saw it (an event
+    /// queued before the hold to the window's start event), milliseconds,
+    /// in run order.
+    pub measured_ms: Vec<f64>,
+    /// The median of `measured_ms`.
+    pub measured_ms_median: f64,
+    /// Timed runs whose hold was still running once the host had queued
+    /// the window's work and end event: their windows hold no host time.
+    pub covered_runs: usize,
+    /// Timed runs whose hold had ended before that: the device waited on
+    /// the host inside the window.
+    pub uncovered_runs: usize,
+    /// Latency records: the windows of the uncovered runs, seconds, left
+    /// out of `run_seconds` and every figure (a record with no covered run
+    /// is failed, its latency refused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped_run_seconds: Vec<f64>,
+}
+
+impl HoldCheck {
+    /// Why a latency record is refused: no timed run's hold outlasted the
+    /// host's queueing, so every window holds host time.
+    pub fn refusal(&self, mode: Mode) -> Option<String> {
+        (mode == Mode::Latency && self.covered_runs == 0 && self.uncovered_runs > 0).then(|| {
+            format!(
+                "latency refused: the {} ms device-side hold (pqcprof_hold) ended before the kernel was queued in {} of {} timed runs: every window includes host time",
+                self.requested_ms, self.uncovered_runs, self.uncovered_runs
+            )
+        })
+    }
+}
+
 /// Which condition ended the timed runs of a `--runs auto` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -159,6 +197,10 @@ pub struct Record {
     /// to be the operations' time alone, and the report marks it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_over_floor: Option<f64>,
+    /// GPU records timed behind the device-side hold: whether it outlasted
+    /// the host's queueing in each timed run, and how long it waited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<HoldCheck>,
     /// How the batch was chosen: asked for, or calibrated to a launch time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_basis: Option<BatchBasis>,
@@ -434,6 +476,7 @@ impl Record {
             cache: None,
             floor: None,
             window_over_floor: None,
+            hold: None,
             batch_basis: None,
             clocks: None,
             message_bytes: None,

@@ -11,7 +11,7 @@ use crate::backend::native_gpu::launch::timed;
 use crate::backend::native_gpu::launch::KernelArgs;
 use crate::backend::native_gpu::launch::LATENCY_METHOD;
 use crate::backend::native_gpu::launch::{empty_launch_rate, wait_on_device, EMPTY_WINDOW_METHOD};
-use crate::backend::Prepared;
+use crate::backend::{HoldRun, Prepared};
 
 use crate::core::catalog::{Algorithm, Operation};
 use crate::schema::device::GateReport;
@@ -127,6 +127,8 @@ pub(crate) struct GpuBatch {
     pub(crate) args: KernelArgs,
     pub(crate) host: HostSide,
     pub(crate) sample: Vec<usize>,
+    /// The hold before the last `run`'s window.
+    pub(crate) last_hold: Option<HoldRun>,
 }
 
 impl GpuBatch {
@@ -215,7 +217,7 @@ impl GpuBatch {
         let inputs = std::mem::take(&mut staged.inputs);
         let (st, hold) = (self.stream.clone(), self.hold.clone());
         let r = if window {
-            timed(&st, &hold, || self.queue_round_trip(&mut staged, &inputs))
+            timed(&st, &hold, || self.queue_round_trip(&mut staged, &inputs)).map(|t| t.window)
         } else {
             self.queue_round_trip(&mut staged, &inputs).and_then(|()| {
                 st.synchronize()
@@ -234,7 +236,14 @@ impl Prepared for GpuBatch {
     fn run(&mut self) -> anyhow::Result<Duration> {
         self.flush_l2()?;
         let (st, hold) = (self.stream.clone(), self.hold.clone());
-        timed(&st, &hold, || self.queue_launch())
+        self.last_hold = None;
+        let t = timed(&st, &hold, || self.queue_launch())?;
+        self.last_hold = Some(t.hold);
+        Ok(t.window)
+    }
+
+    fn last_hold(&self) -> Option<HoldRun> {
+        self.last_hold
     }
 
     fn cache(&self) -> Option<&'static str> {
@@ -243,7 +252,7 @@ impl Prepared for GpuBatch {
 
     fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
         let (st, hold) = (self.stream.clone(), self.hold.clone());
-        Some(timed(&st, &hold, || wait_on_device(&st, &hold, 0)))
+        Some(timed(&st, &hold, || wait_on_device(&st, &hold, 0)).map(|t| t.window))
     }
 
     fn empty_launch_rate(&mut self) -> Option<anyhow::Result<f64>> {

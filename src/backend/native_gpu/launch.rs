@@ -3,6 +3,7 @@
 //! timing, and host-device copies (pageable and pinned).
 
 use crate::backend::native_gpu::kernels;
+use crate::backend::HoldRun;
 
 use anyhow::anyhow;
 use cudarc::driver::sys::CUevent_flags;
@@ -139,24 +140,52 @@ pub(crate) fn timing_event(stream: &Arc<CudaStream>) -> anyhow::Result<cudarc::d
         .map_err(|e| anyhow!("recording a timing event: {e:?}"))
 }
 
+/// One timed window and the hold it was queued behind.
+pub(crate) struct Timed {
+    /// The window: start event to end event.
+    pub(crate) window: Duration,
+    /// What the hold did.
+    pub(crate) hold: HoldRun,
+}
+
+fn from_ms(ms: f32) -> Duration {
+    Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1000.0)
+}
+
 /// Runs `work` between two timing events queued behind the device-side
-/// hold, then waits for the stream: the device time of `work` alone.
+/// hold, then waits for the stream: the device time of `work` alone, with
+/// the hold's own length (an event before it to the start event) and
+/// whether it outlasted the host's queueing.
 pub(crate) fn timed(
     stream: &Arc<CudaStream>,
     hold_fn: &CudaFunction,
     work: impl FnOnce() -> anyhow::Result<()>,
-) -> anyhow::Result<Duration> {
+) -> anyhow::Result<Timed> {
+    let before = timing_event(stream)?;
     hold(stream, hold_fn)?;
     let start = timing_event(stream)?;
     work()?;
     let end = timing_event(stream)?;
-    let ms = start
-        .elapsed_ms(&end)
-        .map_err(|e| anyhow!("kernel failed or timing events unusable: {e:?}"))?;
+    // Asked only now that everything is queued: a start event still pending
+    // means the device was holding while the host queued the work and the
+    // end event, so no host time can be inside the window.
+    let covered = !start
+        .try_is_complete()
+        .map_err(|e| anyhow!("kernel failed: {e:?}"))?;
+    let unusable = |e| anyhow!("kernel failed or timing events unusable: {e:?}");
+    let held = before.elapsed_ms(&start).map_err(unusable)?;
+    let ms = start.elapsed_ms(&end).map_err(unusable)?;
     stream
         .synchronize()
         .map_err(|e| anyhow!("kernel failed: {e:?}"))?;
-    Ok(Duration::from_secs_f64(f64::from(ms) / 1000.0))
+    Ok(Timed {
+        window: from_ms(ms),
+        hold: HoldRun {
+            requested: Duration::from_nanos(HOLD_NS),
+            measured: from_ms(held),
+            covered,
+        },
+    })
 }
 
 /// Empty kernels launched back to back for the launch rate.
@@ -352,4 +381,4 @@ pub(crate) fn pinned<T: cudarc::driver::DeviceRepr>(
 }
 
 /// What a record says of how its latency (and every GPU window) was timed.
-pub const LATENCY_METHOD: &str = "CUDA events around the kernel alone: the start event, the launch and the end event are queued behind a 0.5 ms device-side wait (pqcprof_hold), so the host's cuLaunchKernel call is outside the window";
+pub const LATENCY_METHOD: &str = "CUDA events around the kernel alone: the start event, the launch and the end event are queued behind a 0.5 ms device-side wait (pqcprof_hold), so the host's cuLaunchKernel call is outside the window; a run whose wait had ended before the end event was queued (its start event already reached) holds host time and is left out (see `hold`)";

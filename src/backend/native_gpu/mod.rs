@@ -752,6 +752,7 @@ impl Backend for NativeGpu {
             args,
             host,
             sample,
+            last_hold: None,
         }))
     }
 }

@@ -394,7 +394,7 @@ fn records_apart(o: &Outline, r: &mut dyn Renderer) {
         say(
             r,
             Style::Plain,
-            &[Span::Text("Their figures are over the runs that finished, or were measured while the GPU held its clocks down for power or heat.")],
+            &[Span::Text("Their figures are over the runs that finished, were measured while the GPU held its clocks down for power or heat, or were timed in windows that hold more than the work: the timer's own cost (a window close to its floor) or host time (a device-side hold that ended before the work was queued; a latency with no window free of it is refused).")],
         );
         r.list(&o.caveats);
     }
