@@ -403,3 +403,71 @@ fn child_injected_bug() {
     assert!(format!("{again:?}").contains(&code), "{again:?}");
     println!("the injected bug was caught: {e:?}");
 }
+
+/// Each stream is a queue of its own on the stand-in: work on two streams
+/// overlaps, so a copy on one stream of what another is still computing,
+/// with no event between them, gets wrong bytes; with the wait (or with
+/// cudarc's own event tracking, which pqcprof relies on) the right ones.
+#[test]
+fn two_streams_overlap_and_a_missing_wait_gives_wrong_bytes() {
+    if nvrtc_or_skip("two_streams_overlap_and_a_missing_wait_gives_wrong_bytes").is_none() {
+        return;
+    }
+    // Each launch takes 384 x 100 us after writing its outputs.
+    let (ok, text) = in_child(
+        "child_two_streams",
+        &[("PQCPROF_STANDIN_NS_PER_OP", "100000")],
+    );
+    assert!(ok, "{text}");
+    common::assert_has(
+        &text,
+        &[
+            "cudarc tracking, no wait: right bytes",
+            "no tracking, no wait: wrong bytes",
+            "no tracking, a wait: right bytes",
+        ],
+    );
+}
+
+#[test]
+#[ignore = "run by two_streams_overlap_and_a_missing_wait_gives_wrong_bytes in a child process on the stand-in"]
+fn child_two_streams() {
+    let (default, f) = load(KERNEL);
+    let ctx = default.context().clone();
+    let words = 64;
+    for (case, wait) in [
+        ("cudarc tracking, no wait", false),
+        ("no tracking, no wait", false),
+        ("no tracking, a wait", true),
+    ] {
+        if case.starts_with("no tracking") {
+            // SAFETY: the streams below are ordered by the test itself, or
+            // on purpose not at all; every slice is freed after both
+            // streams are done with it.
+            unsafe { ctx.disable_event_tracking() };
+        }
+        let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+        let mut first = a.alloc_zeros::<u32>(N as usize).unwrap();
+        let mut out = a.alloc_zeros::<u32>(N as usize).unwrap();
+        a.synchronize().unwrap();
+        // On a: a slow launch, then the one whose outputs b copies back.
+        for buf in [&mut first, &mut out] {
+            let mut l = a.launch_builder(&f);
+            l.arg(buf).arg(&N).arg(&words).arg(&0u32);
+            // SAFETY: (u32 *out, u32 n, u32 words, u32 bug) as in launch_check.
+            unsafe { l.launch(cfg(B, N.div_ceil(B), 4 * words)) }.unwrap();
+        }
+        if wait {
+            b.wait(&a.record_event(None).unwrap()).unwrap();
+        }
+        let got = b.clone_dtoh(&out).unwrap();
+        let verdict = if got == expected(words) {
+            "right bytes"
+        } else {
+            "wrong bytes"
+        };
+        println!("{case}: {verdict}");
+        a.synchronize().unwrap();
+        b.synchronize().unwrap();
+    }
+}
