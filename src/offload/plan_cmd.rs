@@ -159,14 +159,28 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
 
 pub(super) fn describe_arrivals(a: &Arrivals) -> String {
     match a {
-        Arrivals::Poisson { rate, seed } => format!("poisson at {rate}/s, seed {seed}"),
-        Arrivals::Uniform { rate } => format!("uniform at {rate}/s"),
+        Arrivals::Poisson { rate, seed } => {
+            format!("poisson at {}/s, seed {seed}", fmt_rate(*rate))
+        }
+        Arrivals::Uniform { rate } => format!("uniform at {}/s", fmt_rate(*rate)),
         Arrivals::Trace(t) => format!("trace of {} requests", t.len()),
     }
 }
 
+/// A rate as a person reads it: grouped digits and one decimal where the
+/// rate is not whole (`5,348.3`, `1,000`); three significant digits below
+/// 10 (`0.250`).
 pub(super) fn fmt_rate(r: f64) -> String {
-    crate::core::units::grouped(r.round())
+    use crate::core::units::{grouped, sig3};
+    if !r.is_finite() || r.abs() < 10.0 {
+        return sig3(r);
+    }
+    let tenths = (r * 10.0).round();
+    let whole = grouped((tenths / 10.0).trunc());
+    match (tenths.abs() % 10.0) as u32 {
+        0 => whole,
+        d => format!("{whole}.{d}"),
+    }
 }
 
 pub(super) fn percentiles(name: &str, p: &latency::Percentiles) -> String {
@@ -248,4 +262,22 @@ fn text(plan: &Plan, auto: bool) -> String {
         };
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_written_with_at_most_one_decimal() {
+        assert_eq!(fmt_rate(5348.2871441884845), "5,348.3");
+        assert_eq!(fmt_rate(1000.0), "1,000");
+        assert_eq!(fmt_rate(9999.96), "10,000");
+        assert_eq!(fmt_rate(0.25), "0.250");
+        let a = Arrivals::Poisson {
+            rate: 5348.2871441884845,
+            seed: 1,
+        };
+        assert_eq!(describe_arrivals(&a), "poisson at 5,348.3/s, seed 1");
+    }
 }

@@ -214,11 +214,15 @@ impl Saved {
     }
 }
 
-/// `pqcprof offload`.
-pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
-    let started = Instant::now();
-    check_args(args)?;
-    let rates = rates(args).map_err(anyhow::Error::msg)?;
+/// The batching asked for: the largest batch a worker prepares, the fixed
+/// policy (none with auto) and the queue limit.
+struct Batching {
+    top: usize,
+    fixed: Option<Policy>,
+    queue_limit: Option<usize>,
+}
+
+fn batching(args: &OffloadArgs) -> anyhow::Result<Batching> {
     let top = if args.load.max_batch.eq_ignore_ascii_case("auto") {
         args.batch_top as usize
     } else {
@@ -232,6 +236,56 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         Some(p) => queue_limit(args, p.max_batch, "--max-batch")?,
         None => queue_limit(args, top, "--batch-top, the largest batch auto may choose")?,
     };
+    Ok(Batching {
+        top: fixed.map_or(top, |p| p.max_batch),
+        fixed,
+        queue_limit,
+    })
+}
+
+/// Where the batches will run: on a GPU, opened once first to compile the
+/// kernels (later opens read them from the kernel cache) and to refuse a
+/// largest batch that does not fit; else this host's CPU.
+fn served_on(args: &OffloadArgs, b: &Batching, cfg: &BatchConfig) -> anyhow::Result<ServedOn> {
+    if args.backend != native_gpu::NAME {
+        let host = system::host();
+        return Ok(ServedOn {
+            device: Device {
+                kind: DeviceKind::Cpu,
+                name: host.cpu.clone(),
+                memory_total_mb: host.memory_total_mb,
+            },
+            emulated: false,
+        });
+    }
+    let (alg, op) = (args.algorithm, args.operation);
+    let mut first = open_gpu(alg, false)?;
+    let (device, fits) = (first.device(), first.max_batch(alg, op, cfg));
+    drop(first);
+    if let Some(fits) = fits {
+        let workers = args.threads as usize;
+        gpu_fit(
+            b.top,
+            fits,
+            workers,
+            b.fixed.is_some(),
+            alg,
+            op,
+            &device.name,
+        )?;
+    }
+    Ok(ServedOn {
+        device,
+        emulated: crate::probe::gpu::standin_driver().is_some(),
+    })
+}
+
+/// `pqcprof offload`.
+pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
+    let started = Instant::now();
+    check_args(args)?;
+    let rates = rates(args).map_err(anyhow::Error::msg)?;
+    let b = batching(args)?;
     let deadline = args.deadline.map(|s| started + Duration::from_secs_f64(s));
     let out = crate::write::output::ensure_writable_dir(&args.out)?;
     let cfg = BatchConfig {
@@ -240,34 +294,9 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         message_size: args.message_size,
         context: vec![],
     };
-    let (alg, op) = (args.algorithm, args.operation);
-    let workers = args.threads as usize;
-    let top = fixed.map_or(top, |p| p.max_batch);
+    let served_on = served_on(args, &b, &cfg)?;
+    let (alg, op, top) = (args.algorithm, args.operation, b.top);
     let gpu = args.backend == native_gpu::NAME;
-    let served_on = if gpu {
-        // Opened once first: compiles the kernels (later opens read them
-        // from the kernel cache) and sizes the largest batch.
-        let mut first = open_gpu(alg, false)?;
-        let (device, fits) = (first.device(), first.max_batch(alg, op, &cfg));
-        drop(first);
-        if let Some(fits) = fits {
-            gpu_fit(top, fits, workers, fixed.is_some(), alg, op, &device.name)?;
-        }
-        ServedOn {
-            device,
-            emulated: crate::probe::gpu::standin_driver().is_some(),
-        }
-    } else {
-        let host = system::host();
-        ServedOn {
-            device: Device {
-                kind: DeviceKind::Cpu,
-                name: host.cpu.clone(),
-                memory_total_mb: host.memory_total_mb,
-            },
-            emulated: false,
-        }
-    };
     let cpu_device = served_on.device.clone();
     let make = move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
         let mut backend: Box<dyn Backend> = if gpu {
@@ -279,46 +308,53 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
             BackendWorker::new(backend.as_mut(), alg, op, &cfg, top)?.keeping(backend),
         ))
     };
-    log::info!(
-        "offload: {} {} {}: measuring batch times up to {top} on one worker",
-        args.backend,
-        alg.name(),
-        op.cli_name()
-    );
-    let sizes = planner::batch_sizes(top);
-    let basis = if gpu {
-        "one GPU stream's batch: inputs copied in through pinned staging, one launch, outputs copied back"
-    } else {
-        "one CPU thread's batch time"
-    };
-    let curve = live::measure_curve(&make, &sizes, 10, !gpu, basis)?;
+    let curve = measure(args, top, &make)?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
-    let predicted_top = args.load.slo.as_ref().and_then(|slo| {
-        planner::Planner {
-            backend: &args.backend,
-            curve: &curve,
-            workers,
-            queue_limit,
-        }
-        .max_rate_under(slo, args.load.seed)
-    });
-    let mut saved = open_run_file(args, &out, &curve, queue_limit, predicted_top, &served_on)?;
     let ctx = Ctx {
         args,
         curve: &curve,
-        workers,
-        fixed,
-        queue_limit,
+        workers: args.threads as usize,
+        fixed: b.fixed,
+        queue_limit: b.queue_limit,
         deadline,
         cancel: &cancel,
         make: &make,
         emulated: served_on.emulated,
     };
+    let predicted_top = args
+        .load
+        .slo
+        .as_ref()
+        .and_then(|slo| ctx.model().max_rate_under(slo, args.load.seed));
+    let mut saved = open_run_file(args, &out, &curve, b.queue_limit, predicted_top, &served_on)?;
     let stopped = match rates {
         Rates::One(a) => ctx.point(&a, &mut saved).err(),
         Rates::Sweep { low, high } => ctx.sweep(low, high, &mut saved).err(),
     };
+    finish(&mut saved, stopped)
+}
+
+/// One worker's batch times, measured the way the batcher sees them.
+fn measure(args: &OffloadArgs, top: usize, make: &live::MakeWorker) -> anyhow::Result<Curve> {
+    log::info!(
+        "offload: {} {} {}: measuring batch times up to {top} on one worker",
+        args.backend,
+        args.algorithm.name(),
+        args.operation.cli_name()
+    );
+    let gpu = args.backend == native_gpu::NAME;
+    let basis = if gpu {
+        "one GPU stream's batch: inputs copied in through pinned staging, one launch, outputs copied back"
+    } else {
+        "one CPU thread's batch time"
+    };
+    live::measure_curve(make, &planner::batch_sizes(top), 10, !gpu, basis)
+}
+
+/// The run's closing figures saved, its table printed, and the exit code
+/// that says how the points ended.
+fn finish(saved: &mut Saved, stopped: Option<Stop>) -> anyhow::Result<i32> {
     let o = saved.offload();
     o.max_rate_under_slo = o
         .points
@@ -636,7 +672,10 @@ fn point_line(p: &Point) -> String {
 /// `, 12 dropped` when the queue limit dropped any.
 fn dropped(p: &Point) -> String {
     if p.dropped > 0 {
-        format!(", {} dropped", fmt_rate(p.dropped as f64))
+        format!(
+            ", {} dropped",
+            crate::core::units::grouped(p.dropped as f64)
+        )
     } else {
         String::new()
     }
