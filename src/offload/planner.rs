@@ -121,6 +121,7 @@ impl Planner<'_> {
             predicted_latency_ms: None,
             dispatch_late_max_ms: None,
             emulated: false,
+            mix: None,
         }
     }
 
