@@ -325,13 +325,14 @@ fn bad_input_is_refused_by_name_before_anything_runs() {
 #[test]
 fn a_tls13_server_mix_counts_handshakes_and_gates_every_part() {
     let d = tempfile::tempdir().unwrap();
-    let (code, out, err) = run_into(
-        "offload --mix tls13-server --rate 100 --window 0.3 --batch-top 4",
-        d.path(),
-    );
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("mix tls13-server"), "{out}");
-    assert!(out.contains("100 handshakes/s offered"), "{out}");
+    let line = "offload --mix tls13-server --rate 100 --window 0.3 --batch-top 4";
+    let out = match run_into(line, d.path()) {
+        (0, out, _) => out,
+        (code, _, err) => panic!("exit {code}: {err}"),
+    };
+    for says in ["mix tls13-server", "100 handshakes/s offered"] {
+        assert!(out.contains(says), "{says}: {out}");
+    }
     let run = run_file(d.path());
     let o = &run["offload"];
     assert_eq!(o["mix"], "tls13-server");
@@ -346,17 +347,8 @@ fn a_tls13_server_mix_counts_handshakes_and_gates_every_part() {
     let csv = std::fs::read_to_string(common::files(d.path(), "run-", ".csv")[0].clone()).unwrap();
     assert!(csv.contains(",tls13-server,"), "{csv}");
     // The report labels the mix's rates as handshakes.
-    let md = d.path().join("report.md");
     let files = common::files(d.path(), "run-", ".json");
-    let (code, _, err) = outcome(
-        pqcprof()
-            .arg("report")
-            .arg(&files[0])
-            .args(["--format", "markdown", "-o"])
-            .arg(&md),
-    );
-    assert_eq!(code, 0, "{err}");
-    let text = std::fs::read_to_string(&md).unwrap();
+    let text = common::markdown_report(&files[0], d.path());
     assert!(text.contains("mix tls13-server"), "{text}");
     assert!(text.contains("100 handshakes/s"), "{text}");
 }

@@ -137,15 +137,16 @@ impl X25519Server {
 pub struct MixWorker {
     parts: Vec<BackendWorker>,
     x25519: X25519Server,
-    /// The backend the batches were prepared on, dropped after them.
-    backend: Option<Box<dyn Backend>>,
+    /// The backend the batches were prepared on: declared after them, so
+    /// dropped after them.
+    _backend: Box<dyn Backend>,
 }
 
 impl MixWorker {
     /// Prepares every operation of `mix` at every batch size up to
-    /// `max_batch` on `backend`.
+    /// `max_batch` on `backend`, which it keeps.
     pub fn new(
-        backend: &mut dyn Backend,
+        mut backend: Box<dyn Backend>,
         mix: Mix,
         cfg: &BatchConfig,
         max_batch: usize,
@@ -153,20 +154,14 @@ impl MixWorker {
         let parts = mix
             .operations()
             .into_iter()
-            .map(|(alg, op)| BackendWorker::new(backend, alg, op, cfg, max_batch))
+            .map(|(alg, op)| BackendWorker::new(backend.as_mut(), alg, op, cfg, max_batch))
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let x25519 = X25519Server::new()?;
         Ok(MixWorker {
             parts,
-            x25519: X25519Server::new()?,
-            backend: None,
+            x25519,
+            _backend: backend,
         })
-    }
-
-    /// Keeps `backend` (the one the batches were prepared on) alive with
-    /// the batches.
-    pub fn keeping(mut self, backend: Box<dyn Backend>) -> Self {
-        self.backend = Some(backend);
-        self
     }
 }
 

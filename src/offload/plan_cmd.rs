@@ -270,10 +270,14 @@ mod tests {
 
     #[test]
     fn rates_are_written_with_at_most_one_decimal() {
-        assert_eq!(fmt_rate(5348.2871441884845), "5,348.3");
-        assert_eq!(fmt_rate(1000.0), "1,000");
-        assert_eq!(fmt_rate(9999.96), "10,000");
-        assert_eq!(fmt_rate(0.25), "0.250");
+        for (rate, written) in [
+            (5348.2871441884845, "5,348.3"),
+            (1000.0, "1,000"),
+            (9999.96, "10,000"),
+            (0.25, "0.250"),
+        ] {
+            assert_eq!(fmt_rate(rate), written);
+        }
         let a = Arrivals::Poisson {
             rate: 5348.2871441884845,
             seed: 1,

@@ -457,9 +457,7 @@ fn worker(
         Request::One(alg, op) => {
             Box::new(BackendWorker::new(backend.as_mut(), alg, op, cfg, top)?.keeping(backend))
         }
-        Request::Mix(m) => {
-            Box::new(MixWorker::new(backend.as_mut(), m, cfg, top)?.keeping(backend))
-        }
+        Request::Mix(m) => Box::new(MixWorker::new(backend, m, cfg, top)?),
     })
 }
 

@@ -367,3 +367,17 @@ pub fn assert_summary_names_every_step(summary: &str) {
         );
     }
 }
+
+/// `pqcprof report RUN --format markdown` written into `dir`: the text.
+pub fn markdown_report(run: &Path, dir: &Path) -> String {
+    let md = dir.join("report.md");
+    let (code, _, err) = outcome(
+        pqcprof()
+            .arg("report")
+            .arg(run)
+            .args(["--format", "markdown", "-o"])
+            .arg(&md),
+    );
+    assert_eq!(code, 0, "{err}");
+    std::fs::read_to_string(&md).unwrap()
+}
