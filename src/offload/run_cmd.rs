@@ -481,7 +481,9 @@ fn measure(
     } else {
         "one CPU thread's batch time"
     };
-    live::measure_curve(make, &planner::batch_sizes(top), 10, !gpu, basis)
+    let mut curve = live::measure_curve(make, &planner::batch_sizes(top), 10, !gpu, basis)?;
+    curve.handoff = live::measure_handoff(true)?;
+    Ok(curve)
 }
 
 /// The run's closing figures saved, its table printed, and the exit code
@@ -554,6 +556,7 @@ fn open_run_file(
         window_seconds: args.window,
         curve_basis: curve.basis.into(),
         curve: curve.rows(),
+        handoff: Some(curve.handoff),
         slo: args
             .load
             .slo

@@ -318,29 +318,40 @@ fn charts(runs: &[(usize, &OffloadRun)]) -> Vec<Chart> {
                 }
             }
             lines.retain(|l| !l.points.is_empty());
-            // A mix's chart counts whole handshakes.
-            let mixed = mine.iter().find_map(|(_, o)| o.mix.is_some().then_some(*o));
-            let hover = |name: &str, x: f64, y: f64| {
-                let r = mixed.map_or_else(|| units::ops(x), |o| rate_of(o, x));
-                format!("{name}: {r} offered → {}", units::time_ms(y))
-            };
-            let axes = Axes {
-                x: if mixed.is_some() {
-                    "offered rate, handshakes per second"
-                } else {
-                    "offered rate, requests per second"
-                },
-                y: "latency, milliseconds",
-                x_unit: "/s",
-                y_unit: " ms",
-                hover: &hover,
-                sourced: false,
-            };
-            Chart {
-                title: format!("{alg} {op}: latency against offered rate"),
-                caption: "Latency from each request's intended arrival at each offered rate (log-log): the median (p50), the 99th percentile (p99) and the planner's predicted p99. The dashed line is the objective; a circled point is saturated or dropped requests. Hover a mark for its figure and source point.".into(),
-                svg: plot(&format!("{alg} {op} latency against offered rate"), &axes, &lines, &marks),
-            }
+            chart(&alg, &op, &mine, &lines, &marks)
         })
         .collect()
+}
+
+/// The chart of one algorithm and operation from its lines and marks; a
+/// mix's counts handshakes.
+fn chart(
+    alg: &str,
+    op: &str,
+    mine: &[&(usize, &OffloadRun)],
+    lines: &[Line],
+    marks: &Marks,
+) -> Chart {
+    let mixed = mine.iter().find_map(|(_, o)| o.mix.is_some().then_some(*o));
+    let hover = |name: &str, x: f64, y: f64| {
+        let r = mixed.map_or_else(|| units::ops(x), |o| rate_of(o, x));
+        format!("{name}: {r} offered → {}", units::time_ms(y))
+    };
+    let axes = Axes {
+        x: if mixed.is_some() {
+            "offered rate, handshakes per second"
+        } else {
+            "offered rate, requests per second"
+        },
+        y: "latency, milliseconds",
+        x_unit: "/s",
+        y_unit: " ms",
+        hover: &hover,
+        sourced: false,
+    };
+    Chart {
+        title: format!("{alg} {op}: latency against offered rate"),
+        caption: "Latency from each request's intended arrival at each offered rate (log-log): the median (p50), the 99th percentile (p99) and the planner's predicted p99. The dashed line is the objective; a circled point is saturated or dropped requests. Hover a mark for its figure and source point.".into(),
+        svg: plot(&format!("{alg} {op} latency against offered rate"), &axes, lines, marks),
+    }
 }

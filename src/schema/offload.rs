@@ -124,6 +124,20 @@ pub fn rate_unit(mix: Option<&str>) -> &'static str {
     }
 }
 
+/// The dispatcher's own cost, beside the batch times: what a simulated
+/// batch adds to what the backend takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Handoff {
+    /// Added to every batch: handing it to the worker's thread and the
+    /// result back (0 where the batch times were measured through that
+    /// hand-over already).
+    pub per_batch_ms: f64,
+    /// Added to a batch the dispatcher had to wait for (an arrival or the
+    /// end of --max-wait with a worker idle): waking at that moment. A
+    /// batch dispatched as a worker frees does not pay it.
+    pub wake_ms: f64,
+}
+
 /// One batch size's time on one worker, as the planner used it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
@@ -165,6 +179,11 @@ pub struct OffloadRun {
     pub curve_basis: String,
     /// See `curve_basis`.
     pub curve: Vec<CurvePoint>,
+    /// The dispatcher's own cost that the predictions add (see
+    /// [`Handoff`]), measured before the first point; absent in files
+    /// from before it was modelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
     /// The latency objective, as given (`p99=2ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,

@@ -144,6 +144,7 @@ mod tests {
             window_seconds: 1.0,
             curve_basis: String::new(),
             curve: vec![],
+            handoff: None,
             slo: Some("p99=2ms".into()),
             queue_limit: None,
             points: vec![point(100.0, false), point(200.0, true)],
