@@ -309,3 +309,60 @@ fn bad_input_is_refused_by_name_before_anything_runs() {
         );
     }
 }
+
+#[test]
+fn a_tls13_server_mix_counts_handshakes_and_gates_every_part() {
+    let d = tempfile::tempdir().unwrap();
+    let line = "offload --mix tls13-server --rate 100 --window 0.3 --batch-top 4";
+    let out = match run_into(line, d.path()) {
+        (0, out, _) => out,
+        (code, _, err) => panic!("exit {code}: {err}"),
+    };
+    for says in ["mix tls13-server", "100 handshakes/s offered"] {
+        assert!(out.contains(says), "{says}: {out}");
+    }
+    let run = run_file(d.path());
+    let o = &run["offload"];
+    assert_eq!(o["mix"], "tls13-server");
+    let p = &o["points"][0];
+    check_point(p);
+    assert_eq!(p["mix"], "tls13-server");
+    // Each part of the handshake passed its own check.
+    let checks = p["gate"]["checks"].to_string();
+    for part in ["X25519", "decapsulates", "signature verifies"] {
+        assert!(checks.contains(part), "{part}: {checks}");
+    }
+    let csv = std::fs::read_to_string(common::files(d.path(), "run-", ".csv")[0].clone()).unwrap();
+    assert!(csv.contains(",tls13-server,"), "{csv}");
+    // The report labels the mix's rates as handshakes.
+    let files = common::files(d.path(), "run-", ".json");
+    let text = common::markdown_report(&files[0], d.path());
+    assert!(text.contains("mix tls13-server"), "{text}");
+    assert!(text.contains("100 handshakes/s"), "{text}");
+}
+
+#[test]
+fn a_bad_or_contradicted_mix_is_refused_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            "--mix tls12-client",
+            "'tls12-client': no such request mix (mixes: tls13-server)",
+        ),
+        (
+            "--mix tls13-server --alg ML-DSA-44",
+            "--alg ML-DSA-44 contradicts",
+        ),
+        ("--mix tls13-server --op verify", "--op verify contradicts"),
+        (
+            "--mix tls13-server --backend native-gpu",
+            "served on liboqs-cpu only",
+        ),
+    ] {
+        let args = format!("offload {args} --rate 10");
+        let (code, _, err) = run_into(&args, d.path());
+        assert_ne!(code, 0, "{args}: accepted");
+        assert!(err.contains(says), "{args}: {err}");
+    }
+    assert!(common::files(d.path(), "run-", ".json").is_empty());
+}

@@ -153,6 +153,20 @@ pub fn simulate_limited(
     queue_limit: Option<usize>,
     batch_seconds: &mut dyn FnMut(usize) -> f64,
 ) -> (Vec<Served>, usize) {
+    simulate_waking(arrivals, policy, workers, queue_limit, 0.0, batch_seconds)
+}
+
+/// [`simulate_limited`] with a dispatcher that, when it had to wait for a
+/// batch's moment (a worker idle before it), dispatches `wake` seconds
+/// after it: the time a sleeping thread takes to run again.
+pub fn simulate_waking(
+    arrivals: &[f64],
+    policy: Policy,
+    workers: usize,
+    queue_limit: Option<usize>,
+    wake: f64,
+    batch_seconds: &mut dyn FnMut(usize) -> f64,
+) -> (Vec<Served>, usize) {
     let mut free = vec![0.0f64; workers.max(1)];
     let mut out = Vec::with_capacity(arrivals.len());
     let mut q = Queue::new(arrivals, queue_limit, policy.max_batch);
@@ -167,6 +181,7 @@ pub fn simulate_limited(
             .expect("at least one worker");
         let (at, _) =
             next_dispatch(policy, free_at, &q.ahead(policy.max_batch)).expect("a request waits");
+        let at = if at > free_at { at + wake } else { at };
         q.admit(at);
         let size = q.waiting().clamp(1, policy.max_batch.max(1));
         let done = at + batch_seconds(size);

@@ -4,6 +4,7 @@
 
 use crate::core::catalog::{Algorithm, Operation};
 use crate::schema::device::DeviceKind;
+pub use crate::schema::offload::Handoff;
 use crate::schema::record::{Mode, Record, Status};
 
 /// Batch times of one (backend, algorithm, operation) on one worker.
@@ -21,6 +22,8 @@ pub struct Curve {
     /// spread known). A simulation draws from it, so that the tail of the
     /// latency reflects the tail of the batch time.
     pub spread: Vec<Vec<f64>>,
+    /// The dispatcher's own cost, added to the simulated batches.
+    pub handoff: Handoff,
 }
 
 impl Curve {
@@ -86,6 +89,7 @@ impl Curve {
         Ok(Curve {
             points,
             spread,
+            handoff: Handoff::default(),
             cpu,
             basis: if cpu {
                 "one CPU thread's batch time"
@@ -152,7 +156,7 @@ impl Curve {
                 Some(s) if !s.is_empty() => s[rng.random_range(0..s.len())],
                 _ => 1.0,
             };
-            self.seconds(n) * ratio
+            self.seconds(n) * ratio + self.handoff.per_batch_ms / 1e3
         }
     }
 
@@ -161,7 +165,7 @@ impl Curve {
     pub fn capacity(&self, workers: usize) -> f64 {
         self.points
             .iter()
-            .map(|&(b, s)| workers as f64 * b as f64 / s)
+            .map(|&(b, s)| workers as f64 * b as f64 / (s + self.handoff.per_batch_ms / 1e3))
             .fold(0.0, f64::max)
     }
 }
@@ -215,6 +219,7 @@ mod tests {
             cpu: true,
             basis: "",
             spread: vec![vec![], vec![0.5, 1.0, 1.5]],
+            handoff: Handoff::default(),
         };
         assert!((c.seconds(2) - 2e-3).abs() < 1e-15);
         assert!((c.seconds(10) - 7e-3).abs() < 1e-15);

@@ -321,6 +321,7 @@ pub fn measure_curve(
                 cpu,
                 basis,
                 spread,
+                handoff: Default::default(),
             })
         })();
         let _ = job_tx.send(ToWorker::Stop);
@@ -330,6 +331,56 @@ pub fn measure_curve(
         let curve = timed?;
         gate.map_err(|e| e.context("the gate after measuring batch times"))?;
         Ok(curve)
+    })
+}
+
+/// A worker that does nothing: what is left of a batch's time is the
+/// batcher's own.
+struct Idle;
+
+impl Worker for Idle {
+    fn serve(&mut self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn check(&mut self) -> anyhow::Result<GateReport> {
+        Ok(GateReport {
+            checked_ops: 0,
+            checks: vec![],
+        })
+    }
+}
+
+/// Requests of the hand-off measurement, and the seconds between them:
+/// 0.2 s in all, far enough apart for each to be served alone.
+const HANDOFF_REQUESTS: usize = 500;
+const HANDOFF_GAP: f64 = 4e-4;
+
+/// The dispatcher's own cost, measured with a worker that does nothing:
+/// the hand-over round trip is the median batch of [`measure_curve`]
+/// (the dispatcher blocked on the result, as when batches go back to
+/// back); the wake is what requests sent one at a time through [`serve`]
+/// wait beyond it (the dispatcher asleep until each arrival). Medians: a
+/// busy host's rare stalls are the batch times' spread to carry, not a
+/// cost every batch pays. `in_curve`: the batch times it goes with were
+/// measured through the hand-over already, so none is added per batch.
+pub fn measure_handoff(in_curve: bool) -> anyhow::Result<super::curve::Handoff> {
+    let idle = |_: usize| -> anyhow::Result<Box<dyn Worker>> { Ok(Box::new(Idle)) };
+    let round_trip = measure_curve(&idle, &[1], 50, true, "")?.points[0].1;
+    let times: Vec<f64> = (0..HANDOFF_REQUESTS)
+        .map(|i| i as f64 * HANDOFF_GAP)
+        .collect();
+    let one_at_a_time = Policy {
+        max_batch: 1,
+        max_wait: 0.0,
+    };
+    let never = AtomicBool::new(false);
+    let w = serve(&idle, 1, one_at_a_time, None, &times, None, &never)?;
+    let mut waited: Vec<f64> = w.served.iter().map(Served::latency).collect();
+    waited.sort_by(f64::total_cmp);
+    let median = waited.get(waited.len() / 2).copied().unwrap_or(round_trip);
+    Ok(super::curve::Handoff {
+        per_batch_ms: if in_curve { 0.0 } else { round_trip * 1e3 },
+        wake_ms: (median - round_trip).max(0.0) * 1e3,
     })
 }
 

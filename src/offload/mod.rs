@@ -11,6 +11,7 @@ pub mod batcher;
 pub mod curve;
 pub mod latency;
 pub mod live;
+pub mod mix;
 pub mod options;
 mod plan_cmd;
 pub mod planner;

@@ -42,6 +42,14 @@ pub struct PlanArgs {
     /// Arrivals, batching and objective.
     #[command(flatten)]
     pub load: LoadOptions,
+    /// The dispatcher's own cost, added to the simulated batches: `auto`
+    /// measures it on this host (0.2 s of requests through the real
+    /// dispatcher to a worker that does nothing: the hand-over to a worker
+    /// thread added to every batch, waking added to a batch the dispatcher
+    /// waited for); milliseconds are added to every batch instead (0:
+    /// none).
+    #[arg(long, value_name = "auto|MS", default_value = "auto")]
+    pub handoff_ms: String,
     /// Print the prediction as JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -77,6 +85,9 @@ struct Plan {
 struct CurveOut {
     basis: &'static str,
     points: Vec<crate::schema::offload::CurvePoint>,
+    /// The dispatcher's own cost added to the simulated batches, measured
+    /// on this host when the plan was made (or given).
+    handoff: curve::Handoff,
 }
 
 /// `pqcprof plan`.
@@ -98,8 +109,7 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
         );
     }
     let records: Vec<_> = run.records.into_iter().map(|(_, r)| r).collect();
-    let curve = curve::Curve::from_records(&records, &args.backend, args.algorithm, args.operation)
-        .map_err(|e| anyhow::anyhow!("--from {}: {e}", args.from.display()))?;
+    let curve = curve_of(args, &records)?;
     let policy = args.load.policy(
         curve.max_batch(),
         "the run file's largest measured batch: a prediction does not go beyond what was measured",
@@ -143,6 +153,7 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
         curve: CurveOut {
             basis: curve.basis,
             points: curve.rows(),
+            handoff: curve.handoff,
         },
         arrivals: arrivals.as_ref().map(describe_arrivals),
         point,
@@ -157,16 +168,64 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
     Ok(crate::core::exit::OK)
 }
 
+/// The batch times of `args`'s backend, algorithm and operation in
+/// `records`, with the dispatcher's hand-off: the records time batches
+/// alone, and a served batch costs the hand-off as well.
+fn curve_of(
+    args: &PlanArgs,
+    records: &[crate::schema::record::Record],
+) -> anyhow::Result<curve::Curve> {
+    let mut curve =
+        curve::Curve::from_records(records, &args.backend, args.algorithm, args.operation)
+            .map_err(|e| anyhow::anyhow!("--from {}: {e}", args.from.display()))?;
+    curve.handoff = handoff(&args.handoff_ms)?;
+    Ok(curve)
+}
+
+/// `--handoff-ms`: measured here (`auto`), or milliseconds added to
+/// every batch (no wake-up term).
+fn handoff(v: &str) -> anyhow::Result<curve::Handoff> {
+    if v.eq_ignore_ascii_case("auto") {
+        return super::live::measure_handoff(false);
+    }
+    let ms: f64 = v
+        .trim()
+        .parse()
+        .ok()
+        .filter(|m: &f64| m.is_finite() && (0.0..=1000.0).contains(m))
+        .ok_or_else(|| {
+            anyhow::anyhow!("invalid --handoff-ms {v}: auto, or milliseconds from 0 to 1000")
+        })?;
+    Ok(curve::Handoff {
+        per_batch_ms: ms,
+        wake_ms: 0.0,
+    })
+}
+
 pub(super) fn describe_arrivals(a: &Arrivals) -> String {
     match a {
-        Arrivals::Poisson { rate, seed } => format!("poisson at {rate}/s, seed {seed}"),
-        Arrivals::Uniform { rate } => format!("uniform at {rate}/s"),
+        Arrivals::Poisson { rate, seed } => {
+            format!("poisson at {}/s, seed {seed}", fmt_rate(*rate))
+        }
+        Arrivals::Uniform { rate } => format!("uniform at {}/s", fmt_rate(*rate)),
         Arrivals::Trace(t) => format!("trace of {} requests", t.len()),
     }
 }
 
+/// A rate as a person reads it: grouped digits and one decimal where the
+/// rate is not whole (`5,348.3`, `1,000`); three significant digits below
+/// 10 (`0.250`).
 pub(super) fn fmt_rate(r: f64) -> String {
-    crate::core::units::grouped(r.round())
+    use crate::core::units::{grouped, sig3};
+    if !r.is_finite() || r.abs() < 10.0 {
+        return sig3(r);
+    }
+    let tenths = (r * 10.0).round();
+    let whole = grouped((tenths / 10.0).trunc());
+    match (tenths.abs() % 10.0) as u32 {
+        0 => whole,
+        d => format!("{whole}.{d}"),
+    }
 }
 
 pub(super) fn percentiles(name: &str, p: &latency::Percentiles) -> String {
@@ -193,6 +252,11 @@ fn text(plan: &Plan, auto: bool) -> String {
         plan.from,
         plan.curve.basis,
         batches.join(", ")
+    );
+    let h = &plan.curve.handoff;
+    s += &format!(
+        "  hand-off  {:.3} ms added to every batch, {:.3} ms more to one the dispatcher waited for (its own cost: handing a batch to a worker, waking)\n",
+        h.per_batch_ms, h.wake_ms
     );
     if let (Some(p), Some(a)) = (&plan.point, &plan.arrivals) {
         s += &format!(
@@ -248,4 +312,26 @@ fn text(plan: &Plan, auto: bool) -> String {
         };
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_written_with_at_most_one_decimal() {
+        for (rate, written) in [
+            (5348.2871441884845, "5,348.3"),
+            (1000.0, "1,000"),
+            (9999.96, "10,000"),
+            (0.25, "0.250"),
+        ] {
+            assert_eq!(fmt_rate(rate), written);
+        }
+        let a = Arrivals::Poisson {
+            rate: 5348.2871441884845,
+            seed: 1,
+        };
+        assert_eq!(describe_arrivals(&a), "poisson at 5,348.3/s, seed 1");
+    }
 }

@@ -95,11 +95,12 @@ impl Planner<'_> {
     fn point(&self, arrivals: &Arrivals, policy: Policy, slo: Option<&Slo>, cap: usize) -> Point {
         let curve = self.curve;
         let times = arrivals.times(request_count(curve, arrivals.rate(), cap));
-        let (served, dropped) = batcher::simulate_limited(
+        let (served, dropped) = batcher::simulate_waking(
             &times,
             policy,
             self.workers,
             self.queue_limit,
+            curve.handoff.wake_ms / 1e3,
             &mut curve.sampler(seed_of(arrivals)),
         );
         let mut rec = Recorder::default();
@@ -121,6 +122,7 @@ impl Planner<'_> {
             predicted_latency_ms: None,
             dispatch_late_max_ms: None,
             emulated: false,
+            mix: None,
         }
     }
 
@@ -181,6 +183,7 @@ impl Planner<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::offload::curve::Handoff;
 
     fn on(c: &Curve, workers: usize) -> Planner<'_> {
         Planner {
@@ -198,6 +201,7 @@ mod tests {
             cpu: false,
             basis: "",
             spread: vec![],
+            handoff: Default::default(),
         }
     }
 
@@ -241,6 +245,56 @@ mod tests {
         assert!(!heavy.saturated, "{heavy:?}");
         assert!(heavy.max_batch > 4, "{heavy:?}");
         assert!((heavy.achieved_rate - 5000.0).abs() / 5000.0 < 0.05);
+    }
+
+    #[test]
+    fn the_dispatchers_hand_off_is_added_to_every_batch() {
+        let bare = curve();
+        let mut handed = curve();
+        // 0.4 ms a batch on top of 1.1 ms for one request.
+        handed.handoff = Handoff {
+            per_batch_ms: 0.4,
+            wake_ms: 0.0,
+        };
+        let light = Arrivals::Poisson {
+            rate: 50.0,
+            seed: 1,
+        };
+        let one = Policy {
+            max_batch: 1,
+            max_wait: 0.0,
+        };
+        let (b, h) = (
+            on(&bare, 1).predict(&light, one, None),
+            on(&handed, 1).predict(&light, one, None),
+        );
+        // At a light load each request is served alone: the median grows
+        // by the hand-off, no more.
+        let grew = h.waits.latency_ms.p50 - b.waits.latency_ms.p50;
+        assert!((grew - 0.4).abs() < 0.02, "{b:?} {h:?}");
+        // Batches of one then carry 1 / 1.5 ms, not 1 / 1.1 ms: 800/s
+        // keeps up without the hand-off and falls behind with it.
+        let busy = Arrivals::Poisson {
+            rate: 800.0,
+            seed: 1,
+        };
+        assert!(!on(&bare, 1).predict(&busy, one, None).saturated);
+        assert!(on(&handed, 1).predict(&busy, one, None).saturated);
+        assert!(handed.capacity(1) < bare.capacity(1));
+        // Waking costs only a batch the dispatcher waited for: at a light
+        // load every batch, at an overload none (each goes as a worker
+        // frees), so it moves the median of one and not the other.
+        let mut woken = curve();
+        woken.handoff = Handoff {
+            per_batch_ms: 0.0,
+            wake_ms: 0.4,
+        };
+        let w = on(&woken, 1).predict(&light, one, None);
+        let grew = w.waits.latency_ms.p50 - b.waits.latency_ms.p50;
+        assert!((grew - 0.4).abs() < 0.02, "{w:?}");
+        let flood = Arrivals::Uniform { rate: 5000.0 };
+        let served = |c: &Curve| on(c, 1).predict(&flood, one, None).achieved_rate;
+        assert!((served(&woken) - served(&bare)).abs() / served(&bare) < 0.01);
     }
 
     #[test]

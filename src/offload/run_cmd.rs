@@ -7,6 +7,7 @@ use super::batcher::{self, Policy};
 use super::curve::Curve;
 use super::latency::Recorder;
 use super::live::{self, BackendWorker, Worker};
+use super::mix::{Mix, MixWorker};
 use super::options::LoadOptions;
 use super::plan_cmd::{describe_arrivals, fmt_rate, percentiles};
 use super::planner::{self, Point};
@@ -16,8 +17,8 @@ use crate::backend::{Backend, BatchConfig};
 use crate::core::catalog::{Algorithm, Operation};
 use crate::probe::system;
 use crate::schema::device::{Device, DeviceKind};
-use crate::schema::offload::kept_up;
 use crate::schema::offload::OffloadRun;
+use crate::schema::offload::{kept_up, rate_unit};
 use crate::schema::record::RunConfig;
 use crate::schema::run_file::RunFile;
 use clap::Args;
@@ -33,12 +34,19 @@ pub struct OffloadArgs {
     /// project's kernels on GPU 0 (one stream per worker).
     #[arg(long, default_value = liboqs::NAME, value_parser = [liboqs::NAME, native_gpu::NAME])]
     pub backend: String,
-    /// The algorithm, e.g. ML-KEM-768.
-    #[arg(long = "alg", value_name = "NAME")]
-    pub algorithm: Algorithm,
-    /// The operation (keygen, encaps, decaps, sign, verify).
-    #[arg(long = "op", value_name = "OP")]
-    pub operation: Operation,
+    /// The algorithm, e.g. ML-KEM-768 (not with --mix).
+    #[arg(long = "alg", value_name = "NAME", required_unless_present = "mix")]
+    pub algorithm: Option<Algorithm>,
+    /// The operation (keygen, encaps, decaps, sign, verify; not with --mix).
+    #[arg(long = "op", value_name = "OP", required_unless_present = "mix")]
+    pub operation: Option<Operation>,
+    /// Requests of several operations instead of one: tls13-server, the
+    /// server side of a TLS 1.3 handshake (X25519MLKEM768 key exchange:
+    /// one ML-KEM-768 encapsulation and one X25519 key pair and secret;
+    /// one ML-DSA-65 signature). Rates are then handshakes per second.
+    /// liboqs-cpu only.
+    #[arg(long, value_name = "MIX")]
+    pub mix: Option<String>,
     /// Workers, each serving one batch at a time: CPU threads (liboqs-cpu),
     /// or streams of the GPU (native-gpu).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
@@ -152,7 +160,106 @@ fn queue_limit(args: &OffloadArgs, top: usize, top_why: &str) -> anyhow::Result<
     Ok(Some(n))
 }
 
-fn check_args(args: &OffloadArgs) -> anyhow::Result<()> {
+/// What one request is: one operation, or a mix of several.
+#[derive(Debug, Clone, Copy)]
+enum Request {
+    One(Algorithm, Operation),
+    Mix(Mix),
+}
+
+impl Request {
+    /// The run file's `algorithm`.
+    fn algorithm(self) -> String {
+        match self {
+            Request::One(alg, _) => alg.name().into(),
+            Request::Mix(m) => m.describe().into(),
+        }
+    }
+    /// The run file's `operation`.
+    fn operation(self) -> String {
+        match self {
+            Request::One(_, op) => op.cli_name().into(),
+            Request::Mix(m) => m.operation_names().into(),
+        }
+    }
+    /// The operations a request runs on the backend.
+    fn operations(self) -> Vec<(Algorithm, Operation)> {
+        match self {
+            Request::One(alg, op) => vec![(alg, op)],
+            Request::Mix(m) => m.operations().to_vec(),
+        }
+    }
+    fn mix(self) -> Option<String> {
+        match self {
+            Request::One(..) => None,
+            Request::Mix(m) => Some(m.name().into()),
+        }
+    }
+}
+
+/// `--mix`, checked against the backend and against any `--alg` and
+/// `--op` given with it: each must name one of the mix's own operations.
+fn mix_request(args: &OffloadArgs, name: &str) -> anyhow::Result<Request> {
+    let mix = Mix::parse(name).map_err(anyhow::Error::msg)?;
+    if args.backend != liboqs::NAME {
+        anyhow::bail!(
+            "--mix {} with --backend {}: a mix is served on {} only (the X25519 half runs on the CPU, and serving two operations in one GPU batch is not built)",
+            mix.name(),
+            args.backend,
+            liboqs::NAME
+        );
+    }
+    let ops = mix.operations();
+    let listed: Vec<String> = ops
+        .iter()
+        .map(|(a, o)| format!("{} {}", a.name(), o.cli_name()))
+        .collect();
+    let fits = ops.iter().any(|(a, o)| {
+        args.algorithm.is_none_or(|x| x == *a) && args.operation.is_none_or(|x| x == *o)
+    });
+    if !fits {
+        let given: Vec<String> = [
+            args.algorithm.map(|a| format!("--alg {}", a.name())),
+            args.operation.map(|o| format!("--op {}", o.cli_name())),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        anyhow::bail!(
+            "{} contradicts --mix {}: its requests are {}; leave --alg and --op out with --mix",
+            given.join(" "),
+            mix.name(),
+            listed.join(" and ")
+        );
+    }
+    Ok(Request::Mix(mix))
+}
+
+/// The request, from `--mix` or `--alg` and `--op`.
+fn request(args: &OffloadArgs) -> anyhow::Result<Request> {
+    if let Some(name) = &args.mix {
+        return mix_request(args, name);
+    }
+    let (Some(alg), Some(op)) = (args.algorithm, args.operation) else {
+        anyhow::bail!("offload needs --alg and --op, or --mix");
+    };
+    if !alg.has_operation(op) {
+        anyhow::bail!(
+            "--op {}: {} has no such operation (it has: {})",
+            op.cli_name(),
+            alg.name(),
+            Operation::ALL
+                .iter()
+                .filter(|o| alg.has_operation(**o))
+                .map(|o| o.cli_name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(Request::One(alg, op))
+}
+
+fn check_args(args: &OffloadArgs) -> anyhow::Result<Request> {
     if !(args.window.is_finite() && (0.05..=3600.0).contains(&args.window)) {
         anyhow::bail!(
             "invalid --window {}: seconds of arrivals per point, from 0.05 to 3600",
@@ -172,20 +279,7 @@ fn check_args(args: &OffloadArgs) -> anyhow::Result<()> {
             args.message_size
         );
     }
-    if !args.algorithm.has_operation(args.operation) {
-        anyhow::bail!(
-            "--op {}: {} has no such operation (it has: {})",
-            args.operation.cli_name(),
-            args.algorithm.name(),
-            Operation::ALL
-                .iter()
-                .filter(|o| args.algorithm.has_operation(**o))
-                .map(|o| o.cli_name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    Ok(())
+    request(args)
 }
 
 /// The run file being written, and the CSV of its points beside it,
@@ -214,11 +308,15 @@ impl Saved {
     }
 }
 
-/// `pqcprof offload`.
-pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
-    let started = Instant::now();
-    check_args(args)?;
-    let rates = rates(args).map_err(anyhow::Error::msg)?;
+/// The batching asked for: the largest batch a worker prepares, the fixed
+/// policy (none with auto) and the queue limit.
+struct Batching {
+    top: usize,
+    fixed: Option<Policy>,
+    queue_limit: Option<usize>,
+}
+
+fn batching(args: &OffloadArgs) -> anyhow::Result<Batching> {
     let top = if args.load.max_batch.eq_ignore_ascii_case("auto") {
         args.batch_top as usize
     } else {
@@ -232,6 +330,63 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         Some(p) => queue_limit(args, p.max_batch, "--max-batch")?,
         None => queue_limit(args, top, "--batch-top, the largest batch auto may choose")?,
     };
+    Ok(Batching {
+        top: fixed.map_or(top, |p| p.max_batch),
+        fixed,
+        queue_limit,
+    })
+}
+
+/// Where the batches will run: on a GPU, opened once first to compile the
+/// kernels (later opens read them from the kernel cache) and to refuse a
+/// largest batch that does not fit; else this host's CPU.
+fn served_on(
+    args: &OffloadArgs,
+    req: Request,
+    b: &Batching,
+    cfg: &BatchConfig,
+) -> anyhow::Result<ServedOn> {
+    if args.backend != native_gpu::NAME {
+        let host = system::host();
+        return Ok(ServedOn {
+            device: Device {
+                kind: DeviceKind::Cpu,
+                name: host.cpu.clone(),
+                memory_total_mb: host.memory_total_mb,
+            },
+            emulated: false,
+        });
+    }
+    let Request::One(alg, op) = req else {
+        anyhow::bail!("a request mix is served on {} only", liboqs::NAME);
+    };
+    let mut first = open_gpu(alg, false)?;
+    let (device, fits) = (first.device(), first.max_batch(alg, op, cfg));
+    drop(first);
+    if let Some(fits) = fits {
+        let workers = args.threads as usize;
+        gpu_fit(
+            b.top,
+            fits,
+            workers,
+            b.fixed.is_some(),
+            alg,
+            op,
+            &device.name,
+        )?;
+    }
+    Ok(ServedOn {
+        device,
+        emulated: crate::probe::gpu::standin_driver().is_some(),
+    })
+}
+
+/// `pqcprof offload`.
+pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
+    let started = Instant::now();
+    let req = check_args(args)?;
+    let rates = rates(args).map_err(anyhow::Error::msg)?;
+    let b = batching(args)?;
     let deadline = args.deadline.map(|s| started + Duration::from_secs_f64(s));
     let out = crate::write::output::ensure_writable_dir(&args.out)?;
     let cfg = BatchConfig {
@@ -240,85 +395,100 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         message_size: args.message_size,
         context: vec![],
     };
-    let (alg, op) = (args.algorithm, args.operation);
-    let workers = args.threads as usize;
-    let top = fixed.map_or(top, |p| p.max_batch);
-    let gpu = args.backend == native_gpu::NAME;
-    let served_on = if gpu {
-        // Opened once first: compiles the kernels (later opens read them
-        // from the kernel cache) and sizes the largest batch.
-        let mut first = open_gpu(alg, false)?;
-        let (device, fits) = (first.device(), first.max_batch(alg, op, &cfg));
-        drop(first);
-        if let Some(fits) = fits {
-            gpu_fit(top, fits, workers, fixed.is_some(), alg, op, &device.name)?;
-        }
-        ServedOn {
-            device,
-            emulated: crate::probe::gpu::standin_driver().is_some(),
-        }
-    } else {
-        let host = system::host();
-        ServedOn {
-            device: Device {
-                kind: DeviceKind::Cpu,
-                name: host.cpu.clone(),
-                memory_total_mb: host.memory_total_mb,
-            },
-            emulated: false,
-        }
-    };
+    let served_on = served_on(args, req, &b, &cfg)?;
+    let (top, gpu) = (b.top, args.backend == native_gpu::NAME);
     let cpu_device = served_on.device.clone();
     let make = move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
-        let mut backend: Box<dyn Backend> = if gpu {
-            Box::new(open_gpu(alg, true)?)
-        } else {
-            Box::new(LiboqsCpu::new(cpu_device.clone()))
+        let backend: Box<dyn Backend> = match req {
+            Request::One(alg, _) if gpu => Box::new(open_gpu(alg, true)?),
+            _ => Box::new(LiboqsCpu::new(cpu_device.clone())),
         };
-        Ok(Box::new(
-            BackendWorker::new(backend.as_mut(), alg, op, &cfg, top)?.keeping(backend),
-        ))
+        worker(backend, req, &cfg, top)
     };
-    log::info!(
-        "offload: {} {} {}: measuring batch times up to {top} on one worker",
-        args.backend,
-        alg.name(),
-        op.cli_name()
-    );
-    let sizes = planner::batch_sizes(top);
-    let basis = if gpu {
-        "one GPU stream's batch: inputs copied in through pinned staging, one launch, outputs copied back"
-    } else {
-        "one CPU thread's batch time"
-    };
-    let curve = live::measure_curve(&make, &sizes, 10, !gpu, basis)?;
+    let curve = measure(args, req, top, &make)?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
-    let predicted_top = args.load.slo.as_ref().and_then(|slo| {
-        planner::Planner {
-            backend: &args.backend,
-            curve: &curve,
-            workers,
-            queue_limit,
-        }
-        .max_rate_under(slo, args.load.seed)
-    });
-    let mut saved = open_run_file(args, &out, &curve, queue_limit, predicted_top, &served_on)?;
     let ctx = Ctx {
         args,
+        req,
         curve: &curve,
-        workers,
-        fixed,
-        queue_limit,
+        workers: args.threads as usize,
+        fixed: b.fixed,
+        queue_limit: b.queue_limit,
         deadline,
         cancel: &cancel,
         make: &make,
         emulated: served_on.emulated,
     };
+    let predicted_top = args
+        .load
+        .slo
+        .as_ref()
+        .and_then(|slo| ctx.model().max_rate_under(slo, args.load.seed));
+    let predicted_top = predicted_top.map(|p| Point {
+        mix: req.mix(),
+        ..p
+    });
+    let mut saved = open_run_file(
+        args,
+        req,
+        &out,
+        &curve,
+        b.queue_limit,
+        predicted_top,
+        &served_on,
+    )?;
     let stopped = match rates {
         Rates::One(a) => ctx.point(&a, &mut saved).err(),
         Rates::Sweep { low, high } => ctx.sweep(low, high, &mut saved).err(),
     };
+    finish(&mut saved, stopped)
+}
+
+/// A worker for `req` over `backend`: every batch size up to `top`
+/// prepared, the backend kept alive as long as the batches.
+fn worker(
+    mut backend: Box<dyn Backend>,
+    req: Request,
+    cfg: &BatchConfig,
+    top: usize,
+) -> anyhow::Result<Box<dyn Worker>> {
+    Ok(match req {
+        Request::One(alg, op) => {
+            Box::new(BackendWorker::new(backend.as_mut(), alg, op, cfg, top)?.keeping(backend))
+        }
+        Request::Mix(m) => Box::new(MixWorker::new(backend, m, cfg, top)?),
+    })
+}
+
+/// One worker's batch times, measured the way the batcher sees them.
+fn measure(
+    args: &OffloadArgs,
+    req: Request,
+    top: usize,
+    make: &live::MakeWorker,
+) -> anyhow::Result<Curve> {
+    log::info!(
+        "offload: {} {} {}{}: measuring batch times up to {top} on one worker",
+        args.backend,
+        req.algorithm(),
+        req.operation(),
+        req.mix().map_or(String::new(), |m| format!(" (mix {m})"))
+    );
+    let gpu = args.backend == native_gpu::NAME;
+    let basis = if gpu {
+        "one GPU stream's batch: inputs copied in through pinned staging, one launch, outputs copied back"
+    } else {
+        "one CPU thread's batch time"
+    };
+    let mut curve = live::measure_curve(make, &planner::batch_sizes(top), 10, !gpu, basis)?;
+    curve.handoff = live::measure_handoff(true)?;
+    Ok(curve)
+}
+
+/// The run's closing figures saved, its table printed, and the exit code
+/// that says how the points ended.
+fn finish(saved: &mut Saved, stopped: Option<Stop>) -> anyhow::Result<i32> {
     let o = saved.offload();
     o.max_rate_under_slo = o
         .points
@@ -342,6 +512,7 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
 
 fn open_run_file(
     args: &OffloadArgs,
+    req: Request,
     out: &Path,
     curve: &Curve,
     queue_limit: Option<usize>,
@@ -364,16 +535,17 @@ fn open_run_file(
             "liboqs-cpu: liboqs's RNG inside each call (system randomness)".into()
         },
         backends: vec![args.backend.clone()],
-        algorithms: vec![args.algorithm],
-        operations: vec![args.operation],
+        algorithms: req.operations().iter().map(|o| o.0).collect(),
+        operations: req.operations().iter().map(|o| o.1).collect(),
         per_backend: vec![],
         batch_sweep: false,
     };
     let mut run = RunFile::new(system::collect(None), config);
     run.offload = Some(OffloadRun {
         backend: args.backend.clone(),
-        algorithm: args.algorithm.name().into(),
-        operation: args.operation.cli_name().into(),
+        algorithm: req.algorithm(),
+        operation: req.operation(),
+        mix: req.mix(),
         workers: args.threads as usize,
         device: served_on.device.name.clone(),
         emulated: served_on.emulated,
@@ -384,6 +556,7 @@ fn open_run_file(
         window_seconds: args.window,
         curve_basis: curve.basis.into(),
         curve: curve.rows(),
+        handoff: Some(curve.handoff),
         slo: args
             .load
             .slo
@@ -486,6 +659,7 @@ impl std::fmt::Display for Stop {
 
 struct Ctx<'a> {
     args: &'a OffloadArgs,
+    req: Request,
     curve: &'a Curve,
     workers: usize,
     fixed: Option<Policy>,
@@ -576,6 +750,7 @@ impl Ctx<'_> {
             predicted_latency_ms: Some(predicted.waits.latency_ms),
             dispatch_late_max_ms: Some(w.dispatch_late_max * 1e3),
             emulated: self.emulated,
+            mix: self.req.mix(),
         };
         log::info!("{}", point_line(&p));
         saved.offload().points.push(p.clone());
@@ -619,8 +794,9 @@ impl Ctx<'_> {
 
 fn point_line(p: &Point) -> String {
     let l = &p.waits.latency_ms;
+    let u = rate_unit(p.mix.as_deref());
     format!(
-        "offload: {}/s offered, {}/s served{}{}: p50 {:.3} ms, p99 {:.3} ms (predicted {}), batches up to {}",
+        "offload: {}{u} offered, {}{u} served{}{}: p50 {:.3} ms, p99 {:.3} ms (predicted {}), batches up to {}",
         fmt_rate(p.offered_rate),
         fmt_rate(p.achieved_rate),
         if p.saturated { " (SATURATED)" } else { "" },
@@ -636,7 +812,10 @@ fn point_line(p: &Point) -> String {
 /// `, 12 dropped` when the queue limit dropped any.
 fn dropped(p: &Point) -> String {
     if p.dropped > 0 {
-        format!(", {} dropped", fmt_rate(p.dropped as f64))
+        format!(
+            ", {} dropped",
+            crate::core::units::grouped(p.dropped as f64)
+        )
     } else {
         String::new()
     }
@@ -644,13 +823,18 @@ fn dropped(p: &Point) -> String {
 
 /// The run's table, for the terminal.
 fn summary(o: &OffloadRun, path: &Path) -> String {
+    let u = rate_unit(o.mix.as_deref());
+    let mix = o
+        .mix
+        .as_ref()
+        .map_or(String::new(), |m| format!("mix {m}: "));
     let mut s = format!(
-        "offload: {} {} {}, {} worker(s), {} ({} s of arrivals per point)\n",
+        "offload: {mix}{} {} {}, {} worker(s), {} ({} s of arrivals per point)\n",
         o.backend, o.algorithm, o.operation, o.workers, o.arrivals, o.window_seconds
     );
     for p in &o.points {
         s += &format!(
-            "  {:>10}/s offered  {:>10}/s served{}{}  max-batch {} max-wait {} ms{}\n",
+            "  {:>10}{u} offered  {:>10}{u} served{}{}  max-batch {} max-wait {} ms{}\n",
             fmt_rate(p.offered_rate),
             fmt_rate(p.achieved_rate),
             if p.saturated { "  SATURATED" } else { "" },
@@ -670,12 +854,12 @@ fn summary(o: &OffloadRun, path: &Path) -> String {
     }
     if let Some(slo) = &o.slo {
         s += &match o.max_rate_under_slo {
-            Some(r) => format!("  highest rate measured with {slo}: {}/s\n", fmt_rate(r)),
+            Some(r) => format!("  highest rate measured with {slo}: {}{u}\n", fmt_rate(r)),
             None => format!("  no rate measured met {slo}\n"),
         };
         s += &match &o.predicted_max_rate_under_slo {
             Some(p) => format!(
-                "  the planner's highest rate with {slo}: {}/s (max-batch {}, max-wait {} ms, p99 {:.3} ms)\n",
+                "  the planner's highest rate with {slo}: {}{u} (max-batch {}, max-wait {} ms, p99 {:.3} ms)\n",
                 fmt_rate(p.offered_rate),
                 p.max_batch,
                 p.max_wait_ms,

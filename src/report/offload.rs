@@ -14,7 +14,7 @@ use crate::report::table::{Cell, Row, Table};
 use crate::schema::offload::{kept_up, OffloadRun, Point};
 
 /// How to read the section (both formats).
-pub const INTRO: &str = "Requests arrived one at a time at each offered rate and a dynamic batcher served them in batches; latency counts from each request's intended arrival to its result, queue wait included. A point is saturated when the batcher fell behind its arrivals (its percentiles hold for that window only); dropped requests met a full queue (--queue-limit). Predicted figures are the planner's: a simulation of the same batcher over the batch times measured before the first point, not a measurement. Offload runs record no energy per request yet. Sources read Fn points[i]: file n, index i of its offload points.";
+pub const INTRO: &str = "Requests arrived one at a time at each offered rate and a dynamic batcher served them in batches; latency counts from each request's intended arrival to its result, queue wait included. A point is saturated when the batcher fell behind its arrivals (its percentiles hold for that window only); dropped requests met a full queue (--queue-limit). Predicted figures are the planner's: a simulation of the same batcher over the batch times measured before the first point, not a measurement. A request mix counts whole requests of it: tls13-server's rates are handshakes per second, each an ML-KEM-768 encapsulation, an X25519 key pair and secret, and an ML-DSA-65 signature. Offload runs record no energy per request yet. Sources read Fn points[i]: file n, index i of its offload points.";
 
 /// The section's content.
 pub struct OffloadSection {
@@ -67,7 +67,20 @@ fn setup(o: &OffloadRun) -> String {
 }
 
 fn operation(o: &OffloadRun) -> String {
-    format!("{} {}", o.algorithm, o.operation)
+    match &o.mix {
+        Some(m) => format!("mix {m}: {} ({})", o.algorithm, o.operation),
+        None => format!("{} {}", o.algorithm, o.operation),
+    }
+}
+
+/// A rate of `o`'s requests: `1,234/s`, or `1,234 handshakes/s` for a mix.
+fn rate_of(o: &OffloadRun, v: f64) -> String {
+    let r = units::ops(v);
+    let unit = crate::schema::offload::rate_unit(o.mix.as_deref());
+    match r.strip_suffix("/s") {
+        Some(n) => format!("{n}{unit}"),
+        None => r,
+    }
 }
 
 /// `max-batch 8, max-wait 0.5 ms`.
@@ -109,9 +122,9 @@ fn summary_table(runs: &[(usize, &OffloadRun)]) -> Table {
         let objective = o.slo.clone().unwrap_or_else(|| "none".into());
         let (rate, batch, p99, src) = match best(o) {
             Some((i, p)) => (
-                Cell::num(units::ops(p.offered_rate))
+                Cell::num(rate_of(o, p.offered_rate))
                     .below(if o.slo.is_some() {
-                        format!("served {}", units::ops(p.achieved_rate))
+                        format!("served {}", rate_of(o, p.achieved_rate))
                     } else {
                         "no objective: the highest that kept up".into()
                     })
@@ -143,7 +156,7 @@ fn summary_table(runs: &[(usize, &OffloadRun)]) -> Table {
         let planned = match (&o.slo, &o.predicted_max_rate_under_slo) {
             (None, _) => Cell::empty(),
             (Some(_), None) => Cell::text("none").below("even a light load misses it"),
-            (Some(_), Some(p)) => Cell::num(units::ops(p.offered_rate))
+            (Some(_), Some(p)) => Cell::num(rate_of(o, p.offered_rate))
                 .below(format!(
                     "{}, p99 {}",
                     batching(p),
@@ -221,8 +234,8 @@ fn points_table(runs: &[(usize, &OffloadRun)]) -> Table {
                 cells: vec![
                     Cell::text(setup(o)),
                     Cell::text(operation(o)),
-                    Cell::num(units::ops(p.offered_rate)).value(p.offered_rate),
-                    Cell::num(units::ops(p.achieved_rate)).value(p.achieved_rate),
+                    Cell::num(rate_of(o, p.offered_rate)).value(p.offered_rate),
+                    Cell::num(rate_of(o, p.achieved_rate)).value(p.achieved_rate),
                     Cell::text(batching(p)),
                     Cell::num(units::time_ms(l.p50))
                         .below(predicted(p.predicted_latency_ms.map(|q| q.p50)))
@@ -286,8 +299,8 @@ fn charts(runs: &[(usize, &OffloadRun)]) -> Vec<Chart> {
                         p.waits.latency_ms.p99,
                         format!(
                             "{name}: {} offered, {} served: {} (F{} points[{i}])",
-                            units::ops(p.offered_rate),
-                            units::ops(p.achieved_rate),
+                            rate_of(o, p.offered_rate),
+                            rate_of(o, p.achieved_rate),
                             if p.saturated {
                                 "saturated, the queue grew"
                             } else {
@@ -305,22 +318,40 @@ fn charts(runs: &[(usize, &OffloadRun)]) -> Vec<Chart> {
                 }
             }
             lines.retain(|l| !l.points.is_empty());
-            let hover = |name: &str, x: f64, y: f64| {
-                format!("{name}: {} offered → {}", units::ops(x), units::time_ms(y))
-            };
-            let axes = Axes {
-                x: "offered rate, requests per second",
-                y: "latency, milliseconds",
-                x_unit: "/s",
-                y_unit: " ms",
-                hover: &hover,
-                sourced: false,
-            };
-            Chart {
-                title: format!("{alg} {op}: latency against offered rate"),
-                caption: "Latency from each request's intended arrival at each offered rate (log-log): the median (p50), the 99th percentile (p99) and the planner's predicted p99. The dashed line is the objective; a circled point is saturated or dropped requests. Hover a mark for its figure and source point.".into(),
-                svg: plot(&format!("{alg} {op} latency against offered rate"), &axes, &lines, &marks),
-            }
+            chart(&alg, &op, &mine, &lines, &marks)
         })
         .collect()
+}
+
+/// The chart of one algorithm and operation from its lines and marks; a
+/// mix's counts handshakes.
+fn chart(
+    alg: &str,
+    op: &str,
+    mine: &[&(usize, &OffloadRun)],
+    lines: &[Line],
+    marks: &Marks,
+) -> Chart {
+    let mixed = mine.iter().find_map(|(_, o)| o.mix.is_some().then_some(*o));
+    let hover = |name: &str, x: f64, y: f64| {
+        let r = mixed.map_or_else(|| units::ops(x), |o| rate_of(o, x));
+        format!("{name}: {r} offered → {}", units::time_ms(y))
+    };
+    let axes = Axes {
+        x: if mixed.is_some() {
+            "offered rate, handshakes per second"
+        } else {
+            "offered rate, requests per second"
+        },
+        y: "latency, milliseconds",
+        x_unit: "/s",
+        y_unit: " ms",
+        hover: &hover,
+        sourced: false,
+    };
+    Chart {
+        title: format!("{alg} {op}: latency against offered rate"),
+        caption: "Latency from each request's intended arrival at each offered rate (log-log): the median (p50), the 99th percentile (p99) and the planner's predicted p99. The dashed line is the objective; a circled point is saturated or dropped requests. Hover a mark for its figure and source point.".into(),
+        svg: plot(&format!("{alg} {op} latency against offered rate"), &axes, lines, marks),
+    }
 }

@@ -102,12 +102,40 @@ pub struct Point {
     /// proves the serving path and the gate, its times mean nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulated: bool,
+    /// A request mix (`tls13-server`): each request is several operations
+    /// and every rate counts whole requests of it (handshakes per second).
+    /// Absent: each request is one operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<String>,
 }
 
 /// Whether a point kept up with its arrivals: not saturated and nothing
 /// dropped at a queue limit.
 pub fn kept_up(p: &Point) -> bool {
     !p.saturated && p.dropped == 0
+}
+
+/// What a rate counts, after the number: `/s` (requests of one
+/// operation), ` handshakes/s` for a mix whose requests are handshakes.
+pub fn rate_unit(mix: Option<&str>) -> &'static str {
+    match mix {
+        Some(_) => " handshakes/s",
+        None => "/s",
+    }
+}
+
+/// The dispatcher's own cost, beside the batch times: what a simulated
+/// batch adds to what the backend takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Handoff {
+    /// Added to every batch: handing it to the worker's thread and the
+    /// result back (0 where the batch times were measured through that
+    /// hand-over already).
+    pub per_batch_ms: f64,
+    /// Added to a batch the dispatcher had to wait for (an arrival or the
+    /// end of --max-wait with a worker idle): waking at that moment. A
+    /// batch dispatched as a worker frees does not pay it.
+    pub wake_ms: f64,
 }
 
 /// One batch size's time on one worker, as the planner used it.
@@ -127,8 +155,13 @@ pub struct OffloadRun {
     pub backend: String,
     /// The algorithm.
     pub algorithm: String,
-    /// The operation (`keygen`, `encaps`, ...).
+    /// The operation (`keygen`, `encaps`, ...); with a mix, the mix's
+    /// operations.
     pub operation: String,
+    /// The request mix, when each request is several operations (see
+    /// `Point::mix`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<String>,
     /// Workers serving batches at once (CPU threads, GPU streams).
     pub workers: usize,
     /// The device the batches ran on (a CPU model, a GPU name).
@@ -146,6 +179,11 @@ pub struct OffloadRun {
     pub curve_basis: String,
     /// See `curve_basis`.
     pub curve: Vec<CurvePoint>,
+    /// The dispatcher's own cost that the predictions add (see
+    /// [`Handoff`]), measured before the first point; absent in files
+    /// from before it was modelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
     /// The latency objective, as given (`p99=2ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,
@@ -204,6 +242,7 @@ mod tests {
             predicted_latency_ms: Some(q),
             dispatch_late_max_ms: Some(0.1),
             emulated: false,
+            mix: Some("tls13-server".into()),
         };
         let text = serde_json::to_string(&p).unwrap();
         assert!(
@@ -211,6 +250,11 @@ mod tests {
             "{text}"
         );
         assert_eq!(serde_json::from_str::<Point>(&text).unwrap(), p);
+        // A point written before mixes existed reads as one operation.
+        let old = text.replace(",\"mix\":\"tls13-server\"", "");
+        assert_ne!(old, text);
+        let read = serde_json::from_str::<Point>(&old).unwrap();
+        assert_eq!(read.mix, None);
         let bad = text.replace("\"4\":12", "\"four\":12");
         let e = serde_json::from_str::<Point>(&bad).unwrap_err().to_string();
         assert!(e.contains("batch size 'four'"), "{e}");

@@ -17,6 +17,7 @@ fn cells(o: &OffloadRun, p: Option<&Point>) -> Vec<(String, String)> {
         ("backend", text(&|p| p.backend.clone())),
         ("algorithm", o.algorithm.clone()),
         ("operation", o.operation.clone()),
+        ("mix", o.mix.clone().unwrap_or_default()),
         ("workers", o.workers.to_string()),
         ("offered_rate", text(&|p| format!("{:.3}", p.offered_rate))),
         (
@@ -125,6 +126,7 @@ mod tests {
             predicted_latency_ms: Some(q(1.1)),
             dispatch_late_max_ms: None,
             emulated: false,
+            mix: None,
         }
     }
 
@@ -134,6 +136,7 @@ mod tests {
             backend: "liboqs-cpu".into(),
             algorithm: "ML-KEM-768".into(),
             operation: "encaps".into(),
+            mix: None,
             workers: 2,
             device: String::new(),
             emulated: false,
@@ -141,6 +144,7 @@ mod tests {
             window_seconds: 1.0,
             curve_basis: String::new(),
             curve: vec![],
+            handoff: None,
             slo: Some("p99=2ms".into()),
             queue_limit: None,
             points: vec![point(100.0, false), point(200.0, true)],
@@ -152,7 +156,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         let header: Vec<&str> = lines[0].split(',').collect();
-        assert_eq!(header.len(), 14 + 4 * 5);
+        assert_eq!(header.len(), 15 + 4 * 5);
         let at = |row: usize, name: &str| -> String {
             let i = header.iter().position(|h| *h == name).unwrap();
             lines[row].split(',').nth(i).unwrap().to_string()

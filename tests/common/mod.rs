@@ -375,3 +375,17 @@ pub fn assert_has(text: &str, parts: &[&str]) {
     let missing: Vec<&&str> = parts.iter().filter(|p| !text.contains(**p)).collect();
     assert!(missing.is_empty(), "{missing:?} missing from:\n{text}");
 }
+
+/// `pqcprof report RUN --format markdown` written into `dir`: the text.
+pub fn markdown_report(run: &Path, dir: &Path) -> String {
+    let md = dir.join("report.md");
+    let (code, _, err) = outcome(
+        pqcprof()
+            .arg("report")
+            .arg(run)
+            .args(["--format", "markdown", "-o"])
+            .arg(&md),
+    );
+    assert_eq!(code, 0, "{err}");
+    std::fs::read_to_string(&md).unwrap()
+}

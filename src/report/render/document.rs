@@ -125,6 +125,43 @@ fn headed(r: &mut dyn Renderer, h: &Headed) {
     r.table(&h.table);
 }
 
+/// A finding's words, each escaped for the format at hand; the interval
+/// already wrapped as the format writes it. Both formats write a finding
+/// from these.
+pub struct FindingText {
+    /// The headline figure.
+    pub figure: String,
+    /// The word after it.
+    pub word: String,
+    /// The interval, wrapped; empty when there is none.
+    pub interval: String,
+    /// The sentence.
+    pub sentence: String,
+    /// The figures behind it.
+    pub detail: String,
+}
+
+impl FindingText {
+    /// `f`'s words through `esc`, the interval then through `interval`.
+    pub fn of(
+        f: &crate::report::headline::Finding,
+        esc: impl Fn(&str) -> String,
+        interval: impl Fn(String) -> String,
+    ) -> Self {
+        FindingText {
+            figure: esc(&f.figure),
+            word: esc(&f.word),
+            interval: f
+                .interval
+                .as_deref()
+                .map(|i| interval(esc(i)))
+                .unwrap_or_default(),
+            sentence: esc(&f.sentence),
+            detail: esc(&f.detail),
+        }
+    }
+}
+
 /// Walks the whole document, section by section.
 pub fn walk(o: &Outline, generated: &str, r: &mut dyn Renderer) {
     r.begin("pqcprof report");

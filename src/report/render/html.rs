@@ -8,7 +8,7 @@ use crate::report::model::{src_list, Dataset, SrcRef};
 use crate::report::outline::{FindingGroup, Outline, RunCard};
 use crate::report::reference_tables::filter_values;
 use crate::report::render::charts;
-use crate::report::render::document::{self, Markup, Renderer, Span, Style};
+use crate::report::render::document::{self, FindingText, Markup, Renderer, Span, Style};
 use crate::report::render::escape::{esc, esc_code};
 use crate::report::table::{Cell, Table};
 use crate::schema::load::LoadSet;
@@ -458,19 +458,17 @@ impl Renderer for HtmlPage<'_> {
         };
         let _ = write!(self.out, "<div class=\"findings {class}\">");
         for f in &group.findings {
+            let t = FindingText::of(f, esc, |i| format!("<span class=\"ci\">{i}</span>"));
             let _ = write!(
                 self.out,
                 "<div class=\"card\" data-src=\"{}\" title=\"{}\"><div><span class=\"fig\">{}</span><span class=\"word\">{}</span>{}</div><p class=\"sent\">{}</p><div class=\"det\">{}</div><div class=\"srcs\">{}</div></div>",
                 esc(&src_list(f.sources.iter().copied(), " ")),
                 esc(&src_title(self.ds, &f.sources)),
-                esc(&f.figure),
-                esc(&f.word),
-                f.interval
-                    .as_ref()
-                    .map(|i| format!("<span class=\"ci\">{}</span>", esc(i)))
-                    .unwrap_or_default(),
-                esc(&f.sentence),
-                esc(&f.detail),
+                t.figure,
+                t.word,
+                t.interval,
+                t.sentence,
+                t.detail,
                 esc(&src_list(f.sources.iter().copied(), " · "))
             );
         }

@@ -3,7 +3,7 @@
 use crate::report::findings::Analysis;
 use crate::report::model::{src_list, Dataset};
 use crate::report::outline::{FindingGroup, Outline, RunCard};
-use crate::report::render::document::{self, Markup, Renderer, Span, Style};
+use crate::report::render::document::{self, FindingText, Markup, Renderer, Span, Style};
 use crate::report::table::{Cell, Table};
 use crate::schema::load::LoadSet;
 use std::fmt::Write;
@@ -129,17 +129,15 @@ impl Renderer for MarkdownDoc {
 
     fn findings(&mut self, group: &FindingGroup) {
         for f in &group.findings {
+            let t = FindingText::of(f, md, |i| format!(" ({i})"));
             let _ = writeln!(
                 self.out,
                 "- **{} {}**{}: {} {} <sub>{}</sub>",
-                md(&f.figure),
-                md(&f.word),
-                f.interval
-                    .as_ref()
-                    .map(|i| format!(" ({})", md(i)))
-                    .unwrap_or_default(),
-                md(&f.sentence),
-                md(&f.detail),
+                t.figure,
+                t.word,
+                t.interval,
+                t.sentence,
+                t.detail,
                 src_list(f.sources.iter().copied(), " ")
             );
         }
