@@ -110,6 +110,20 @@ fn offload_serves_a_rate_and_saves_the_point() {
     assert_eq!(cell("dropped"), "0");
     let p99: f64 = cell("latency_p99_ms").parse().unwrap();
     assert!((p99 - p["latency_ms"]["p99"].as_f64().unwrap()).abs() < 1e-5);
+    // The CPU has no energy reading: none in the point, the CSV or the
+    // report; a GPU point's (SYNTHETIC here) is in the report's table.
+    assert!(p.get("energy_per_request_mj").is_none(), "{p}");
+    assert_eq!(cell("energy_per_request_mj"), "");
+    let file = common::files(d.path(), "run-", ".json").remove(0);
+    let md = common::markdown_report(&file, d.path());
+    common::assert_has(&md, &["Energy per request there", "no energy reading"]);
+    let mut v = common::read_json(&file);
+    v["offload"]["points"][0]["energy_per_request_mj"] = 0.25.into();
+    v["offload"]["points"][0]["energy_source"] = "SYNTHETIC energy counter".into();
+    let gpu = d.path().join("synthetic-energy.json");
+    std::fs::write(&gpu, serde_json::to_vec(&v).unwrap()).unwrap();
+    let md = common::markdown_report(&gpu, d.path());
+    common::assert_has(&md, &["0.250 mJ", "SYNTHETIC energy counter"]);
 }
 
 #[test]

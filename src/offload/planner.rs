@@ -123,6 +123,8 @@ impl Planner<'_> {
             dispatch_late_max_ms: None,
             emulated: false,
             mix: None,
+            energy_per_request_mj: None,
+            energy_source: None,
         }
     }
 

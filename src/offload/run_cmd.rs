@@ -18,7 +18,7 @@ use crate::core::catalog::{Algorithm, Operation};
 use crate::probe::system;
 use crate::schema::device::{Device, DeviceKind};
 use crate::schema::offload::OffloadRun;
-use crate::schema::offload::{kept_up, rate_unit};
+use crate::schema::offload::{energy_per_request, kept_up, rate_unit};
 use crate::schema::record::RunConfig;
 use crate::schema::run_file::RunFile;
 use clap::Args;
@@ -355,6 +355,7 @@ fn served_on(
                 memory_total_mb: host.memory_total_mb,
             },
             emulated: false,
+            pci_bus_id: None,
         });
     }
     let Request::One(alg, op) = req else {
@@ -362,6 +363,7 @@ fn served_on(
     };
     let mut first = open_gpu(alg, false)?;
     let (device, fits) = (first.device(), first.max_batch(alg, op, cfg));
+    let pci_bus_id = Some(first.pci_bus_id.clone());
     drop(first);
     if let Some(fits) = fits {
         let workers = args.threads as usize;
@@ -378,6 +380,7 @@ fn served_on(
     Ok(ServedOn {
         device,
         emulated: crate::probe::gpu::standin_driver().is_some(),
+        pci_bus_id,
     })
 }
 
@@ -419,6 +422,7 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         cancel: &cancel,
         make: &make,
         emulated: served_on.emulated,
+        sampler: served_on.pci_bus_id.as_deref().map(energy_sampler),
     };
     let predicted_top = args
         .load
@@ -583,6 +587,8 @@ struct ServedOn {
     device: Device,
     /// On the CPU stand-in driver, not a GPU.
     emulated: bool,
+    /// The GPU's PCI bus ID, for its NVML sampler; none on the CPU.
+    pci_bus_id: Option<String>,
 }
 
 /// Our kernels for `alg` on GPU 0 (compiled, or read from the kernel
@@ -668,6 +674,23 @@ struct Ctx<'a> {
     cancel: &'a AtomicBool,
     make: &'a live::MakeWorker<'a>,
     emulated: bool,
+    /// The GPU's NVML sampler around each point's window (none on the CPU).
+    sampler: Option<std::sync::Mutex<Box<dyn crate::monitor::Sampler>>>,
+}
+
+/// The NVML sampler of GPU 0 at `pci_bus_id`, or one that records nothing
+/// and says why.
+fn energy_sampler(pci_bus_id: &str) -> std::sync::Mutex<Box<dyn crate::monitor::Sampler>> {
+    use crate::monitor::nvml::{NoSampler, NvmlSampler};
+    let period = Duration::from_millis(1);
+    let s: Box<dyn crate::monitor::Sampler> = match NvmlSampler::new(pci_bus_id, 0, period) {
+        Ok(s) => Box::new(s),
+        Err(e) => {
+            log::warn!("{e:#}; offload points will have no energy per request");
+            Box::new(NoSampler(format!("{e:#}")))
+        }
+    };
+    std::sync::Mutex::new(s)
 }
 
 impl Ctx<'_> {
@@ -712,6 +735,12 @@ impl Ctx<'_> {
             policy.max_wait * 1e3,
             times.len()
         );
+        let sampling = self.sampler.as_ref().map(|s| {
+            let mut s = s.lock().unwrap_or_else(|e| e.into_inner());
+            s.start()
+                .map_err(|e| log::warn!("starting the NVML sampler: {e:#}"))
+                .is_ok()
+        });
         let w = live::serve(
             self.make,
             self.workers,
@@ -721,7 +750,13 @@ impl Ctx<'_> {
             self.deadline,
             self.cancel,
         )
-        .map_err(|e| Stop::Failed(format!("{e:#}")))?;
+        .map_err(|e| Stop::Failed(format!("{e:#}")));
+        let usage = match (&self.sampler, sampling) {
+            (Some(s), Some(true)) => s.lock().unwrap_or_else(|e| e.into_inner()).stop().ok(),
+            _ => None,
+        };
+        let w = w?;
+        let energy = usage.and_then(|u| energy_per_request(&u, w.served.len()));
         if w.not_served > 0 {
             return Err(if self.cancel.load(Ordering::SeqCst) {
                 Stop::Interrupted
@@ -751,6 +786,8 @@ impl Ctx<'_> {
             dispatch_late_max_ms: Some(w.dispatch_late_max * 1e3),
             emulated: self.emulated,
             mix: self.req.mix(),
+            energy_per_request_mj: energy.as_ref().map(|e| e.0),
+            energy_source: energy.map(|e| e.1),
         };
         log::info!("{}", point_line(&p));
         saved.offload().points.push(p.clone());

@@ -14,7 +14,7 @@ use crate::report::table::{Cell, Row, Table};
 use crate::schema::offload::{kept_up, OffloadRun, Point};
 
 /// How to read the section (both formats).
-pub const INTRO: &str = "Requests arrived one at a time at each offered rate and a dynamic batcher served them in batches; latency counts from each request's intended arrival to its result, queue wait included. A point is saturated when the batcher fell behind its arrivals (its percentiles hold for that window only); dropped requests met a full queue (--queue-limit). Predicted figures are the planner's: a simulation of the same batcher over the batch times measured before the first point, not a measurement. A request mix counts whole requests of it: tls13-server's rates are handshakes per second, each an ML-KEM-768 encapsulation, an X25519 key pair and secret, and an ML-DSA-65 signature. Offload runs record no energy per request yet. Sources read Fn points[i]: file n, index i of its offload points.";
+pub const INTRO: &str = "Requests arrived one at a time at each offered rate and a dynamic batcher served them in batches; latency counts from each request's intended arrival to its result, queue wait included. A point is saturated when the batcher fell behind its arrivals (its percentiles hold for that window only); dropped requests met a full queue (--queue-limit). Predicted figures are the planner's: a simulation of the same batcher over the batch times measured before the first point, not a measurement. A request mix counts whole requests of it: tls13-server's rates are handshakes per second, each an ML-KEM-768 encapsulation, an X25519 key pair and secret, and an ML-DSA-65 signature. Energy per request is a GPU point's: the device's energy over the window (NVML's counter, or its power samples integrated) over the requests served, the idle gaps between batches included; the CPU has no energy reading here. Sources read Fn points[i]: file n, index i of its offload points.";
 
 /// The section's content.
 pub struct OffloadSection {
@@ -114,6 +114,7 @@ fn summary_table(runs: &[(usize, &OffloadRun)]) -> Table {
             "Batching used",
             "p99 there",
             "Planner's highest rate",
+            "Energy per request there",
             "Source",
         ],
         false,
@@ -174,11 +175,22 @@ fn summary_table(runs: &[(usize, &OffloadRun)]) -> Table {
                 batch,
                 p99,
                 planned,
+                energy_cell(best(o).map(|(_, p)| p)),
                 src,
             ],
         });
     }
     t
+}
+
+/// A point's energy per request, where its device had an energy reading.
+fn energy_cell(p: Option<&Point>) -> Cell {
+    match p.and_then(|p| Some((p.energy_per_request_mj?, p.energy_source.as_deref()))) {
+        Some((mj, source)) => Cell::num(format!("{mj:.3} mJ"))
+            .below(source.unwrap_or("NVML").to_string())
+            .value(mj),
+        None => Cell::text("–").below("no energy reading"),
+    }
 }
 
 /// What became of a point, in a few words.

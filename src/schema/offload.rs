@@ -107,6 +107,29 @@ pub struct Point {
     /// Absent: each request is one operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<String>,
+    /// A GPU point: the device's energy over the window (NVML), shared by
+    /// the requests served, millijoules per request; absent where the
+    /// device has no energy reading (the CPU, or no NVML).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_per_request_mj: Option<f64>,
+    /// Where that energy came from (`energy counter`, `integrated power
+    /// samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_source: Option<String>,
+}
+
+/// Millijoules per request of a window in which the device used
+/// `usage.energy_j` and `served` requests were served; `None` without an
+/// energy reading or a request.
+pub fn energy_per_request(
+    usage: &crate::monitor::RunUsage,
+    served: usize,
+) -> Option<(f64, String)> {
+    let j = usage.energy_j.filter(|j| j.is_finite() && *j >= 0.0)?;
+    (served > 0).then(|| {
+        let source = usage.energy_source.clone().unwrap_or_else(|| "NVML".into());
+        (j * 1e3 / served as f64, source)
+    })
 }
 
 /// Whether a point kept up with its arrivals: not saturated and nothing
@@ -209,6 +232,26 @@ pub struct OffloadRun {
 }
 
 #[cfg(test)]
+mod energy_tests {
+    use super::energy_per_request;
+    use crate::monitor::RunUsage;
+
+    #[test]
+    fn energy_is_shared_by_the_requests_served() {
+        let usage = RunUsage {
+            energy_j: Some(2.0),
+            energy_source: Some("energy counter".into()),
+            ..RunUsage::default()
+        };
+        let (mj, source) = energy_per_request(&usage, 4000).unwrap();
+        assert!((mj - 0.5).abs() < 1e-12, "{mj}");
+        assert_eq!(source, "energy counter");
+        assert_eq!(energy_per_request(&usage, 0), None);
+        assert_eq!(energy_per_request(&RunUsage::default(), 10), None);
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -243,6 +286,8 @@ mod tests {
             dispatch_late_max_ms: Some(0.1),
             emulated: false,
             mix: Some("tls13-server".into()),
+            energy_per_request_mj: None,
+            energy_source: None,
         };
         let text = serde_json::to_string(&p).unwrap();
         assert!(

@@ -63,6 +63,11 @@ fn cells(o: &OffloadRun, p: Option<&Point>) -> Vec<(String, String)> {
         c.push((format!("{name}_p999_ms"), of(|q| q.p999)));
         c.push((format!("{name}_max_ms"), of(|q| q.max)));
     }
+    let energy = p.and_then(|p| p.energy_per_request_mj);
+    c.push((
+        "energy_per_request_mj".into(),
+        energy.map_or(String::new(), |e| format!("{e:.6}")),
+    ));
     c
 }
 
@@ -127,6 +132,8 @@ mod tests {
             dispatch_late_max_ms: None,
             emulated: false,
             mix: None,
+            energy_per_request_mj: None,
+            energy_source: None,
         }
     }
 
