@@ -368,10 +368,6 @@ fn a_bad_or_contradicted_mix_is_refused_by_name() {
             "--alg ML-DSA-44 contradicts",
         ),
         ("--mix tls13-server --op verify", "--op verify contradicts"),
-        (
-            "--mix tls13-server --backend native-gpu",
-            "served on liboqs-cpu only",
-        ),
     ] {
         let args = format!("offload {args} --rate 10");
         let (code, _, err) = run_into(&args, d.path());

@@ -117,3 +117,34 @@ fn a_largest_batch_the_device_cannot_hold_is_refused_by_name() {
     // Nothing was measured, so no run file.
     assert!(common::files(d.path(), "run-", ".json").is_empty());
 }
+
+/// The tls13-server mix on the GPU: each worker's stream holds both
+/// families' kernels, a batch runs the ML-KEM-768 encapsulations and the
+/// ML-DSA-65 signatures one after the other, X25519 on the host; every
+/// part gated.
+#[test]
+fn a_tls13_server_mix_is_served_on_the_gpu_and_every_part_gated() {
+    if nvrtc_or_skip("a_tls13_server_mix_is_served_on_the_gpu_and_every_part_gated").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = offload(
+        d.path(),
+        &[],
+        "--mix tls13-server --rate 50 --window 0.3 --threads 2 --max-batch 4 --max-wait 2",
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    common::assert_has(&stdout, &["mix tls13-server", "handshakes/s"]);
+    let run = read_json(&common::files(d.path(), "run-", ".json")[0]);
+    let o = &run["offload"];
+    assert_eq!(
+        (&o["backend"], &o["mix"]),
+        (&"native-gpu".into(), &"tls13-server".into())
+    );
+    let p = &o["points"][0];
+    assert_eq!(p["emulated"], true, "{p:#}");
+    let checks = p["gate"]["checks"].to_string();
+    for part in ["X25519", "decapsulates", "verify under liboqs"] {
+        assert!(checks.contains(part), "{part}: {checks}");
+    }
+}

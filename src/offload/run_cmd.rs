@@ -44,7 +44,8 @@ pub struct OffloadArgs {
     /// server side of a TLS 1.3 handshake (X25519MLKEM768 key exchange:
     /// one ML-KEM-768 encapsulation and one X25519 key pair and secret;
     /// one ML-DSA-65 signature). Rates are then handshakes per second.
-    /// liboqs-cpu only.
+    /// On native-gpu both kernels run on each worker's stream, X25519 on
+    /// the host.
     #[arg(long, value_name = "MIX")]
     pub mix: Option<String>,
     /// Workers, each serving one batch at a time: CPU threads (liboqs-cpu),
@@ -201,14 +202,6 @@ impl Request {
 /// `--op` given with it: each must name one of the mix's own operations.
 fn mix_request(args: &OffloadArgs, name: &str) -> anyhow::Result<Request> {
     let mix = Mix::parse(name).map_err(anyhow::Error::msg)?;
-    if args.backend != liboqs::NAME {
-        anyhow::bail!(
-            "--mix {} with --backend {}: a mix is served on {} only (the X25519 half runs on the CPU, and serving two operations in one GPU batch is not built)",
-            mix.name(),
-            args.backend,
-            liboqs::NAME
-        );
-    }
     let ops = mix.operations();
     let listed: Vec<String> = ops
         .iter()
@@ -358,24 +351,32 @@ fn served_on(
             pci_bus_id: None,
         });
     }
-    let Request::One(alg, op) = req else {
-        anyhow::bail!("a request mix is served on {} only", liboqs::NAME);
-    };
-    let mut first = open_gpu(alg, false)?;
-    let (device, fits) = (first.device(), first.max_batch(alg, op, cfg));
+    let ops = req.operations();
+    let algs: Vec<Algorithm> = ops.iter().map(|&(a, _)| a).collect();
+    let mut first = open_gpu(&algs, false)?;
+    let device = first.device();
     let pci_bus_id = Some(first.pci_bus_id.clone());
+    let fits: Vec<_> = ops
+        .iter()
+        .map(|&(a, o)| (a, o, first.max_batch(a, o, cfg)))
+        .collect();
     drop(first);
-    if let Some(fits) = fits {
-        let workers = args.threads as usize;
-        gpu_fit(
-            b.top,
-            fits,
-            workers,
-            b.fixed.is_some(),
-            alg,
-            op,
-            &device.name,
-        )?;
+    // A mix's operations keep their batches at once: each its share of
+    // the memory.
+    for (alg, op, fits) in fits {
+        if let Some(fits) = fits {
+            let workers = args.threads as usize;
+            let share = fits / ops.len();
+            gpu_fit(
+                b.top,
+                share,
+                workers,
+                b.fixed.is_some(),
+                alg,
+                op,
+                &device.name,
+            )?;
+        }
     }
     Ok(ServedOn {
         device,
@@ -403,7 +404,10 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     let cpu_device = served_on.device.clone();
     let make = move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
         let backend: Box<dyn Backend> = match req {
-            Request::One(alg, _) if gpu => Box::new(open_gpu(alg, true)?),
+            _ if gpu => {
+                let algs: Vec<Algorithm> = req.operations().iter().map(|&(a, _)| a).collect();
+                Box::new(open_gpu(&algs, true)?)
+            }
             _ => Box::new(LiboqsCpu::new(cpu_device.clone())),
         };
         worker(backend, req, &cfg, top)
@@ -591,10 +595,10 @@ struct ServedOn {
     pci_bus_id: Option<String>,
 }
 
-/// Our kernels for `alg` on GPU 0 (compiled, or read from the kernel
+/// Our kernels for `algs` on GPU 0 (compiled, or read from the kernel
 /// cache), on a stream of its own when `own_stream`.
-fn open_gpu(alg: Algorithm, own_stream: bool) -> anyhow::Result<NativeGpu> {
-    let units = native_gpu::kernels::units_for(&[alg]);
+fn open_gpu(algs: &[Algorithm], own_stream: bool) -> anyhow::Result<NativeGpu> {
+    let units = native_gpu::kernels::units_for(algs);
     let mut b = NativeGpu::new(0, &units).map_err(|e| e.context("native-gpu on GPU 0"))?;
     if own_stream {
         b.use_own_stream()?;
