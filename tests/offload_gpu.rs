@@ -24,23 +24,29 @@ fn offload(out: &Path, knobs: &[(&str, &str)], args: &str) -> (i32, String, Stri
     outcome(&mut c)
 }
 
+/// A served offload run with `args`, which must succeed and write one
+/// run file: its folder, what it printed and the run file.
+fn served(args: &str) -> (tempfile::TempDir, String, serde_json::Value) {
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = offload(d.path(), &[], args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let files = common::files(d.path(), "run-", ".json");
+    assert_eq!(files.len(), 1, "{files:?}");
+    let run = read_json(&files[0]);
+    (d, stdout, run)
+}
+
 #[test]
 fn gpu_batches_are_served_gated_marked_emulated_and_reported() {
     if nvrtc_or_skip("gpu_batches_are_served_gated_marked_emulated_and_reported").is_none() {
         return;
     }
-    let d = tempfile::tempdir().unwrap();
     // Two streams, batches of up to 8, at a rate the stand-in keeps up
     // with or not: either way every request is served and gated.
-    let (code, stdout, stderr) = offload(
-        d.path(),
-        &[],
+    let (d, _, run) = served(
         "--alg ML-KEM-768 --op encaps --rate 100 --window 0.5 --threads 2 --max-batch 8 --max-wait 2",
     );
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
     let files = common::files(d.path(), "run-", ".json");
-    assert_eq!(files.len(), 1, "{files:?}");
-    let run = read_json(&files[0]);
     let o = &run["offload"];
     assert_eq!(o["backend"], "native-gpu", "{o:#}");
     assert_eq!(o["emulated"], true, "{o:#}");
@@ -127,15 +133,9 @@ fn a_tls13_server_mix_is_served_on_the_gpu_and_every_part_gated() {
     if nvrtc_or_skip("a_tls13_server_mix_is_served_on_the_gpu_and_every_part_gated").is_none() {
         return;
     }
-    let d = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = offload(
-        d.path(),
-        &[],
-        "--mix tls13-server --rate 50 --window 0.3 --threads 2 --max-batch 4 --max-wait 2",
-    );
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (_d, stdout, run) =
+        served("--mix tls13-server --rate 50 --window 0.3 --threads 2 --max-batch 4 --max-wait 2");
     common::assert_has(&stdout, &["mix tls13-server", "handshakes/s"]);
-    let run = read_json(&common::files(d.path(), "run-", ".json")[0]);
     let o = &run["offload"];
     assert_eq!(
         (&o["backend"], &o["mix"]),

@@ -154,7 +154,13 @@ mod tests {
             handoff: None,
             slo: Some("p99=2ms".into()),
             queue_limit: None,
-            points: vec![point(100.0, false), point(200.0, true)],
+            points: vec![
+                Point {
+                    energy_per_request_mj: Some(0.5),
+                    ..point(100.0, false)
+                },
+                point(200.0, true),
+            ],
             max_rate_under_slo: Some(100.0),
             predicted_max_rate_under_slo: None,
             stopped: None,
@@ -163,7 +169,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         let header: Vec<&str> = lines[0].split(',').collect();
-        assert_eq!(header.len(), 15 + 4 * 5);
+        assert_eq!(header.len(), 15 + 4 * 5 + 1);
         let at = |row: usize, name: &str| -> String {
             let i = header.iter().position(|h| *h == name).unwrap();
             lines[row].split(',').nth(i).unwrap().to_string()
@@ -177,6 +183,8 @@ mod tests {
         assert_eq!(at(1, "queue_p50_ms"), "0.250000");
         assert_eq!(at(1, "predicted_latency_p999_ms"), "4.400000");
         assert_eq!(at(1, "gate_checked_ops"), "");
+        assert_eq!(at(1, "energy_per_request_mj"), "0.500000");
+        assert_eq!(at(2, "energy_per_request_mj"), "");
         assert_eq!(quoted("a,b".into()), "\"a,b\"");
     }
 }
