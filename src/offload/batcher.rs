@@ -140,26 +140,16 @@ pub fn simulate(
     workers: usize,
     batch_seconds: &mut dyn FnMut(usize) -> f64,
 ) -> Vec<Served> {
-    simulate_limited(arrivals, policy, workers, None, batch_seconds).0
+    simulate_limited(arrivals, policy, workers, None, 0.0, batch_seconds).0
 }
 
-/// [`simulate`] with at most `queue_limit` requests waiting: an arrival
-/// that finds it full is dropped. The requests served, a batch's next to
-/// each other, and how many were dropped.
+/// [`simulate`] with at most `queue_limit` requests waiting (an arrival
+/// that finds it full is dropped) and a dispatcher that, when it had to
+/// wait for a batch's moment (a worker idle before it), dispatches `wake`
+/// seconds after it: the time a sleeping thread takes to run again. The
+/// requests served, a batch's next to each other, and how many were
+/// dropped.
 pub fn simulate_limited(
-    arrivals: &[f64],
-    policy: Policy,
-    workers: usize,
-    queue_limit: Option<usize>,
-    batch_seconds: &mut dyn FnMut(usize) -> f64,
-) -> (Vec<Served>, usize) {
-    simulate_waking(arrivals, policy, workers, queue_limit, 0.0, batch_seconds)
-}
-
-/// [`simulate_limited`] with a dispatcher that, when it had to wait for a
-/// batch's moment (a worker idle before it), dispatches `wake` seconds
-/// after it: the time a sleeping thread takes to run again.
-pub fn simulate_waking(
     arrivals: &[f64],
     policy: Policy,
     workers: usize,
@@ -327,14 +317,14 @@ mod tests {
             max_batch: 2,
             max_wait: 0.0,
         };
-        let (s, dropped) = simulate_limited(&arrivals, p, 1, Some(2), &mut linear);
+        let (s, dropped) = simulate_limited(&arrivals, p, 1, Some(2), 0.0, &mut linear);
         assert_eq!(dropped, 1);
         let sizes: Vec<usize> = s.iter().map(|r| r.batch).collect();
         assert_eq!(sizes, [2, 2, 2, 2]);
         assert!((s[2].dispatch - 1.2e-3).abs() < 1e-12, "{s:?}");
         assert_eq!(s[3].arrival, 1e-4);
         // Without the limit every request is served.
-        let (s, dropped) = simulate_limited(&arrivals, p, 1, None, &mut linear);
+        let (s, dropped) = simulate_limited(&arrivals, p, 1, None, 0.0, &mut linear);
         assert_eq!((dropped, s.len()), (0, 5));
     }
 

@@ -95,7 +95,7 @@ impl Planner<'_> {
     fn point(&self, arrivals: &Arrivals, policy: Policy, slo: Option<&Slo>, cap: usize) -> Point {
         let curve = self.curve;
         let times = arrivals.times(request_count(curve, arrivals.rate(), cap));
-        let (served, dropped) = batcher::simulate_waking(
+        let (served, dropped) = batcher::simulate_limited(
             &times,
             policy,
             self.workers,

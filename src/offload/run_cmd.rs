@@ -352,8 +352,7 @@ fn served_on(
         });
     }
     let ops = req.operations();
-    let algs: Vec<Algorithm> = ops.iter().map(|&(a, _)| a).collect();
-    let mut first = open_gpu(&algs, false)?;
+    let mut first = open_gpu(req, false)?;
     let device = first.device();
     let pci_bus_id = Some(first.pci_bus_id.clone());
     let fits: Vec<_> = ops
@@ -404,10 +403,7 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     let cpu_device = served_on.device.clone();
     let make = move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
         let backend: Box<dyn Backend> = match req {
-            _ if gpu => {
-                let algs: Vec<Algorithm> = req.operations().iter().map(|&(a, _)| a).collect();
-                Box::new(open_gpu(&algs, true)?)
-            }
+            _ if gpu => Box::new(open_gpu(req, true)?),
             _ => Box::new(LiboqsCpu::new(cpu_device.clone())),
         };
         worker(backend, req, &cfg, top)
@@ -595,10 +591,11 @@ struct ServedOn {
     pci_bus_id: Option<String>,
 }
 
-/// Our kernels for `algs` on GPU 0 (compiled, or read from the kernel
-/// cache), on a stream of its own when `own_stream`.
-fn open_gpu(algs: &[Algorithm], own_stream: bool) -> anyhow::Result<NativeGpu> {
-    let units = native_gpu::kernels::units_for(algs);
+/// Our kernels for every operation of `req` on GPU 0 (compiled, or read
+/// from the kernel cache), on a stream of its own when `own_stream`.
+fn open_gpu(req: Request, own_stream: bool) -> anyhow::Result<NativeGpu> {
+    let algs: Vec<Algorithm> = req.operations().iter().map(|&(a, _)| a).collect();
+    let units = native_gpu::kernels::units_for(&algs);
     let mut b = NativeGpu::new(0, &units).map_err(|e| e.context("native-gpu on GPU 0"))?;
     if own_stream {
         b.use_own_stream()?;
@@ -679,12 +676,12 @@ struct Ctx<'a> {
     make: &'a live::MakeWorker<'a>,
     emulated: bool,
     /// The GPU's NVML sampler around each point's window (none on the CPU).
-    sampler: Option<std::sync::Mutex<Box<dyn crate::monitor::Sampler>>>,
+    sampler: Option<std::cell::RefCell<Box<dyn crate::monitor::Sampler>>>,
 }
 
 /// The NVML sampler of GPU 0 at `pci_bus_id`, or one that records nothing
 /// and says why.
-fn energy_sampler(pci_bus_id: &str) -> std::sync::Mutex<Box<dyn crate::monitor::Sampler>> {
+fn energy_sampler(pci_bus_id: &str) -> std::cell::RefCell<Box<dyn crate::monitor::Sampler>> {
     use crate::monitor::nvml::{NoSampler, NvmlSampler};
     let period = Duration::from_millis(1);
     let s: Box<dyn crate::monitor::Sampler> = match NvmlSampler::new(pci_bus_id, 0, period) {
@@ -694,7 +691,7 @@ fn energy_sampler(pci_bus_id: &str) -> std::sync::Mutex<Box<dyn crate::monitor::
             Box::new(NoSampler(format!("{e:#}")))
         }
     };
-    std::sync::Mutex::new(s)
+    std::cell::RefCell::new(s)
 }
 
 impl Ctx<'_> {
@@ -705,6 +702,21 @@ impl Ctx<'_> {
             workers: self.workers,
             queue_limit: self.queue_limit,
         }
+    }
+
+    /// `serve` with the GPU's sampler around it: its result, and what the
+    /// sampler saw (none on the CPU, or when it could not start).
+    fn sampled<T>(&self, serve: impl FnOnce() -> T) -> (T, Option<crate::monitor::RunUsage>) {
+        let Some(s) = &self.sampler else {
+            return (serve(), None);
+        };
+        let mut s = s.borrow_mut();
+        if let Err(e) = s.start() {
+            log::warn!("starting the NVML sampler: {e:#}");
+            return (serve(), None);
+        }
+        let out = serve();
+        (out, s.stop().ok())
     }
 
     /// Measures one point and saves it; a cut or failed window is not a
@@ -739,27 +751,18 @@ impl Ctx<'_> {
             policy.max_wait * 1e3,
             times.len()
         );
-        let sampling = self.sampler.as_ref().map(|s| {
-            let mut s = s.lock().unwrap_or_else(|e| e.into_inner());
-            s.start()
-                .map_err(|e| log::warn!("starting the NVML sampler: {e:#}"))
-                .is_ok()
+        let (w, usage) = self.sampled(|| {
+            live::serve(
+                self.make,
+                self.workers,
+                policy,
+                self.queue_limit,
+                &times,
+                self.deadline,
+                self.cancel,
+            )
         });
-        let w = live::serve(
-            self.make,
-            self.workers,
-            policy,
-            self.queue_limit,
-            &times,
-            self.deadline,
-            self.cancel,
-        )
-        .map_err(|e| Stop::Failed(format!("{e:#}")));
-        let usage = match (&self.sampler, sampling) {
-            (Some(s), Some(true)) => s.lock().unwrap_or_else(|e| e.into_inner()).stop().ok(),
-            _ => None,
-        };
-        let w = w?;
+        let w = w.map_err(|e| Stop::Failed(format!("{e:#}")))?;
         let energy = usage.and_then(|u| energy_per_request(&u, w.served.len()));
         if w.not_served > 0 {
             return Err(if self.cancel.load(Ordering::SeqCst) {
