@@ -84,9 +84,32 @@ fn bench_with_cupqc_is_skipped_with_the_reason() {
     assert!(!d.path().join("cupqc").join("mlkem_results.json").exists());
 }
 
+/// `offload --backend cupqc` with `request`, which must end with exit 1
+/// before anything runs (no run file): what it printed on stderr.
+#[cfg(any(not(pqcprof_cupqc), pqcprof_cupqc_standin))]
+fn offload_refused(request: &str) -> String {
+    let d = tempfile::tempdir().unwrap();
+    let out = pqcprof()
+        .args(common::words(&format!(
+            "offload --backend cupqc {request} --rate 100 --window 0.2 --out"
+        )))
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(common::files(d.path(), "run-", ".json").is_empty());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 #[cfg(not(pqcprof_cupqc))]
 mod without_the_sdk {
     use super::*;
+
+    #[test]
+    fn offload_with_cupqc_says_how_to_enable_it_and_writes_nothing() {
+        let stderr = offload_refused("--alg ML-DSA-65 --op sign");
+        common::assert_has(&stderr, &["not part of this build", "scripts/fetch-cupqc"]);
+    }
 
     #[test]
     fn check_says_the_backend_is_not_built_and_how_to_enable_it() {
@@ -198,6 +221,15 @@ mod with_the_shim {
                 "{alg} {op}"
             );
         }
+    }
+
+    /// `offload --backend cupqc` on a stand-in build refuses before
+    /// anything runs, as `bench` does, and writes no run file.
+    #[cfg(pqcprof_cupqc_standin)]
+    #[test]
+    fn offload_on_the_standin_is_refused_before_anything_runs() {
+        let stderr = offload_refused("--alg ML-KEM-768 --op encaps");
+        common::assert_has(&stderr, &["STAND-IN", "refuses"]);
     }
 
     #[cfg(pqcprof_cupqc_standin)]
@@ -322,6 +354,13 @@ mod with_the_shim {
             kg.upload(Role::Ciphertext, &[0]).is_err(),
             "keygen has no CT"
         );
+        // Serving: refused before the pinned copies exist; then the same
+        // entropy in gives the same keys out, copied back by the shim.
+        assert!(kg.serve().is_err(), "serve before stage");
+        kg.upload(Role::PublicKey, &vec![0u8; pk.len()]).unwrap();
+        kg.stage().unwrap();
+        kg.serve().unwrap();
+        assert_eq!(kg.download(Role::PublicKey).unwrap(), pk);
 
         let alg = Algorithm::MlDsa44;
         let mut sign = Batch::prepare(0, alg, Operation::Sign, n, 1024).unwrap();

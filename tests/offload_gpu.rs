@@ -124,6 +124,43 @@ fn a_largest_batch_the_device_cannot_hold_is_refused_by_name() {
     assert!(common::files(d.path(), "run-", ".json").is_empty());
 }
 
+/// `--device N` serves on GPU N (the stand-in names each device by its
+/// ordinal), and an ordinal the driver does not list is refused by name
+/// before anything runs.
+#[test]
+fn the_gpu_asked_for_serves_and_one_the_driver_lacks_is_refused_by_name() {
+    if nvrtc_or_skip("the_gpu_asked_for_serves_and_one_the_driver_lacks_is_refused_by_name")
+        .is_none()
+    {
+        return;
+    }
+    let two = [("DEVICES", "2")];
+    let load = "--alg ML-KEM-768 --op encaps --rate 100 --window 0.2 --max-batch 4 --max-wait 2";
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = offload(d.path(), &two, &format!("{load} --device 1"));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let run = read_json(&common::files(d.path(), "run-", ".json")[0]);
+    let o = &run["offload"];
+    assert_eq!(o["device_ordinal"], 1, "{o:#}");
+    assert!(
+        o["device"].as_str().unwrap().contains("stand-in 1 "),
+        "{o:#}"
+    );
+    assert!(
+        o["points"][0]["gate"]["checked_ops"].as_u64().unwrap() > 0,
+        "{o:#}"
+    );
+
+    let d = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = offload(d.path(), &two, &format!("{load} --device 2"));
+    assert_ne!(code, 0, "{stdout}\n{stderr}");
+    common::assert_has(
+        &stderr,
+        &["invalid --device 2", "lists 2 (ordinals 0 to 1)"],
+    );
+    assert!(common::files(d.path(), "run-", ".json").is_empty());
+}
+
 /// The tls13-server mix on the GPU: each worker's stream holds both
 /// families' kernels, a batch runs the ML-KEM-768 encapsulations and the
 /// ML-DSA-65 signatures one after the other, X25519 on the host; every

@@ -89,6 +89,8 @@ struct pqcprof_cupqc_batch {
     cudaStream_t stream = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
     int (*launch)(pqcprof_cupqc_batch &) = nullptr;
+    // Pinned host copies of the buffers, for serving (pqcprof_cupqc_stage).
+    uint8_t *host[kRoles] = {};
 };
 
 namespace {
@@ -290,6 +292,24 @@ bool lookup(int alg, int op, Entry *e) {
 #undef PQ_DSA
 }
 
+// Whether `role` is written by the operation of `kind` (the roles listed
+// first in shim.h's table) rather than read by it.
+bool is_output(int kind, int role) {
+    switch (kind) {
+    case KEM_KEYGEN:
+    case DSA_KEYGEN:
+        return role == PQCPROF_CUPQC_PK || role == PQCPROF_CUPQC_SK;
+    case KEM_ENCAPS:
+        return role == PQCPROF_CUPQC_CT || role == PQCPROF_CUPQC_SS;
+    case KEM_DECAPS:
+        return role == PQCPROF_CUPQC_SS;
+    case DSA_SIGN:
+        return role == PQCPROF_CUPQC_SIG;
+    default:
+        return role == PQCPROF_CUPQC_OK;
+    }
+}
+
 bool role_ok(const pqcprof_cupqc_batch *b, int role) {
     return b && role >= 0 && role < kRoles && b->buf[role] != nullptr;
 }
@@ -331,6 +351,8 @@ void pqcprof_cupqc_release(pqcprof_cupqc_batch *b) {
         }
         for (uint8_t *p : b->buf)
             if (p) cudaFree(p);
+        for (uint8_t *p : b->host)
+            if (p) cudaFreeHost(p);
         if (b->start) cudaEventDestroy(b->start);
         if (b->stop) cudaEventDestroy(b->stop);
         if (b->stream) cudaStreamDestroy(b->stream);
@@ -442,6 +464,45 @@ int pqcprof_cupqc_launch(pqcprof_cupqc_batch *b, float *ms) {
                 return static_cast<int>(err);
         }
         return static_cast<int>(cudaStreamSynchronize(b->stream));
+    });
+}
+
+int pqcprof_cupqc_stage(pqcprof_cupqc_batch *b) {
+    return guarded("stage", PQCPROF_CUPQC_E_EXCEPTION, [&] {
+        if (!b) return PQCPROF_CUPQC_E_ARGUMENT;
+        cudaError_t err = cudaSetDevice(b->device);
+        for (int r = 0; r < kRoles && err == cudaSuccess; ++r) {
+            if (b->len[r] == 0 || b->host[r]) continue;
+            err = cudaMallocHost(reinterpret_cast<void **>(&b->host[r]), b->len[r]);
+            if (err == cudaSuccess)
+                err = cudaMemcpyAsync(b->host[r], b->buf[r], b->len[r], cudaMemcpyDeviceToHost,
+                                      b->stream);
+        }
+        if (err == cudaSuccess) err = cudaStreamSynchronize(b->stream);
+        return static_cast<int>(err);
+    });
+}
+
+int pqcprof_cupqc_serve(pqcprof_cupqc_batch *b) {
+    return guarded("serve", PQCPROF_CUPQC_E_EXCEPTION, [&] {
+        if (!b || !b->launch) return PQCPROF_CUPQC_E_ARGUMENT;
+        for (int r = 0; r < kRoles; ++r)
+            if (b->len[r] != 0 && !b->host[r]) return PQCPROF_CUPQC_E_ARGUMENT;
+        cudaError_t err = cudaSetDevice(b->device);
+        (void)cudaGetLastError();
+        for (int r = 0; r < kRoles && err == cudaSuccess; ++r)
+            if (b->len[r] != 0 && !is_output(b->kind, r))
+                err = cudaMemcpyAsync(b->buf[r], b->host[r], b->len[r], cudaMemcpyHostToDevice,
+                                      b->stream);
+        if (err != cudaSuccess) return static_cast<int>(err);
+        const int launched = b->launch(*b);
+        if (launched != 0) return launched;
+        for (int r = 0; r < kRoles && err == cudaSuccess; ++r)
+            if (b->len[r] != 0 && is_output(b->kind, r))
+                err = cudaMemcpyAsync(b->host[r], b->buf[r], b->len[r], cudaMemcpyDeviceToHost,
+                                      b->stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(b->stream);
+        return static_cast<int>(err);
     });
 }
 

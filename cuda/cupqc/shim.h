@@ -111,6 +111,18 @@ int pqcprof_cupqc_download(const pqcprof_cupqc_batch *b, int role, uint8_t *dst,
  * any fault the kernel raised. */
 int pqcprof_cupqc_launch(pqcprof_cupqc_batch *b, float *ms);
 
+/* Serving: gives the batch pinned host copies of every buffer, filled with
+ * what the device buffers hold now (the inputs as prepared). Once only;
+ * pqcprof_cupqc_serve needs it. */
+int pqcprof_cupqc_stage(pqcprof_cupqc_batch *b);
+
+/* One batch served as a caller would: the operation's inputs copied from
+ * the pinned copies to the device, one launch, its outputs copied back to
+ * the pinned copies, all queued on the batch's stream, then waits for the
+ * stream. No event is recorded. Batches on other streams may run at the
+ * same time, the copies of one beside the kernel of another. */
+int pqcprof_cupqc_serve(pqcprof_cupqc_batch *b);
+
 /* Frees everything the batch holds (destroy_workspace included). */
 void pqcprof_cupqc_release(pqcprof_cupqc_batch *b);
 

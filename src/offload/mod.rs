@@ -9,6 +9,7 @@
 pub mod arrivals;
 pub mod batcher;
 pub mod curve;
+mod gpu;
 pub mod latency;
 pub mod live;
 pub mod mix;

@@ -5,18 +5,19 @@
 use super::arrivals::{self, Arrivals};
 use super::batcher::{self, Policy};
 use super::curve::Curve;
+use super::gpu::{self, ServedOn, Serving};
 use super::latency::Recorder;
 use super::live::{self, BackendWorker, Worker};
 use super::mix::{Mix, MixWorker};
 use super::options::LoadOptions;
 use super::plan_cmd::{describe_arrivals, fmt_rate, percentiles};
 use super::planner::{self, Point};
+use crate::backend::cupqc;
 use crate::backend::liboqs::{self, LiboqsCpu};
-use crate::backend::native_gpu::{self, NativeGpu};
+use crate::backend::native_gpu;
 use crate::backend::{Backend, BatchConfig};
 use crate::core::catalog::{Algorithm, Operation};
 use crate::probe::system;
-use crate::schema::device::{Device, DeviceKind};
 use crate::schema::offload::OffloadRun;
 use crate::schema::offload::{energy_per_request, kept_up, rate_unit};
 use crate::schema::record::RunConfig;
@@ -30,10 +31,16 @@ use std::time::{Duration, Instant};
 /// Options of `offload`.
 #[derive(Debug, Args, Clone)]
 pub struct OffloadArgs {
-    /// The backend serving the batches: liboqs on CPU threads, or the
-    /// project's kernels on GPU 0 (one stream per worker).
-    #[arg(long, default_value = liboqs::NAME, value_parser = [liboqs::NAME, native_gpu::NAME])]
+    /// The backend serving the batches: liboqs on CPU threads, the
+    /// project's kernels on a GPU (one stream per worker), or NVIDIA cuPQC
+    /// on a GPU (where this build has it; each prepared batch its own
+    /// stream).
+    #[arg(long, default_value = liboqs::NAME, value_parser = [liboqs::NAME, native_gpu::NAME, cupqc::BACKEND_NAME])]
     pub backend: String,
+    /// The GPU that serves (its CUDA ordinal), for native-gpu and cupqc
+    /// [default: 0].
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
     /// The algorithm, e.g. ML-KEM-768 (not with --mix).
     #[arg(long = "alg", value_name = "NAME", required_unless_present = "mix")]
     pub algorithm: Option<Algorithm>,
@@ -49,7 +56,8 @@ pub struct OffloadArgs {
     #[arg(long, value_name = "MIX")]
     pub mix: Option<String>,
     /// Workers, each serving one batch at a time: CPU threads (liboqs-cpu),
-    /// or streams of the GPU (native-gpu).
+    /// or host threads with batches on streams of their own (native-gpu,
+    /// cupqc).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: u32,
     /// Requests per second offered.
@@ -266,6 +274,14 @@ fn check_args(args: &OffloadArgs) -> anyhow::Result<Request> {
             );
         }
     }
+    if let (Some(d), false) = (args.device, gpu::is_gpu(&args.backend)) {
+        anyhow::bail!(
+            "invalid --device {d}: only the GPU backends ({} and {}) serve on a device, and --backend is {}",
+            native_gpu::NAME,
+            cupqc::BACKEND_NAME,
+            args.backend
+        );
+    }
     if args.message_size > 64 * 1024 * 1024 {
         anyhow::bail!(
             "invalid --message-size {}: at most 67108864 bytes (64 MiB)",
@@ -330,60 +346,6 @@ fn batching(args: &OffloadArgs) -> anyhow::Result<Batching> {
     })
 }
 
-/// Where the batches will run: on a GPU, opened once first to compile the
-/// kernels (later opens read them from the kernel cache) and to refuse a
-/// largest batch that does not fit; else this host's CPU.
-fn served_on(
-    args: &OffloadArgs,
-    req: Request,
-    b: &Batching,
-    cfg: &BatchConfig,
-) -> anyhow::Result<ServedOn> {
-    if args.backend != native_gpu::NAME {
-        let host = system::host();
-        return Ok(ServedOn {
-            device: Device {
-                kind: DeviceKind::Cpu,
-                name: host.cpu.clone(),
-                memory_total_mb: host.memory_total_mb,
-            },
-            emulated: false,
-            pci_bus_id: None,
-        });
-    }
-    let ops = req.operations();
-    let mut first = open_gpu(req, false)?;
-    let device = first.device();
-    let pci_bus_id = Some(first.pci_bus_id.clone());
-    let fits: Vec<_> = ops
-        .iter()
-        .map(|&(a, o)| (a, o, first.max_batch(a, o, cfg)))
-        .collect();
-    drop(first);
-    // A mix's operations keep their batches at once: each its share of
-    // the memory.
-    for (alg, op, fits) in fits {
-        if let Some(fits) = fits {
-            let workers = args.threads as usize;
-            let share = fits / ops.len();
-            gpu_fit(
-                b.top,
-                share,
-                workers,
-                b.fixed.is_some(),
-                alg,
-                op,
-                &device.name,
-            )?;
-        }
-    }
-    Ok(ServedOn {
-        device,
-        emulated: crate::probe::gpu::standin_driver().is_some(),
-        pci_bus_id,
-    })
-}
-
 /// `pqcprof offload`.
 pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     let started = Instant::now();
@@ -398,12 +360,24 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         message_size: args.message_size,
         context: vec![],
     };
-    let served_on = served_on(args, req, &b, &cfg)?;
-    let (top, gpu) = (b.top, args.backend == native_gpu::NAME);
+    let ops = req.operations();
+    let ordinal = args.device.unwrap_or(0);
+    let served_on = gpu::served_on(
+        &Serving {
+            backend: &args.backend,
+            ops: &ops,
+            ordinal,
+            workers: args.threads as usize,
+            top: b.top,
+            fixed: b.fixed.is_some(),
+        },
+        &cfg,
+    )?;
+    let (top, on_gpu) = (b.top, gpu::is_gpu(&args.backend));
     let cpu_device = served_on.device.clone();
     let make = move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
         let backend: Box<dyn Backend> = match req {
-            _ if gpu => Box::new(open_gpu(req, true)?),
+            _ if on_gpu => gpu::open(&args.backend, &ops, ordinal, true)?.backend,
             _ => Box::new(LiboqsCpu::new(cpu_device.clone())),
         };
         worker(backend, req, &cfg, top)
@@ -422,7 +396,10 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         cancel: &cancel,
         make: &make,
         emulated: served_on.emulated,
-        sampler: served_on.pci_bus_id.as_deref().map(energy_sampler),
+        sampler: served_on
+            .pci_bus_id
+            .as_deref()
+            .map(|id| gpu::energy_sampler(id, ordinal)),
     };
     let predicted_top = args
         .load
@@ -479,8 +456,10 @@ fn measure(
         req.operation(),
         req.mix().map_or(String::new(), |m| format!(" (mix {m})"))
     );
-    let gpu = args.backend == native_gpu::NAME;
-    let basis = if gpu {
+    let gpu = gpu::is_gpu(&args.backend);
+    let basis = if args.backend == cupqc::BACKEND_NAME {
+        "one cuPQC batch on its stream: inputs copied in from pinned host copies, one launch, outputs copied back"
+    } else if gpu {
         "one GPU stream's batch: inputs copied in through pinned staging, one launch, outputs copied back"
     } else {
         "one CPU thread's batch time"
@@ -535,6 +514,8 @@ fn open_run_file(
         randomness: if args.backend == native_gpu::NAME {
             "native-gpu: every input generated on the host before timing (seeds, messages, rnd)"
                 .into()
+        } else if args.backend == cupqc::BACKEND_NAME {
+            "cupqc: entropy generated on the host (ChaCha20 seeded by the OS) before timing".into()
         } else {
             "liboqs-cpu: liboqs's RNG inside each call (system randomness)".into()
         },
@@ -552,6 +533,7 @@ fn open_run_file(
         mix: req.mix(),
         workers: args.threads as usize,
         device: served_on.device.name.clone(),
+        device_ordinal: gpu::is_gpu(&args.backend).then_some(args.device.unwrap_or(0)),
         emulated: served_on.emulated,
         arrivals: match &args.trace {
             Some(t) => format!("trace {}", t.display()),
@@ -580,67 +562,6 @@ fn open_run_file(
     )?;
     let csv = path.with_extension("csv");
     Ok(Saved { path, csv, run })
-}
-
-/// Where the batches run.
-struct ServedOn {
-    device: Device,
-    /// On the CPU stand-in driver, not a GPU.
-    emulated: bool,
-    /// The GPU's PCI bus ID, for its NVML sampler; none on the CPU.
-    pci_bus_id: Option<String>,
-}
-
-/// Our kernels for every operation of `req` on GPU 0 (compiled, or read
-/// from the kernel cache), on a stream of its own when `own_stream`.
-fn open_gpu(req: Request, own_stream: bool) -> anyhow::Result<NativeGpu> {
-    let algs: Vec<Algorithm> = req.operations().iter().map(|&(a, _)| a).collect();
-    let units = native_gpu::kernels::units_for(&algs);
-    let mut b = NativeGpu::new(0, &units).map_err(|e| e.context("native-gpu on GPU 0"))?;
-    if own_stream {
-        b.use_own_stream()?;
-    }
-    Ok(b)
-}
-
-/// The largest batch each of `workers` workers may prepare when the
-/// device holds `fits` operations of one batch: a worker prepares a batch
-/// of every size from 1 to its largest, all resident at once, so
-/// `workers * top * (top + 1) / 2` operations must fit.
-fn largest_fitting(fits: usize, workers: usize) -> usize {
-    let per_worker = fits / workers.max(1);
-    let mut top = ((2.0 * per_worker as f64).sqrt() as usize).max(1);
-    while top > 0 && top * (top + 1) / 2 > per_worker {
-        top -= 1;
-    }
-    while (top + 1) * (top + 2) / 2 <= per_worker {
-        top += 1;
-    }
-    top
-}
-
-/// Refuses a largest batch (`--max-batch`, or `--batch-top` with auto)
-/// whose prepared batches do not fit the device's memory, naming the
-/// largest that does.
-fn gpu_fit(
-    top: usize,
-    fits: usize,
-    workers: usize,
-    fixed: bool,
-    alg: Algorithm,
-    op: Operation,
-    device: &str,
-) -> anyhow::Result<()> {
-    let most = largest_fitting(fits, workers);
-    if top > most {
-        let flag = if fixed { "--max-batch" } else { "--batch-top" };
-        anyhow::bail!(
-            "invalid {flag} {top}: {device} has room for {fits} {} {} operations at once, and each of {workers} stream(s) prepares a batch of every size from 1 to the largest; the largest that fits is {most}",
-            alg.name(),
-            op.cli_name()
-        );
-    }
-    Ok(())
 }
 
 /// Why the points stopped early.
@@ -677,21 +598,6 @@ struct Ctx<'a> {
     emulated: bool,
     /// The GPU's NVML sampler around each point's window (none on the CPU).
     sampler: Option<std::cell::RefCell<Box<dyn crate::monitor::Sampler>>>,
-}
-
-/// The NVML sampler of GPU 0 at `pci_bus_id`, or one that records nothing
-/// and says why.
-fn energy_sampler(pci_bus_id: &str) -> std::cell::RefCell<Box<dyn crate::monitor::Sampler>> {
-    use crate::monitor::nvml::{NoSampler, NvmlSampler};
-    let period = Duration::from_millis(1);
-    let s: Box<dyn crate::monitor::Sampler> = match NvmlSampler::new(pci_bus_id, 0, period) {
-        Ok(s) => Box::new(s),
-        Err(e) => {
-            log::warn!("{e:#}; offload points will have no energy per request");
-            Box::new(NoSampler(format!("{e:#}")))
-        }
-    };
-    std::cell::RefCell::new(s)
 }
 
 impl Ctx<'_> {

@@ -51,11 +51,16 @@ pub fn section(ds: &Dataset) -> Option<OffloadSection> {
     })
 }
 
-/// `liboqs-cpu, 2 workers`; served on the CPU stand-in driver, said so.
+/// `liboqs-cpu, 2 workers`; a GPU other than the first named (`native-gpu
+/// on GPU 1, ...`); served on the CPU stand-in driver, said so.
 fn setup(o: &OffloadRun) -> String {
     format!(
-        "{}, {} worker{}{}",
+        "{}{}, {} worker{}{}",
         o.backend,
+        match o.device_ordinal {
+            Some(n) if n > 0 => format!(" on GPU {n}"),
+            _ => String::new(),
+        },
         o.workers,
         if o.workers == 1 { "" } else { "s" },
         if o.emulated {

@@ -190,6 +190,9 @@ pub struct OffloadRun {
     /// The device the batches ran on (a CPU model, a GPU name).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub device: String,
+    /// The GPU's CUDA ordinal (`--device`); absent on the CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_ordinal: Option<usize>,
     /// Served by the CPU stand-in driver: see `Point::emulated`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulated: bool,

@@ -146,6 +146,7 @@ mod tests {
             mix: None,
             workers: 2,
             device: String::new(),
+            device_ordinal: None,
             emulated: false,
             arrivals: "poisson, seed 1".into(),
             window_seconds: 1.0,

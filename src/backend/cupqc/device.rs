@@ -149,11 +149,15 @@ impl Cupqc {
         Batch::prepare(self.ordinal, alg, op, n, msg_len)
     }
 
-    /// Refuses a batch whose buffers and cuPQC workspaces do not fit in
-    /// the GPU's free memory, naming the largest that does. Preparing an
-    /// operation keeps at most its own batch and the key-generation batch
-    /// alive, each with its workspace and entropy.
-    fn check_memory(&self, alg: Algorithm, op: Operation, cfg: &BatchConfig) -> anyhow::Result<()> {
+    /// The GPU's free memory and the device bytes one operation of a
+    /// prepared batch needs: its buffers, workspace and entropy, and
+    /// those of the key-generation batch that preparing it keeps alive.
+    fn memory_need(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &BatchConfig,
+    ) -> anyhow::Result<(usize, usize)> {
         let (free, _) = self
             ._ctx
             .mem_get_info()
@@ -174,6 +178,13 @@ impl Cupqc {
             } else {
                 bytes(Operation::KeyGen)?
             };
+        Ok((free, per_op))
+    }
+
+    /// Refuses a batch whose buffers and cuPQC workspaces do not fit in
+    /// the GPU's free memory, naming the largest that does.
+    fn check_memory(&self, alg: Algorithm, op: Operation, cfg: &BatchConfig) -> anyhow::Result<()> {
+        let (free, per_op) = self.memory_need(alg, op, cfg)?;
         match crate::backend::native_gpu::sizing::memory_refusal(
             &format!("{alg} {op}"),
             cfg.batch,
@@ -210,6 +221,8 @@ struct CupqcBatch {
     msg_len: usize,
     /// The image that runs (`sm_90 machine code`), named in the record.
     image: String,
+    /// Whether the batch has its pinned host copies for serving.
+    staged: bool,
 }
 
 fn entropy(rng: &mut impl RngCore, b: &mut Batch) -> anyhow::Result<()> {
@@ -230,6 +243,13 @@ impl Backend for Cupqc {
 
     fn device(&self) -> Device {
         self.device.clone()
+    }
+
+    fn max_batch(&mut self, alg: Algorithm, op: Operation, cfg: &BatchConfig) -> Option<usize> {
+        let (free, per_op) = self.memory_need(alg, op, cfg).ok()?;
+        Some(crate::backend::native_gpu::sizing::max_batch(
+            free, per_op, 0,
+        ))
     }
 
     fn prepare(
@@ -326,6 +346,7 @@ impl Backend for Cupqc {
             sample,
             msg_len,
             image: self.image.clone(),
+            staged: false,
         }))
     }
 }
@@ -333,6 +354,19 @@ impl Backend for Cupqc {
 impl Prepared for CupqcBatch {
     fn run(&mut self) -> anyhow::Result<Duration> {
         self.batch.launch_timed()
+    }
+
+    fn prepare_serving(&mut self) -> anyhow::Result<()> {
+        if !self.staged {
+            self.batch.stage()?;
+            self.staged = true;
+        }
+        Ok(())
+    }
+
+    fn serve(&mut self) -> anyhow::Result<()> {
+        self.prepare_serving()?;
+        self.batch.serve()
     }
 
     fn check(&mut self) -> anyhow::Result<GateReport> {

@@ -405,6 +405,26 @@ mod shim {
             Ok(Duration::from_secs_f64(f64::from(ms) / 1000.0))
         }
 
+        /// Gives the batch pinned host copies of its buffers, filled with
+        /// the inputs as prepared (once; `serve` needs it).
+        pub fn stage(&mut self) -> anyhow::Result<()> {
+            // SAFETY: `raw` is live; the shim allocates and fills the copies.
+            check(
+                unsafe { ffi::pqcprof_cupqc_stage(self.raw) },
+                "pinned host copies for serving",
+            )
+        }
+
+        /// One batch served: inputs copied in from the pinned copies, one
+        /// launch, outputs copied back, on the batch's stream, waited for.
+        pub fn serve(&mut self) -> anyhow::Result<()> {
+            // SAFETY: `raw` is live; the shim refuses a batch not staged.
+            check(
+                unsafe { ffi::pqcprof_cupqc_serve(self.raw) },
+                "served batch",
+            )
+        }
+
         /// One launch, untimed (to make a later operation's inputs).
         pub fn launch(&mut self) -> anyhow::Result<()> {
             // SAFETY: `raw` is live; a null `ms` asks for no timing.
