@@ -7,7 +7,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// pqcprof stand-in: `check --require-gpu` passes only when STANDIN_GPU=1;
+/// pqcprof stand-in: `check --require-gpu` passes, and `check` calls
+/// native-gpu ready, only when STANDIN_GPU=1 (cupqc never);
 /// `bench`, `sweep` and `offload` write an empty run file (`offload` then
 /// exits with STANDIN_OFFLOAD_RC, 0 unless set); `report` writes its -o.
 const PQCPROF: &str = r#"#!/usr/bin/env bash
@@ -15,7 +16,9 @@ echo "pqcprof $*" >> "$STANDIN_LOG"
 case "$1" in
   check)
     if [ "${2:-}" = --require-gpu ]; then [ "${STANDIN_GPU:-0}" = 1 ] || exit 3; fi
-    echo "stand-in check (test only)" ;;
+    echo "stand-in check (test only)"
+    if [ "${STANDIN_GPU:-0}" = 1 ]; then echo "  native-gpu    ready      stand-in"; fi
+    echo "  cupqc         not ready  stand-in" ;;
   bench|sweep)
     mkdir -p outputs
     echo '{"records": []}' > "outputs/run-$1-$$.json" ;;
@@ -153,10 +156,17 @@ fn short_offload_sweeps_run_on_the_cpu_and_a_deadline_keeps_them() {
     // The stand-in ends `offload` as a run cut by its deadline does.
     let (o, log) = run(&d, &root, &[], &[("STANDIN_OFFLOAD_RC", "5")]);
     assert!(o.status.success(), "{}", text(&o));
-    for (alg, op) in [("ML-KEM-768", "encaps"), ("ML-DSA-65", "sign")] {
-        let line = format!("pqcprof offload --alg {alg} --op {op} --rate-sweep --slo p99=10ms --window 0.5 --deadline 30 --out outputs");
-        assert!(log.contains(&line), "{line}: {log}");
+    let line = |backend: &str, alg: &str, op: &str| {
+        format!("pqcprof offload --backend {backend} --alg {alg} --op {op} --rate-sweep --slo p99=10ms --window 0.5 --deadline 30 --out outputs")
+    };
+    let ops = [("ML-KEM-768", "encaps"), ("ML-DSA-65", "sign")];
+    for (alg, op) in ops {
+        let l = line("liboqs-cpu", alg, op);
+        assert!(log.contains(&l), "{l}: {log}");
     }
+    // No GPU backend is ready: none is offered a load.
+    assert!(!log.contains("offload --backend native-gpu"), "{log}");
+    assert!(!log.contains("offload --backend cupqc"), "{log}");
     // Before the report, which is given the run files made.
     let offload = log.find("pqcprof offload").unwrap();
     assert!(offload < log.find("pqcprof report").unwrap(), "{log}");
@@ -165,10 +175,20 @@ fn short_offload_sweeps_run_on_the_cpu_and_a_deadline_keeps_them() {
     let (o, _) = run(&d, &root, &[], &[("STANDIN_OFFLOAD_RC", "1")]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        text(&o).contains("pqcprof offload --alg ML-KEM-768 --op encaps failed"),
+        text(&o)
+            .contains("pqcprof offload --backend liboqs-cpu --alg ML-KEM-768 --op encaps failed"),
         "{}",
         text(&o)
     );
+    // A ready GPU backend gets the same sweeps after the CPU's.
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["--no-fetch"], &[("STANDIN_GPU", "1")]);
+    assert!(o.status.success(), "{}", text(&o));
+    for (alg, op) in ops {
+        let gpu = log.find(&line("native-gpu", alg, op));
+        assert!(gpu > log.find(&line("liboqs-cpu", alg, op)), "{log}");
+    }
+    assert!(!log.contains("offload --backend cupqc"), "{log}");
 }
 
 #[test]
