@@ -191,6 +191,16 @@ fn partial_gpu_libraries_are_named_not_panicked_on() {
         .concat(),
     );
     assert!((out + &err).contains("cuGetErrorString"), "{err}");
+    // offload on either GPU backend: refused by name before the GPU is
+    // opened, no run file.
+    for backend in ["native-gpu", "cupqc"] {
+        let (code, _, err) = offload_on(&fakes, &marks, backend, 120);
+        assert_eq!(code, 1, "{backend}: {err}");
+        assert!(!err.contains("panicked"), "{backend}: {err}");
+        if backend == "native-gpu" {
+            assert!(err.contains("cuGetErrorString"), "{err}");
+        }
+    }
     let (code, _, err) = with_fakes(fakes.path(), marks.path(), 120, &["kernels"]);
     assert_ne!(code, 0);
     assert!(err.contains("nvrtcCreateProgram"), "{err}");
@@ -250,4 +260,30 @@ fn a_hung_driver_is_named_within_its_time_limit() {
         .concat(),
     );
     assert!((out + &err).contains("cuInit did not return"), "{err}");
+    let (code, _, err) = offload_on(&fakes, &marks, "native-gpu", 60);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cuInit did not return"), "{err}");
+}
+
+/// `offload --backend BACKEND` with the fake libraries first on the loader
+/// path: (exit code, stdout, stderr), after checking that it wrote no run
+/// file.
+fn offload_on(
+    fakes: &tempfile::TempDir,
+    marks: &tempfile::TempDir,
+    backend: &str,
+    secs: u64,
+) -> (i32, String, String) {
+    let o = tempfile::tempdir().unwrap();
+    let line = format!(
+        "offload --backend {backend} --alg ML-KEM-512 --op keygen --rate 100 --window 0.2 --out"
+    );
+    let got = with_fakes(
+        fakes.path(),
+        marks.path(),
+        secs,
+        &[&common::words(&line)[..], &[o.path().to_str().unwrap()]].concat(),
+    );
+    assert!(common::files(o.path(), "run-", ".json").is_empty());
+    got
 }

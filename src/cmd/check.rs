@@ -33,19 +33,7 @@ pub fn verdicts(gpu: &GpuProbe) -> Vec<Verdict> {
             host.cores_logical
         ),
     }];
-    let gpu_reason = if !gpu.driver.present {
-        Some(format!("no CUDA driver: {}", gpu.driver.detail))
-    } else if gpu.gpus.is_empty() {
-        Some("the CUDA driver lists no GPU".to_string())
-    } else if !gpu.gpus.iter().any(|g| g.supported()) {
-        Some(format!(
-            "no GPU of compute capability {}.{} or newer",
-            crate::schema::metadata::MIN_COMPUTE_CAPABILITY.0,
-            crate::schema::metadata::MIN_COMPUTE_CAPABILITY.1
-        ))
-    } else {
-        None
-    };
+    let gpu_reason = gpu::no_usable_gpu(gpu);
     let native_reason = gpu_reason
         .clone()
         .or_else(|| gpu::driver_too_old(gpu.driver_api_version, &gpu.missing_driver_symbols))

@@ -7,6 +7,7 @@ use crate::backend::cupqc;
 use crate::backend::native_gpu::{self, NativeGpu};
 use crate::backend::{Backend, BatchConfig};
 use crate::core::catalog::{Algorithm, Operation};
+use crate::probe::gpu::GpuProbe;
 use crate::probe::system;
 use crate::schema::device::{Device, DeviceKind};
 use std::cell::RefCell;
@@ -61,10 +62,24 @@ fn open_cupqc(ordinal: usize) -> anyhow::Result<Opened> {
 
 #[cfg(not(pqcprof_cupqc))]
 fn open_cupqc(_: usize) -> anyhow::Result<Opened> {
+    cupqc_built()?;
+    unreachable!("a build without cuPQC refuses it")
+}
+
+/// Refuses cuPQC in a build that cannot measure with it: one without the
+/// SDK (saying how to enable it), or one with the tests' stand-in SDK.
+#[cfg(not(pqcprof_cupqc))]
+fn cupqc_built() -> anyhow::Result<()> {
     anyhow::bail!(
         "the cuPQC backend is not part of this build; to enable it: {}",
         cupqc::HOW_TO_ENABLE
     )
+}
+
+/// See the other `cupqc_built`.
+#[cfg(pqcprof_cupqc)]
+fn cupqc_built() -> anyhow::Result<()> {
+    cupqc::device::refuse_standin()
 }
 
 /// Where the batches run.
@@ -106,7 +121,14 @@ pub fn served_on(s: &Serving, cfg: &BatchConfig) -> anyhow::Result<ServedOn> {
             pci_bus_id: None,
         });
     }
-    if let Some(why) = missing_device(s.ordinal) {
+    if s.backend == cupqc::BACKEND_NAME {
+        cupqc_built()?;
+    }
+    let probe = crate::probe::gpu::probe();
+    if let Some(why) = not_usable(&probe) {
+        anyhow::bail!("{} cannot serve here: {why}", s.backend);
+    }
+    if let Some(why) = missing_device(&probe, s.ordinal) {
         anyhow::bail!("invalid --device {}: {why}", s.ordinal);
     }
     let mut first = open(s.backend, s.ops, s.ordinal, false)?;
@@ -133,15 +155,22 @@ pub fn served_on(s: &Serving, cfg: &BatchConfig) -> anyhow::Result<ServedOn> {
     })
 }
 
-/// Why GPU `ordinal` cannot be used, when the driver answers and does not
-/// list it (a driver that does not answer says why when opened).
-fn missing_device(ordinal: usize) -> Option<String> {
-    let probe = crate::probe::gpu::probe();
+/// Why no GPU backend can open a GPU here: none usable, or a driver
+/// without the entry points the CUDA bindings call (opening one then would
+/// abort instead of failing).
+fn not_usable(probe: &GpuProbe) -> Option<String> {
+    use crate::probe::gpu;
+    gpu::no_usable_gpu(probe)
+        .or_else(|| gpu::driver_too_old(probe.driver_api_version, &probe.missing_driver_symbols))
+}
+
+/// Why GPU `ordinal` cannot be used: the driver does not list it.
+fn missing_device(probe: &GpuProbe, ordinal: usize) -> Option<String> {
     let listed = probe.gpus.len();
-    (listed > 0 && !probe.gpus.iter().any(|g| g.ordinal == ordinal)).then(|| {
+    (!probe.gpus.iter().any(|g| g.ordinal == ordinal)).then(|| {
         format!(
             "no GPU with ordinal {ordinal}; the driver lists {listed} (ordinals 0 to {})",
-            listed - 1
+            listed.saturating_sub(1)
         )
     })
 }

@@ -202,6 +202,23 @@ pub fn min_driver_api() -> u32 {
         .unwrap_or(0)
 }
 
+/// Why no GPU can be used here at all: no driver, no GPU listed, or none
+/// of the compute capability pqcprof needs; `None` when one can.
+pub fn no_usable_gpu(gpu: &GpuProbe) -> Option<String> {
+    let (major, minor) = crate::schema::metadata::MIN_COMPUTE_CAPABILITY;
+    if !gpu.driver.present {
+        Some(format!("no CUDA driver: {}", gpu.driver.detail))
+    } else if gpu.gpus.is_empty() {
+        Some("the CUDA driver lists no GPU".to_string())
+    } else if !gpu.gpus.iter().any(|g| g.supported()) {
+        Some(format!(
+            "no GPU of compute capability {major}.{minor} or newer"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Why the native backend cannot use this driver, naming the driver to
 /// install; `None` when it has every symbol we call.
 pub fn driver_too_old(api: Option<u32>, missing: &[String]) -> Option<String> {
