@@ -272,6 +272,77 @@ fn plan_predicts_from_a_batch_sweep_and_names_the_highest_rate_under_an_objectiv
 }
 
 #[test]
+fn plan_on_two_workers_takes_their_all_busy_times_from_two_thread_records() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_into(
+        "cpu --alg ML-KEM-768 --op encaps --batch-sweep 16 --runs 3 --threads 1,2",
+        d.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let file = common::files(d.path(), "run-", ".json").pop().unwrap();
+    let line = "--alg ML-KEM-768 --op encaps --rate 2000 --workers 2 --handoff-ms 0";
+    let (code, out, err) = plan(&file, &format!("{line} --json"));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let c = &v["curve"]["contended"];
+    assert_eq!(c["busy"], 2, "{v}");
+    // A batch of 16 on two threads is 8 on each at once, and so on.
+    let two_threads: Vec<(u64, f64)> = read_json(&file)["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["threads"] == 2 && r["batch"].as_u64().unwrap() % 2 == 0)
+        .map(|r| {
+            (
+                r["batch"].as_u64().unwrap() / 2,
+                r["batch_ms"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let contended: Vec<(u64, f64)> = c["curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["batch"].as_u64().unwrap(),
+                p["batch_ms"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(contended, two_threads);
+    assert!(
+        v["contention"].as_str().unwrap().starts_with("modelled"),
+        "{v}"
+    );
+    // One worker: nothing to say of contention.
+    let one = line.replace("--workers 2", "--workers 1");
+    let (code, out, _) = plan(&file, &format!("{one} --json"));
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["contention"].is_null() && v["curve"]["contended"].is_null());
+    // One-thread records only: contention not modelled, and said so.
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_into(
+        "cpu --alg ML-KEM-768 --op encaps --batch-sweep 16 --runs 3 --threads 1",
+        d.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let file = common::files(d.path(), "run-", ".json").pop().unwrap();
+    let (code, out, _) = plan(&file, &format!("{line} --json"));
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["curve"]["contended"].is_null(), "{v}");
+    assert!(v["contention"]
+        .as_str()
+        .unwrap()
+        .starts_with("not modelled"));
+    let (code, out, _) = plan(&file, line);
+    assert_eq!(code, 0);
+    common::assert_has(&out, &["contention not modelled"]);
+}
+
+#[test]
 fn bad_input_is_refused_by_name_before_anything_runs() {
     let d = tempfile::tempdir().unwrap();
     let [empty, unsorted, words] = [

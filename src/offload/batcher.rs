@@ -140,22 +140,27 @@ pub fn simulate(
     workers: usize,
     batch_seconds: &mut dyn FnMut(usize) -> f64,
 ) -> Vec<Served> {
-    simulate_limited(arrivals, policy, workers, None, 0.0, batch_seconds).0
+    simulate_limited(arrivals, policy, workers, None, 0.0, &mut |n, _| {
+        batch_seconds(n)
+    })
+    .0
 }
 
 /// [`simulate`] with at most `queue_limit` requests waiting (an arrival
 /// that finds it full is dropped) and a dispatcher that, when it had to
 /// wait for a batch's moment (a worker idle before it), dispatches `wake`
-/// seconds after it: the time a sleeping thread takes to run again. The
-/// requests served, a batch's next to each other, and how many were
-/// dropped.
+/// seconds after it: the time a sleeping thread takes to run again. A
+/// batch of `n` that starts while `k` workers are serving (itself
+/// included) takes `batch_seconds(n, k)`: workers that share a host run
+/// slower together than alone. The requests served, a batch's next to
+/// each other, and how many were dropped.
 pub fn simulate_limited(
     arrivals: &[f64],
     policy: Policy,
     workers: usize,
     queue_limit: Option<usize>,
     wake: f64,
-    batch_seconds: &mut dyn FnMut(usize) -> f64,
+    batch_seconds: &mut dyn FnMut(usize, usize) -> f64,
 ) -> (Vec<Served>, usize) {
     let mut free = vec![0.0f64; workers.max(1)];
     let mut out = Vec::with_capacity(arrivals.len());
@@ -174,7 +179,13 @@ pub fn simulate_limited(
         let at = if at > free_at { at + wake } else { at };
         q.admit(at);
         let size = q.waiting().clamp(1, policy.max_batch.max(1));
-        let done = at + batch_seconds(size);
+        // Busy at `at`: this worker and every other still serving.
+        let busy = 1 + free
+            .iter()
+            .enumerate()
+            .filter(|&(o, &f)| o != w && f > at)
+            .count();
+        let done = at + batch_seconds(size, busy);
         out.extend(q.kept[q.next..q.next + size].iter().map(|&i| Served {
             arrival: arrivals[i],
             dispatch: at,
@@ -307,6 +318,27 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_that_starts_beside_a_busy_worker_takes_the_contended_time() {
+        // Batches of one, 1 s alone and 2 s beside another busy worker.
+        // The first starts alone at 0 (done at 1); the second at 0.5,
+        // the first still busy (done at 2.5); the third at 3, both idle
+        // (done at 4); the fourth at 3.2 beside the third (done at 5.2).
+        let arrivals = [0.0, 0.5, 3.0, 3.2];
+        let p = Policy {
+            max_batch: 1,
+            max_wait: 0.0,
+        };
+        let mut time = |_: usize, busy: usize| busy as f64;
+        let (s, _) = simulate_limited(&arrivals, p, 2, None, 0.0, &mut time);
+        let done: Vec<f64> = s.iter().map(|r| r.done).collect();
+        assert_eq!(done, [1.0, 2.5, 4.0, 5.2]);
+        // One worker never has another beside it.
+        let (s, _) = simulate_limited(&arrivals, p, 1, None, 0.0, &mut time);
+        let done: Vec<f64> = s.iter().map(|r| r.done).collect();
+        assert_eq!(done, [1.0, 2.0, 4.0, 5.0]);
+    }
+
+    #[test]
     fn a_queue_limit_drops_arrivals_that_find_it_full_as_computed_by_hand() {
         // Five requests within 0.2 ms, a worker that takes 1.2 ms for two:
         // with batches of 2 and at most 2 waiting, the first two leave at
@@ -317,14 +349,14 @@ mod tests {
             max_batch: 2,
             max_wait: 0.0,
         };
-        let (s, dropped) = simulate_limited(&arrivals, p, 1, Some(2), 0.0, &mut linear);
+        let (s, dropped) = simulate_limited(&arrivals, p, 1, Some(2), 0.0, &mut |n, _| linear(n));
         assert_eq!(dropped, 1);
         let sizes: Vec<usize> = s.iter().map(|r| r.batch).collect();
         assert_eq!(sizes, [2, 2, 2, 2]);
         assert!((s[2].dispatch - 1.2e-3).abs() < 1e-12, "{s:?}");
         assert_eq!(s[3].arrival, 1e-4);
         // Without the limit every request is served.
-        let (s, dropped) = simulate_limited(&arrivals, p, 1, None, 0.0, &mut linear);
+        let (s, dropped) = simulate_limited(&arrivals, p, 1, None, 0.0, &mut |n, _| linear(n));
         assert_eq!((dropped, s.len()), (0, 5));
     }
 

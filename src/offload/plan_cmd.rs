@@ -36,7 +36,11 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "arrivals"])]
     pub trace: Option<PathBuf>,
     /// Workers serving batches at once: CPU threads each running its own
-    /// batch (the one-thread records give each one's batch time).
+    /// batch (the one-thread records give each one's batch time). Above 1,
+    /// liboqs-cpu records at `--threads` equal to it (a batch of N x b
+    /// runs b on each of N threads at once) give the batch times with all
+    /// workers busy, used for a batch that starts while others run; without
+    /// such records contention is not modelled, and the plan says so.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub workers: u32,
     /// Arrivals, batching and objective.
@@ -69,6 +73,10 @@ struct Plan {
     operation: &'static str,
     workers: u32,
     curve: CurveOut,
+    /// With several workers: whether batches are slowed by the others
+    /// running beside them, and from what.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    contention: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     arrivals: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,6 +96,10 @@ struct CurveOut {
     /// The dispatcher's own cost added to the simulated batches, measured
     /// on this host when the plan was made (or given).
     handoff: curve::Handoff,
+    /// With several workers, where the run file has them: batch times with
+    /// all of them busy at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    contended: Option<crate::schema::offload::ContendedCurve>,
 }
 
 /// `pqcprof plan`.
@@ -154,7 +166,9 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
             basis: curve.basis,
             points: curve.rows(),
             handoff: curve.handoff,
+            contended: curve.contended_rows(),
         },
+        contention: (workers > 1).then(|| contention(&curve, &args.backend, workers)),
         arrivals: arrivals.as_ref().map(describe_arrivals),
         point,
         slo: args.load.slo.clone(),
@@ -179,7 +193,31 @@ fn curve_of(
         curve::Curve::from_records(records, &args.backend, args.algorithm, args.operation)
             .map_err(|e| anyhow::anyhow!("--from {}: {e}", args.from.display()))?;
     curve.handoff = handoff(&args.handoff_ms)?;
+    curve.contended = curve::Curve::contended_from_records(
+        records,
+        &args.backend,
+        args.algorithm,
+        args.operation,
+        args.workers as usize,
+    );
     Ok(curve)
+}
+
+/// What the plan says of contention between `workers` workers.
+fn contention(curve: &curve::Curve, backend: &str, workers: usize) -> String {
+    match &curve.contended {
+        Some(c) => format!(
+            "modelled: a batch that starts while k of the {workers} workers are busy takes between the one-thread time (k = 1) and the all-busy time (k = {workers}), from the records at --threads {workers} (batches {})",
+            c.points
+                .iter()
+                .map(|p| p.0.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => format!(
+            "not modelled: no ok {backend} record at --threads {workers} with a batch a multiple of {workers}; every worker is taken to run as fast as one alone, so the latency predicted may be too low"
+        ),
+    }
 }
 
 /// `--handoff-ms`: measured here (`auto`), or milliseconds added to
@@ -258,6 +296,9 @@ fn text(plan: &Plan, auto: bool) -> String {
         "  hand-off  {:.3} ms added to every batch, {:.3} ms more to one the dispatcher waited for (its own cost: handing a batch to a worker, waking)\n",
         h.per_batch_ms, h.wake_ms
     );
+    if let Some(c) = &plan.contention {
+        s += &format!("  contention {c}\n");
+    }
     if let (Some(p), Some(a)) = (&plan.point, &plan.arrivals) {
         s += &format!(
             "  arrivals  {a}\n  batching  max-batch {}, max-wait {} ms{}\n",

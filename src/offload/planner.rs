@@ -77,7 +77,7 @@ pub fn rank(p: &Point, slo: Option<&Slo>) -> f64 {
 pub struct Planner<'a> {
     /// The backend named in the points.
     pub backend: &'a str,
-    /// One worker's batch times.
+    /// One worker's batch times, and where known all workers' at once.
     pub curve: &'a Curve,
     /// Workers serving batches at once.
     pub workers: usize,
@@ -204,6 +204,7 @@ mod tests {
             basis: "",
             spread: vec![],
             handoff: Default::default(),
+            contended: None,
         }
     }
 
@@ -323,5 +324,42 @@ mod tests {
         // An objective below one batch's time cannot be met at all.
         let tight: Slo = "p99=1ms".parse().unwrap();
         assert!(on(&c, 1).max_rate_under(&tight, 3).is_none());
+    }
+
+    #[test]
+    fn workers_slowed_by_each_other_raise_the_tail_where_both_are_busy() {
+        let alone = curve();
+        let mut shared = curve();
+        shared.contended = Some(crate::offload::curve::Contended {
+            busy: 2,
+            points: alone.points.iter().map(|&(b, s)| (b, 2.0 * s)).collect(),
+            spread: vec![],
+        });
+        // Batches of 4 at 900/s: alone, 1.4 ms per 4 on either of two
+        // workers, one at a time mostly; side by side 2.8 ms, and about
+        // as often two are busy as one.
+        let p = Policy {
+            max_batch: 4,
+            max_wait: 0.0,
+        };
+        let a = Arrivals::Poisson {
+            rate: 900.0,
+            seed: 2,
+        };
+        let (x, y) = (
+            on(&alone, 2).predict(&a, p, None),
+            on(&shared, 2).predict(&a, p, None),
+        );
+        assert!(!x.saturated && !y.saturated, "{x:?} {y:?}");
+        let (px, py) = (x.waits.latency_ms.p99, y.waits.latency_ms.p99);
+        assert!(py > 1.3 * px, "alone {px} ms, side by side {py} ms");
+        // The same on one worker: it never has another beside it.
+        let (x1, y1) = (
+            on(&alone, 1).predict(&a, p, None),
+            on(&shared, 1).predict(&a, p, None),
+        );
+        assert_eq!(x1.waits.latency_ms, y1.waits.latency_ms);
+        // And what two workers carry at most is what they carry together.
+        assert!((shared.capacity(2) - alone.capacity(2) / 2.0).abs() < 1e-6);
     }
 }

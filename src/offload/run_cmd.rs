@@ -57,7 +57,10 @@ pub struct OffloadArgs {
     pub mix: Option<String>,
     /// Workers, each serving one batch at a time: CPU threads (liboqs-cpu),
     /// or host threads with batches on streams of their own (native-gpu,
-    /// cupqc).
+    /// cupqc). With several CPU threads the batch times are measured twice
+    /// before the first point, on one worker and on all of them at once,
+    /// and the predictions slow a batch by how many workers are busy when
+    /// it starts.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: u32,
     /// Requests per second offered.
@@ -442,21 +445,30 @@ fn worker(
     })
 }
 
-/// One worker's batch times, measured the way the batcher sees them.
+/// One worker's batch times, measured the way the batcher sees them; on
+/// the CPU with several workers, also their times with all of them busy
+/// at once (they share the host's cores, memory and caches).
 fn measure(
     args: &OffloadArgs,
     req: Request,
     top: usize,
     make: &live::MakeWorker,
 ) -> anyhow::Result<Curve> {
+    let gpu = gpu::is_gpu(&args.backend);
+    let workers = args.threads as usize;
+    let contend = !gpu && workers > 1;
     log::info!(
-        "offload: {} {} {}{}: measuring batch times up to {top} on one worker",
+        "offload: {} {} {}{}: measuring batch times up to {top} on one worker{}",
         args.backend,
         req.algorithm(),
         req.operation(),
-        req.mix().map_or(String::new(), |m| format!(" (mix {m})"))
+        req.mix().map_or(String::new(), |m| format!(" (mix {m})")),
+        if contend {
+            format!(", then on {workers} workers at once")
+        } else {
+            String::new()
+        }
     );
-    let gpu = gpu::is_gpu(&args.backend);
     let basis = if args.backend == cupqc::BACKEND_NAME {
         "one cuPQC batch on its stream: inputs copied in from pinned host copies, one launch, outputs copied back"
     } else if gpu {
@@ -464,7 +476,11 @@ fn measure(
     } else {
         "one CPU thread's batch time"
     };
-    let mut curve = live::measure_curve(make, &planner::batch_sizes(top), 10, !gpu, basis)?;
+    let sizes = planner::batch_sizes(top);
+    let mut curve = live::measure_curve(make, &sizes, 10, !gpu, basis)?;
+    if contend {
+        curve.contended = Some(live::measure_contended(make, workers, &sizes, 10)?);
+    }
     curve.handoff = live::measure_handoff(true)?;
     Ok(curve)
 }
@@ -543,6 +559,7 @@ fn open_run_file(
         curve_basis: curve.basis.into(),
         curve: curve.rows(),
         handoff: Some(curve.handoff),
+        contended: curve.contended_rows(),
         slo: args
             .load
             .slo

@@ -170,6 +170,17 @@ pub struct CurvePoint {
     pub batch_ms: f64,
 }
 
+/// Batch times with several workers busy at once, beside the one-worker
+/// curve: what the planner takes for a batch that starts while the others
+/// are all serving.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContendedCurve {
+    /// Workers busy at once while these were measured.
+    pub busy: usize,
+    /// Each batch size's median time with all of them busy.
+    pub curve: Vec<CurvePoint>,
+}
+
 /// An offload run: one backend, algorithm and operation at one or more
 /// offered rates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -210,6 +221,12 @@ pub struct OffloadRun {
     /// from before it was modelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handoff: Option<Handoff>,
+    /// With several workers: the batch times measured with all of them
+    /// serving at once, which the predictions use for a batch that starts
+    /// while the others are busy; absent with one worker, on a GPU, and in
+    /// files from before contention was modelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contended: Option<ContendedCurve>,
     /// The latency objective, as given (`p99=2ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,

@@ -153,6 +153,7 @@ mod tests {
             curve_basis: String::new(),
             curve: vec![],
             handoff: None,
+            contended: None,
             slo: Some("p99=2ms".into()),
             queue_limit: None,
             points: vec![
