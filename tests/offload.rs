@@ -447,3 +447,47 @@ fn a_bad_or_contradicted_mix_is_refused_by_name() {
     }
     assert!(common::files(d.path(), "run-", ".json").is_empty());
 }
+
+/// Without `--from`, `plan` measures the batch times here first (up to
+/// `--batch-top`, with the workers busy together when there are several)
+/// and says so; a backend it cannot measure on is refused by name.
+#[test]
+fn plan_without_a_run_file_measures_the_batch_times_here_first() {
+    let line = "plan --alg ML-KEM-768 --op encaps --rate 2000 --batch-top 4 --workers 2 --json";
+    let (code, out, err) = outcome(pqcprof().args(common::words(line)));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["from"], "measured here just now (liboqs-cpu, 2 workers)",
+        "{v}"
+    );
+    let batches: Vec<u64> = v["curve"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["batch"].as_u64().unwrap())
+        .collect();
+    assert_eq!(batches, [1, 2, 4], "{v}");
+    assert_eq!(v["curve"]["contended"]["busy"], 2, "{v}");
+    assert!(
+        v["contention"].as_str().unwrap().contains("measured here"),
+        "{v}"
+    );
+    assert!(
+        v["point"]["latency_ms"]["p99"].as_f64().unwrap() > 0.0,
+        "{v}"
+    );
+    common::assert_has(
+        &err,
+        &["measuring batch times up to 4 on one worker, then on 2"],
+    );
+
+    let (code, _, err) = outcome(pqcprof().args(common::words(
+        "plan --backend liboqs --alg ML-KEM-768 --op encaps --rate 2000",
+    )));
+    assert_eq!(code, 1, "{err}");
+    common::assert_has(
+        &err,
+        &["invalid --backend liboqs", "liboqs-cpu, native-gpu, cupqc"],
+    );
+}

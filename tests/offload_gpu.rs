@@ -185,3 +185,26 @@ fn a_tls13_server_mix_is_served_on_the_gpu_and_every_part_gated() {
         assert!(checks.contains(part), "{part}: {checks}");
     }
 }
+
+/// `plan` without a run file measures a GPU backend's batch times here,
+/// served as `offload` serves them (end to end on a stream of its own).
+#[test]
+fn plan_measures_the_gpu_batch_times_here_without_a_run_file() {
+    if nvrtc_or_skip("plan_measures_the_gpu_batch_times_here_without_a_run_file").is_none() {
+        return;
+    }
+    let mut c = standin::pqcprof(&[]);
+    c.args(common::words(
+        "plan --backend native-gpu --alg ML-KEM-768 --op encaps --rate 100 --batch-top 4 --json",
+    ));
+    let (code, out, err) = outcome(&mut c);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["from"], "measured here just now (native-gpu, 1 worker)",
+        "{v}"
+    );
+    let basis = v["curve"]["basis"].as_str().unwrap();
+    assert!(basis.contains("GPU stream"), "{v}");
+    assert_eq!(v["curve"]["points"].as_array().unwrap().len(), 3, "{v}");
+}

@@ -15,12 +15,20 @@ use std::path::PathBuf;
 pub struct PlanArgs {
     /// The run file whose batch times the prediction uses: throughput
     /// records of the backend, algorithm and operation at several batches
-    /// (e.g. `pqcprof cpu --batch-sweep 256 --threads 1`).
+    /// (e.g. `pqcprof cpu --batch-sweep 256 --threads 1`). Without it the
+    /// batch times are measured here first, as `offload` measures them
+    /// before its first point (batches of 1, 2, 4, ... up to --batch-top;
+    /// on a GPU backend, GPU 0).
     #[arg(long, value_name = "RUN_FILE")]
-    pub from: PathBuf,
-    /// The backend whose records to use (liboqs-cpu, native-gpu, cupqc).
+    pub from: Option<PathBuf>,
+    /// The backend whose records to use, or to measure on without --from
+    /// (liboqs-cpu, native-gpu, cupqc).
     #[arg(long, default_value = crate::backend::liboqs::NAME)]
     pub backend: String,
+    /// Without --from: the largest batch measured (and so the largest a
+    /// prediction may choose).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub batch_top: u32,
     /// The algorithm, e.g. ML-KEM-768.
     #[arg(long = "alg", value_name = "NAME")]
     pub algorithm: Algorithm,
@@ -102,31 +110,72 @@ struct CurveOut {
     contended: Option<crate::schema::offload::ContendedCurve>,
 }
 
-/// `pqcprof plan`.
-pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
-    let (run, warnings) = crate::schema::load::read_run(&args.from, "F1").map_err(|e| {
+/// What `from` says of batch times measured by the plan itself.
+const MEASURED_HERE: &str = "measured here just now";
+
+/// The batch times to predict from, and where they came from: the run
+/// file given, or measured here.
+fn batch_times(args: &PlanArgs) -> anyhow::Result<(curve::Curve, String)> {
+    let Some(from) = &args.from else {
+        let backends = [
+            crate::backend::liboqs::NAME,
+            crate::backend::native_gpu::NAME,
+            crate::backend::cupqc::BACKEND_NAME,
+        ];
+        if !backends.contains(&args.backend.as_str()) {
+            anyhow::bail!(
+                "invalid --backend {}: without --from, plan measures on one of {}",
+                args.backend,
+                backends.join(", ")
+            );
+        }
+        let workers = args.workers as usize;
+        let mut curve = super::run_cmd::measure_here(
+            &args.backend,
+            args.algorithm,
+            args.operation,
+            workers,
+            args.batch_top as usize,
+        )?;
+        if !args.handoff_ms.eq_ignore_ascii_case("auto") {
+            curve.handoff = handoff(&args.handoff_ms)?;
+        }
+        let here = format!(
+            "{MEASURED_HERE} ({}, {workers} worker{})",
+            args.backend,
+            if workers == 1 { "" } else { "s" }
+        );
+        return Ok((curve, here));
+    };
+    let (run, warnings) = crate::schema::load::read_run(from, "F1").map_err(|e| {
         let field = if e.field.is_empty() {
             String::new()
         } else {
             format!("field `{}`: ", e.field)
         };
-        anyhow::anyhow!("--from {}: {field}{}", args.from.display(), e.message)
+        anyhow::anyhow!("--from {}: {field}{}", from.display(), e.message)
     })?;
     for w in warnings {
-        log::warn!(
-            "{}: field `{}`: {}",
-            args.from.display(),
-            w.field,
-            w.message
-        );
+        log::warn!("{}: field `{}`: {}", from.display(), w.field, w.message);
     }
     let records: Vec<_> = run.records.into_iter().map(|(_, r)| r).collect();
-    let curve = curve_of(args, &records)?;
-    let policy = args.load.policy(
-        curve.max_batch(),
-        "the run file's largest measured batch: a prediction does not go beyond what was measured",
-    )
-    .map_err(anyhow::Error::msg)?;
+    Ok((curve_of(args, from, &records)?, from.display().to_string()))
+}
+
+/// `pqcprof plan`.
+pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
+    let (curve, from) = batch_times(args)?;
+    let policy = args
+        .load
+        .policy(
+            curve.max_batch(),
+            if args.from.is_some() {
+                "the run file's largest measured batch: a prediction does not go beyond what was measured"
+            } else {
+                "--batch-top, the largest batch measured: a prediction does not go beyond what was measured"
+            },
+        )
+        .map_err(anyhow::Error::msg)?;
     let arrivals = match (&args.trace, args.rate) {
         (Some(t), _) => Some(Arrivals::Trace(
             arrivals::read_trace(t).map_err(anyhow::Error::msg)?,
@@ -157,7 +206,7 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
         format: "pqcprof-plan",
         version: 1,
         predicted: true,
-        from: args.from.display().to_string(),
+        from,
         backend: args.backend.clone(),
         algorithm: args.algorithm.name(),
         operation: args.operation.cli_name(),
@@ -168,7 +217,7 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
             handoff: curve.handoff,
             contended: curve.contended_rows(),
         },
-        contention: (workers > 1).then(|| contention(&curve, &args.backend, workers)),
+        contention: (workers > 1).then(|| contention(&curve, args, workers)),
         arrivals: arrivals.as_ref().map(describe_arrivals),
         point,
         slo: args.load.slo.clone(),
@@ -187,11 +236,12 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
 /// alone, and a served batch costs the hand-off as well.
 fn curve_of(
     args: &PlanArgs,
+    from: &std::path::Path,
     records: &[crate::schema::record::Record],
 ) -> anyhow::Result<curve::Curve> {
     let mut curve =
         curve::Curve::from_records(records, &args.backend, args.algorithm, args.operation)
-            .map_err(|e| anyhow::anyhow!("--from {}: {e}", args.from.display()))?;
+            .map_err(|e| anyhow::anyhow!("--from {}: {e}", from.display()))?;
     curve.handoff = handoff(&args.handoff_ms)?;
     curve.contended = curve::Curve::contended_from_records(
         records,
@@ -204,10 +254,16 @@ fn curve_of(
 }
 
 /// What the plan says of contention between `workers` workers.
-fn contention(curve: &curve::Curve, backend: &str, workers: usize) -> String {
+fn contention(curve: &curve::Curve, args: &PlanArgs, workers: usize) -> String {
+    let backend = &args.backend;
+    let source = if args.from.is_some() {
+        format!("from the records at --threads {workers}")
+    } else {
+        format!("measured here with {workers} workers busy at once")
+    };
     match &curve.contended {
         Some(c) => format!(
-            "modelled: a batch that starts while k of the {workers} workers are busy takes between the one-thread time (k = 1) and the all-busy time (k = {workers}), from the records at --threads {workers} (batches {})",
+            "modelled: a batch that starts while k of the {workers} workers are busy takes between the one-thread time (k = 1) and the all-busy time (k = {workers}), {source} (batches {})",
             c.points
                 .iter()
                 .map(|p| p.0.to_string())
@@ -282,12 +338,16 @@ fn text(plan: &Plan, auto: bool) -> String {
         .map(|p| p.batch.to_string())
         .collect();
     let mut s = format!(
-        "plan: {} {} {}, {} worker(s); predicted (a simulation of the batcher over the batch times in {}: {}, batches {}), not measured\n",
+        "plan: {} {} {}, {} worker(s); predicted (a simulation of the batcher over the batch times {}: {}, batches {}), not measured\n",
         plan.backend,
         plan.algorithm,
         plan.operation,
         plan.workers,
-        plan.from,
+        if plan.from.starts_with(MEASURED_HERE) {
+            plan.from.clone()
+        } else {
+            format!("in {}", plan.from)
+        },
         plan.curve.basis,
         batches.join(", ")
     );

@@ -18,6 +18,7 @@ use crate::backend::native_gpu;
 use crate::backend::{Backend, BatchConfig};
 use crate::core::catalog::{Algorithm, Operation};
 use crate::probe::system;
+use crate::schema::device::Device;
 use crate::schema::offload::OffloadRun;
 use crate::schema::offload::{energy_per_request, kept_up, rate_unit};
 use crate::schema::record::RunConfig;
@@ -100,7 +101,7 @@ pub struct OffloadArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub queue_limit: Option<String>,
     /// Message size for signing and verifying, bytes of 0xAB.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = MESSAGE_BYTES)]
     pub message_size: usize,
     /// Seconds the whole command may take: no point starts that would end
     /// past it; finished points are kept (exit 5).
@@ -110,6 +111,10 @@ pub struct OffloadArgs {
     #[arg(long, default_value = "outputs")]
     pub out: PathBuf,
 }
+
+/// Bytes signed and verified per request unless `--message-size` says
+/// otherwise.
+const MESSAGE_BYTES: usize = 1024;
 
 /// The rates to measure.
 enum Rates {
@@ -363,12 +368,11 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         message_size: args.message_size,
         context: vec![],
     };
-    let ops = req.operations();
     let ordinal = args.device.unwrap_or(0);
     let served_on = gpu::served_on(
         &Serving {
             backend: &args.backend,
-            ops: &ops,
+            ops: &req.operations(),
             ordinal,
             workers: args.threads as usize,
             top: b.top,
@@ -376,16 +380,9 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
         },
         &cfg,
     )?;
-    let (top, on_gpu) = (b.top, gpu::is_gpu(&args.backend));
-    let cpu_device = served_on.device.clone();
-    let make = move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
-        let backend: Box<dyn Backend> = match req {
-            _ if on_gpu => gpu::open(&args.backend, &ops, ordinal, true)?.backend,
-            _ => Box::new(LiboqsCpu::new(cpu_device.clone())),
-        };
-        worker(backend, req, &cfg, top)
-    };
-    let curve = measure(args, req, top, &make)?;
+    let top = b.top;
+    let make = maker(&args.backend, req, cfg, top, &served_on.device, ordinal);
+    let curve = measure(&args.backend, args.threads as usize, req, top, &make)?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
     let ctx = Ctx {
@@ -429,6 +426,59 @@ pub fn run_offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     finish(&mut saved, stopped)
 }
 
+/// What makes each worker: a backend opened on its own thread (on a GPU,
+/// with a stream of its own), every batch size up to `top` prepared.
+fn maker<'a>(
+    backend: &'a str,
+    req: Request,
+    cfg: BatchConfig,
+    top: usize,
+    device: &Device,
+    ordinal: usize,
+) -> impl Fn(usize) -> anyhow::Result<Box<dyn Worker>> + Sync + 'a {
+    let (ops, cpu_device) = (req.operations(), device.clone());
+    move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
+        let opened: Box<dyn Backend> = if gpu::is_gpu(backend) {
+            gpu::open(backend, &ops, ordinal, true)?.backend
+        } else {
+            Box::new(LiboqsCpu::new(cpu_device.clone()))
+        };
+        worker(opened, req, &cfg, top)
+    }
+}
+
+/// `alg` `op`'s batch times on `backend` (GPU 0 for a GPU backend) up to
+/// `top`, with `workers` workers, measured here as `offload` measures them
+/// before its first point: what `plan` predicts from without a run file.
+pub(super) fn measure_here(
+    backend: &str,
+    alg: Algorithm,
+    op: Operation,
+    workers: usize,
+    top: usize,
+) -> anyhow::Result<Curve> {
+    let req = Request::One(alg, op);
+    let cfg = BatchConfig {
+        batch: 1,
+        threads: 1,
+        message_size: MESSAGE_BYTES,
+        context: vec![],
+    };
+    let served_on = gpu::served_on(
+        &Serving {
+            backend,
+            ops: &req.operations(),
+            ordinal: 0,
+            workers,
+            top,
+            fixed: false,
+        },
+        &cfg,
+    )?;
+    let make = maker(backend, req, cfg, top, &served_on.device, 0);
+    measure(backend, workers, req, top, &make)
+}
+
 /// A worker for `req` over `backend`: every batch size up to `top`
 /// prepared, the backend kept alive as long as the batches.
 fn worker(
@@ -449,17 +499,17 @@ fn worker(
 /// the CPU with several workers, also their times with all of them busy
 /// at once (they share the host's cores, memory and caches).
 fn measure(
-    args: &OffloadArgs,
+    backend: &str,
+    workers: usize,
     req: Request,
     top: usize,
     make: &live::MakeWorker,
 ) -> anyhow::Result<Curve> {
-    let gpu = gpu::is_gpu(&args.backend);
-    let workers = args.threads as usize;
+    let gpu = gpu::is_gpu(backend);
     let contend = !gpu && workers > 1;
     log::info!(
-        "offload: {} {} {}{}: measuring batch times up to {top} on one worker{}",
-        args.backend,
+        "{} {} {}{}: measuring batch times up to {top} on one worker{}",
+        backend,
         req.algorithm(),
         req.operation(),
         req.mix().map_or(String::new(), |m| format!(" (mix {m})")),
@@ -469,7 +519,7 @@ fn measure(
             String::new()
         }
     );
-    let basis = if args.backend == cupqc::BACKEND_NAME {
+    let basis = if backend == cupqc::BACKEND_NAME {
         "one cuPQC batch on its stream: inputs copied in from pinned host copies, one launch, outputs copied back"
     } else if gpu {
         "one GPU stream's batch: inputs copied in through pinned staging, one launch, outputs copied back"
