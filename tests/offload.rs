@@ -24,6 +24,21 @@ fn plan(file: &Path, line: &str) -> (i32, String, String) {
     )
 }
 
+/// A run file of ML-KEM-768 encapsulations at batches 1 to 16 (`runs`
+/// runs each, at `threads`), in a folder kept as long as the handle.
+fn encaps_sweep(runs: u32, threads: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_into(
+        &format!(
+            "cpu --alg ML-KEM-768 --op encaps --batch-sweep 16 --runs {runs} --threads {threads}"
+        ),
+        d.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let file = common::files(d.path(), "run-", ".json").pop().unwrap();
+    (d, file)
+}
+
 fn run_file(dir: &Path) -> Value {
     let files = common::files(dir, "run-", ".json");
     assert_eq!(files.len(), 1, "{files:?}");
@@ -225,13 +240,7 @@ fn a_rate_sweep_doubles_until_the_batcher_falls_behind_and_a_deadline_keeps_the_
 
 #[test]
 fn plan_predicts_from_a_batch_sweep_and_names_the_highest_rate_under_an_objective() {
-    let d = tempfile::tempdir().unwrap();
-    let (code, _, err) = run_into(
-        "cpu --alg ML-KEM-768 --op encaps --batch-sweep 16 --runs 5 --threads 1",
-        d.path(),
-    );
-    assert_eq!(code, 0, "{err}");
-    let file = common::files(d.path(), "run-", ".json").pop().unwrap();
+    let (_d, file) = encaps_sweep(5, "1");
     let (code, out, err) = plan(
         &file,
         "--alg ML-KEM-768 --op encaps --rate 2000 --slo p99=5ms --json",
@@ -273,13 +282,7 @@ fn plan_predicts_from_a_batch_sweep_and_names_the_highest_rate_under_an_objectiv
 
 #[test]
 fn plan_on_two_workers_takes_their_all_busy_times_from_two_thread_records() {
-    let d = tempfile::tempdir().unwrap();
-    let (code, _, err) = run_into(
-        "cpu --alg ML-KEM-768 --op encaps --batch-sweep 16 --runs 3 --threads 1,2",
-        d.path(),
-    );
-    assert_eq!(code, 0, "{err}");
-    let file = common::files(d.path(), "run-", ".json").pop().unwrap();
+    let (_d, file) = encaps_sweep(3, "1,2");
     let line = "--alg ML-KEM-768 --op encaps --rate 2000 --workers 2 --handoff-ms 0";
     let (code, out, err) = plan(&file, &format!("{line} --json"));
     assert_eq!(code, 0, "{err}");
@@ -322,13 +325,7 @@ fn plan_on_two_workers_takes_their_all_busy_times_from_two_thread_records() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(v["contention"].is_null() && v["curve"]["contended"].is_null());
     // One-thread records only: contention not modelled, and said so.
-    let d = tempfile::tempdir().unwrap();
-    let (code, _, err) = run_into(
-        "cpu --alg ML-KEM-768 --op encaps --batch-sweep 16 --runs 3 --threads 1",
-        d.path(),
-    );
-    assert_eq!(code, 0, "{err}");
-    let file = common::files(d.path(), "run-", ".json").pop().unwrap();
+    let (_d, file) = encaps_sweep(3, "1");
     let (code, out, _) = plan(&file, &format!("{line} --json"));
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
