@@ -17,6 +17,7 @@ pub mod options;
 mod plan_cmd;
 pub mod planner;
 mod run_cmd;
+mod words;
 
 pub use plan_cmd::{run_plan, PlanArgs};
 pub use run_cmd::{run_offload, OffloadArgs};
