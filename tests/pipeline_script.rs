@@ -35,6 +35,9 @@ exit 0
 /// cargo stand-in: logs the build and the nvcc it was given. With
 /// STANDIN_BROKEN_SDK=1 it fails as a build breaking on the cuPQC SDK in
 /// third_party/cupqc would, unless PQCPROF_NO_CUPQC=1 leaves cuPQC out.
+/// A build reports the binary as cargo's JSON messages do, under
+/// CARGO_TARGET_DIR when set, else ./target; STANDIN_NO_ARTIFACT=1 leaves
+/// that report out.
 const CARGO: &str = r#"#!/usr/bin/env bash
 echo "cargo $*" >> "$STANDIN_LOG"
 echo "env NVCC=${NVCC:-} PQCPROF_NO_CUPQC=${PQCPROF_NO_CUPQC:-}" >> "$STANDIN_LOG"
@@ -42,6 +45,12 @@ if [ "${STANDIN_BROKEN_SDK:-0}" = 1 ] && [ -d third_party/cupqc ] && [ "${PQCPRO
   echo "warning: cuPQC backend left out: cuPQC SDK at third_party/cupqc failed to build: stand-in error" >&2
   echo "error: linking with cc failed (stand-in)" >&2
   exit 101
+fi
+if [ "$1" = build ] && [ "${STANDIN_NO_ARTIFACT:-0}" != 1 ]; then
+  dir=${CARGO_TARGET_DIR:-$PWD/target}
+  echo '{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"pqcprof"},"executable":null,"fresh":true}'
+  echo "{\"reason\":\"compiler-artifact\",\"target\":{\"kind\":[\"bin\"],\"name\":\"pqcprof\"},\"executable\":\"$dir/release/pqcprof\",\"fresh\":true}"
+  echo '{"reason":"build-finished","success":true}'
 fi
 "#;
 
@@ -114,7 +123,8 @@ fn run(
         .env_remove("CUDA_HOME")
         .env_remove("PQCPROF_VENV")
         .env_remove("VIRTUAL_ENV")
-        .env_remove("PQCPROF_EXPECT_CUPQC");
+        .env_remove("PQCPROF_EXPECT_CUPQC")
+        .env_remove("CARGO_TARGET_DIR");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -129,6 +139,47 @@ fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+#[test]
+fn the_binary_run_is_the_one_cargo_reports_building() {
+    // CARGO_TARGET_DIR elsewhere: cargo builds there, and a stale binary
+    // left in ./target must not run.
+    let (d, root) = setup();
+    let elsewhere = d.path().join("elsewhere");
+    let built = elsewhere.join("release/pqcprof");
+    write_exec(
+        &built,
+        &PQCPROF.replace(r#"echo "pqcprof $*""#, r#"echo "pqcprof(elsewhere) $*""#),
+    );
+    write_exec(
+        &root.join("target/release/pqcprof"),
+        "#!/bin/sh\necho \"stale $*\" >> \"$STANDIN_LOG\"\nexit 1\n",
+    );
+    let (o, log) = run(
+        &d,
+        &root,
+        &["latency"],
+        &[("CARGO_TARGET_DIR", elsewhere.to_str().unwrap())],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(log.contains("pqcprof(elsewhere) bench"), "{log}");
+    assert!(!log.contains("stale"), "{log}");
+    let said = format!(
+        "pipeline: running {} (as cargo reported it)",
+        built.display()
+    );
+    assert!(text(&o).contains(&said), "{}", text(&o));
+    // A build that does not say where its binary is: nothing is run.
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["latency"], &[("STANDIN_NO_ARTIFACT", "1")]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("did not report where the pqcprof binary is"),
+        "{}",
+        text(&o)
+    );
+    assert!(!log.contains("pqcprof "), "{log}");
 }
 
 #[test]
