@@ -4,6 +4,7 @@
 //! processes per measurement ([`fresh_process`]), signals and progress.
 
 pub mod budget;
+pub mod builder;
 pub mod fresh_process;
 pub mod hold;
 pub mod multi_device;
