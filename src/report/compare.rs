@@ -215,3 +215,49 @@ pub fn to_json(
     })
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::change::compare;
+    use crate::report::model::test_records::{loaded, ok_record};
+
+    #[test]
+    fn the_table_and_the_json_say_each_record_and_its_outcome() {
+        let rec = |ops, cache: &str| {
+            let mut r = ok_record(true, ops, 64);
+            r.cache = Some(cache.into());
+            r
+        };
+        let (old, new) = (
+            loaded(vec![rec(1e6, "warm"), rec(2e5, "cold")]),
+            loaded(vec![rec(1e6, "warm")]),
+        );
+        let lines = compare(&old, &new, 0.01);
+        let text = render(&old, &new, &lines, 5.0);
+        assert!(text.starts_with("old: "), "{text}");
+        assert!(
+            text.contains("change CI95") && text.contains("verdict"),
+            "{text}"
+        );
+        let v = to_json(&old, &new, &lines, 1.0, 5.0);
+        assert_eq!(v["fail_above_pct"], 5.0);
+        let outcomes: Vec<(&str, &str, bool)> = v["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["cache"].as_str().unwrap(),
+                    r["outcome"].as_str().unwrap(),
+                    r["regression"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            outcomes,
+            [("warm", "measured", false), ("cold", "lost", true)],
+            "{v:#}"
+        );
+        assert_eq!(outcome_name(&Change::Added), "added");
+    }
+}
