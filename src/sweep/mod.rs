@@ -2,7 +2,8 @@
 //! and OpenSSL enable, plus composites, each (algorithm, operation)
 //! measured on its own after a correctness gate, timed as pqc-sig-bench-c
 //! (warm-up, then a fixed window), written as a run file and as
-//! pqc-sig-bench-c-style CSVs after every algorithm.
+//! pqc-sig-bench-c-style CSVs after every algorithm. The commands
+//! (`crate::cmd::sweep`, `crate::cmd::sizes`) print what these return.
 
 use crate::sweep::entry_run::measure_entry;
 use crate::sweep::options::{SizesFormat, SweepOptions};
