@@ -5,11 +5,14 @@
 //! [`core`] (catalogue, statistics, batch sizes, exit codes), [`monitor`]
 //! (samplers), [`schema`] (the run file), [`write`] (files on disk),
 //! [`probe`] (what the machine offers), [`backend`] (what executes batches),
-//! [`analyse`] (totals, saturation, hybrids), [`measure`] (runner and
-//! session), [`sweep`] (the whole-catalogue CPU sweep), [`report`],
-//! [`cluster`] (Slurm ranks merged) and [`cmd`] (the commands). A module
-//! imports only from its own layer and those below it (the order is
-//! written once, in `tests/architecture.rs`, which checks it).
+//! [`analyse`] (totals, saturation, hybrids), [`measure`] (runner,
+//! session, and the plan builder that opens the backends), [`offload`]
+//! (arrivals, the dynamic batcher, latency, the planner), [`sweep`] (the
+//! whole-catalogue CPU sweep), [`report`], [`cluster`] (Slurm ranks
+//! merged) and [`cmd`] (the command line and one file per command). A
+//! module imports only from its own layer and those below it (the order is
+//! written once, in `tests/architecture.rs`, which checks it). The stages
+//! return values; only [`cmd`] prints to standard output.
 #![warn(missing_docs)]
 
 pub mod analyse;

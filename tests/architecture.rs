@@ -1,6 +1,7 @@
 //! The layout's rules, checked on the source itself: every file under `src/`
 //! sits in a layer folder, a module imports only from its own layer or the
-//! layers below it, and no two files import each other in a loop.
+//! layers below it, no two files import each other in a loop, and only the
+//! commands (`src/cmd/`, and `main.rs`) write to standard output.
 //!
 //! The module graph is read from the text: every `crate::`, `super::` and
 //! `self::` path (in `use` lines and in code, grouped imports included) and
@@ -29,13 +30,40 @@ const LAYERS: [&str; 13] = [
     "probe",   // system metadata, GPU driver/NVML/NVRTC probes, Slurm rank
     "backend", // the Backend trait, liboqs, parallel, mock, native_gpu/, cupqc/
     "analyse", // aggregates, saturation and break-even, hybrid overhead
-    "measure", // runner, session, several devices, fresh processes, signals, progress
+    "measure", // plan builder, runner, session, several devices, fresh processes, signals
     "offload", // arrivals, the dynamic batcher, latency histograms, the planner
     "sweep",   // the whole-catalogue CPU sweep and sizes
     "report",  // model, findings, sections, render/, compare
     "cluster", // Slurm ranks merged
     "cmd",     // command-line parsing and one file per command
 ];
+
+/// The folder whose files may write to standard output (with `main.rs`):
+/// the stages return values, and the commands print them.
+const PRINTS: &str = "cmd";
+
+/// The places in `text` (one file's source, comments and strings blanked)
+/// that write to standard output: `print!`, `println!`, `stdout()` (not
+/// a child process's `.stdout(...)`).
+fn stdout_writes(text: &str) -> Vec<(usize, String)> {
+    let mut found = vec![];
+    for (n, line) in text.lines().enumerate() {
+        for what in ["println!", "print!", "stdout("] {
+            let mut from = 0;
+            while let Some(i) = line[from..].find(what) {
+                let at = from + i;
+                let before = line[..at].chars().next_back();
+                // `.stdout(...)` sets a child process's, not this one's.
+                let method = what == "stdout(" && before == Some('.');
+                if !method && !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    found.push((n + 1, what.trim_end_matches('(').to_string()));
+                }
+                from = at + what.len();
+            }
+        }
+    }
+    found
+}
 
 /// One `crate::` (or relative) path in a file, resolved to the file it
 /// reaches.
@@ -340,6 +368,14 @@ fn analyse(src: &Path) -> Analysis {
     };
     for (name, rel) in &by_file {
         let text = fs::read_to_string(src.join(rel)).unwrap_or_default();
+        if !rel.starts_with(PRINTS) {
+            for (line, what) in stdout_writes(&strip(&text)) {
+                a.problems.push(format!(
+                    "src/{}:{line}: `{what}` writes to standard output outside src/{PRINTS}/ (return the text; the command prints it)",
+                    rel.display()
+                ));
+            }
+        }
         let toks = tokenize(&strip(&text));
         let me: Vec<String> = name.split("::").map(str::to_string).collect();
         let is_mod_rs = rel.file_name().is_some_and(|f| f == "mod.rs");
@@ -653,6 +689,33 @@ fn a_circle_between_two_files_of_one_layer_fails() {
         "a circle went unnoticed: {:?}",
         a.problems
     );
+}
+
+#[test]
+fn printing_outside_the_commands_fails_and_names_the_place() {
+    let dir = scratch("print");
+    append(
+        &dir.join("report/table.rs"),
+        "\nfn _said() { println!(\"x\"); }\nfn _put() { let _ = std::io::stdout(); }\n// println! in a comment\nfn _ok() -> &'static str { \"print!\" }\n",
+    );
+    append(
+        &dir.join("cmd/tables.rs"),
+        "\nfn _said_here() { println!(\"x\"); }\n",
+    );
+    let a = analyse(&dir);
+    let _ = fs::remove_dir_all(&dir);
+    let found: Vec<&String> = a
+        .problems
+        .iter()
+        .filter(|p| p.contains("standard output"))
+        .filter(|p| p.starts_with("src/report/table.rs:") || p.starts_with("src/cmd/"))
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].starts_with("src/report/table.rs:") && found[0].contains("`println!`"),
+        "{found:?}"
+    );
+    assert!(found[1].contains("`stdout`"), "{found:?}");
 }
 
 #[test]

@@ -10,31 +10,17 @@
 //! is merged, marked incomplete.
 
 use crate::analyse::aggregate;
-use crate::core::exit;
 use crate::schema::cluster::{Cluster, RankFile};
 use crate::schema::read::{not_regular_kind, read_run, LoadedRun};
 use crate::schema::record::Record;
 use crate::schema::run_file::RunFile;
 use anyhow::{bail, Context};
-use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// File the batch script writes into the job folder: one `ROLE COUNT` line
 /// per step, the ranks it launches.
 pub const EXPECTED_RANKS_FILE: &str = "expected-ranks";
-
-/// Options of `merge`.
-#[derive(Debug, Args, Clone)]
-pub struct MergeArgs {
-    /// Folders holding the ranks' run files (searched recursively for
-    /// `run-*.json`), or run files.
-    #[arg(value_name = "DIR", required = true)]
-    pub inputs: Vec<PathBuf>,
-    /// The merged run file to write.
-    #[arg(short = 'o', long = "output", default_value = "cluster-run.json")]
-    pub output: PathBuf,
-}
 
 /// The most ranks one role may have (an `expected-ranks` count, a rank's
 /// recorded task count): far above any Slurm job pqcprof runs in, low
@@ -438,23 +424,25 @@ fn merged_metadata(ranks: &[RankFile], scope: &str) -> crate::schema::metadata::
     metadata
 }
 
-/// `pqcprof merge`.
-pub fn run_merge(args: &MergeArgs) -> anyhow::Result<i32> {
+/// `pqcprof merge`'s work: the run files `inputs` lead to (folders
+/// searched, files taken as they are) merged into one, written to
+/// `output`, and returned.
+pub fn merge_into(inputs: &[PathBuf], output: &Path) -> anyhow::Result<RunFile> {
     let Found {
         files, expected, ..
-    } = gather_inputs(&args.inputs)?;
+    } = gather_inputs(inputs)?;
     // Never onto an input, a rank's run file or an unrelated run file; a
     // merged file from an earlier merge (not an input) may be replaced.
-    let mut inputs = files.clone();
-    inputs.extend(args.inputs.iter().cloned());
-    crate::write::output::check_merged_output(&args.output, &inputs)?;
+    let mut all = files.clone();
+    all.extend(inputs.iter().cloned());
+    crate::write::output::check_merged_output(output, &all)?;
     let runs = read_ranks(&files);
     if runs.is_empty() {
-        return Err(nothing_usable(&args.inputs, &expected));
+        return Err(nothing_usable(inputs, &expected));
     }
     let merged = merge(runs, &expected)?;
-    crate::write::output::write_json(&args.output, &merged)?;
-    Ok(say_merged(&merged, &args.output))
+    crate::write::output::write_json(output, &merged)?;
+    Ok(merged)
 }
 
 /// The run files and `expected-ranks` files the inputs lead to: folders
@@ -555,37 +543,4 @@ fn nothing_usable(inputs: &[PathBuf], expected: &BTreeMap<String, usize>) -> any
             format!(" (expected {})", missing.join(", "))
         }
     )
-}
-
-/// Says what was merged, its differences, missing and incomplete ranks;
-/// returns the exit code.
-fn say_merged(merged: &RunFile, output: &Path) -> i32 {
-    let c = merged.cluster.as_ref().expect("merge sets it");
-    let nodes: std::collections::BTreeSet<&str> = c.ranks.iter().map(|r| r.node.as_str()).collect();
-    println!(
-        "Merged {} rank run file(s) from {} node(s), {} records, {} aggregates: {}",
-        c.ranks.len(),
-        nodes.len(),
-        merged.records.len(),
-        merged.aggregates.len(),
-        output.display()
-    );
-    for d in &c.differences {
-        log::warn!("difference: {}", printable(d));
-    }
-    for m in &c.missing {
-        log::warn!("missing: {}", printable(m));
-    }
-    for r in c.ranks.iter().filter(|r| !r.complete) {
-        log::warn!(
-            "incomplete: {} ({}) did not finish its run",
-            printable(&r.label()),
-            printable(&r.file)
-        );
-    }
-    if !c.complete {
-        log::error!("the merged run is marked incomplete");
-        return exit::SOME_FAILED;
-    }
-    crate::schema::record::exit_for_failures(&merged.records)
 }

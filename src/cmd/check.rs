@@ -4,11 +4,22 @@
 use crate::backend::cupqc;
 use crate::backend::liboqs::{self};
 use crate::backend::native_gpu::{self};
-use crate::cmd::cli::CheckArgs;
 use crate::core::exit;
 use crate::probe::gpu::{self, GpuProbe};
 use crate::probe::system;
+use clap::Args;
 use serde::Serialize;
+
+/// Options of `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print the probe as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with code 3 unless a GPU backend is ready.
+    #[arg(long)]
+    pub require_gpu: bool,
+}
 
 /// A backend's verdict in `check`.
 #[derive(Debug, Clone, Serialize)]

@@ -4,7 +4,52 @@
 
 use crate::backend::native_gpu::{self, resources};
 use crate::core::exit;
+use clap::Args;
 use serde::Serialize;
+use std::path::PathBuf;
+
+/// Options of `kernels`.
+#[derive(Debug, Args)]
+pub struct KernelsArgs {
+    /// GPU architectures, comma-separated, or `all`.
+    #[arg(
+        long,
+        value_name = "ARCHS",
+        value_delimiter = ',',
+        default_value = "sm_90",
+        value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "all"]
+    )]
+    pub arch: Vec<String>,
+    /// Threads per block for the occupancy estimate [default: the native-gpu
+    /// launch's]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..=1024),
+        allow_negative_numbers = true
+    )]
+    pub threads_per_block: Option<u32>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Algorithms whose kernels to report: names (ML-KEM-768, mldsa44, ...)
+    /// or groups (all, mlkem, mldsa), comma-separated; only their families'
+    /// translation units are compiled [default: all]
+    #[arg(long = "alg", value_name = "ALGS")]
+    pub algorithms: Vec<String>,
+    /// List the kernel variants built for each algorithm, one line per
+    /// variant (`warp ML-KEM-512,ML-KEM-768,ML-KEM-1024`), without
+    /// compiling anything (what `--kernel` accepts for which `--alg`).
+    #[arg(long, conflicts_with_all = ["json", "arch", "threads_per_block", "algorithms", "prebuild"])]
+    pub variants: bool,
+    /// Compile the kernels of every family (every variant) asked for by
+    /// `--alg` for each `--arch` into DIR, machine code, PTX and NVRTC's log,
+    /// named by their sources' hash and the architecture, and list them: a
+    /// run of this same binary elsewhere with PQCPROF_PTX_CACHE=DIR loads
+    /// them with no NVRTC there. Images already in DIR are kept.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "threads_per_block"])]
+    pub prebuild: Option<PathBuf>,
+}
 
 /// One architecture's part of `pqcprof kernels --json`.
 #[derive(Serialize)]
@@ -32,7 +77,7 @@ struct KernelRow {
 }
 
 /// `pqcprof kernels`: the static cost of every native kernel.
-pub fn kernels(a: &crate::cmd::cli::KernelsArgs) -> anyhow::Result<i32> {
+pub fn kernels(a: &KernelsArgs) -> anyhow::Result<i32> {
     if a.variants {
         print!("{}", variants_list());
         return Ok(exit::OK);
@@ -122,7 +167,7 @@ fn prebuild(
                     (p.clone(), format!("already there, made by NVRTC {x}.{y}"))
                 }
                 (Origin::Compiled, Some(v)) => {
-                    kernel_cache::clear_compile_log(dir, unit, arch, v);
+                    native_gpu::bounded_compile::clear_compile_log(dir, unit, arch, v);
                     (
                         dir.join(format!(
                             "{}.cubin",

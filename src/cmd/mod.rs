@@ -1,13 +1,26 @@
-//! The commands: what `main` runs once the command line is parsed, one file
-//! per command ([`bench`] also serves `cpu` and `gpu`; `sweep`, `sizes`,
-//! `report`, `compare` and `merge` live with their stage), and [`logging`],
-//! the logger behind every diagnostic line.
+//! The commands: the command line ([`cli`], parsing only) and, one file
+//! per command, each command's arguments, their checks and its entry
+//! function, which calls the stages below and prints what they return:
+//! [`bench`] (with [`bench_args`]; also `cpu` and `gpu`), [`check`],
+//! [`sweep`], [`sizes`], [`report`], [`compare`], [`plan`], [`offload`]
+//! (sharing [`load`] with `plan`), [`merge`] and [`kernels`]. [`tables`]
+//! holds `bench`'s printed tables and [`logging`] the logger behind every
+//! diagnostic line. Only this layer (and `main`) writes to standard output.
 
 pub mod bench;
+pub mod bench_args;
 pub mod check;
 pub mod cli;
+pub mod compare;
 pub mod kernels;
+pub mod load;
 pub mod logging;
+pub mod merge;
+pub mod offload;
+pub mod plan;
+pub mod report;
+pub mod sizes;
+pub mod sweep;
 pub mod tables;
 
 use crate::backend::cupqc;
@@ -22,13 +35,13 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Bench(a) => bench::bench(&a, None),
         Command::Cpu(a) => bench::bench(&a, Some(&[liboqs::NAME])),
         Command::Gpu(a) => bench::bench(&a, Some(&[native_gpu::NAME, cupqc::BACKEND_NAME])),
-        Command::Sweep(a) => crate::sweep::run_sweep(&a),
-        Command::Sizes(a) => crate::sweep::run_sizes(&a),
-        Command::Report(a) => crate::report::run_report(&a),
-        Command::Compare(a) => crate::report::run_compare(&a),
-        Command::Plan(a) => crate::offload::run_plan(&a),
-        Command::Offload(a) => crate::offload::run_offload(&a),
-        Command::Merge(a) => crate::cluster::merge::run_merge(&a),
+        Command::Sweep(a) => sweep::sweep(&a),
+        Command::Sizes(a) => sizes::sizes(&a),
+        Command::Report(a) => report::report(&a),
+        Command::Compare(a) => compare::compare(&a),
+        Command::Plan(a) => plan::plan(&a),
+        Command::Offload(a) => offload::offload(&a),
+        Command::Merge(a) => merge::merge(&a),
         Command::Kernels(a) => kernels::kernels(&a),
     }
 }

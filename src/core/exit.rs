@@ -25,11 +25,17 @@ pub const INTERRUPTED: i32 = 130;
 #[error("interrupted")]
 pub struct Interrupted;
 
-/// Every exit code in words, for `--help` (the README says the same).
-pub const HELP: &str = "Exit codes: 0 success; 1 error (bad input, unwritable output, I/O); \
-2 command-line usage error; 3 finished but a record failed its correctness gate \
-(or `check --require-gpu` found no ready GPU backend); 4 nothing measured: no backend \
-asked for is ready here (e.g. `gpu` without a GPU); 5 `--deadline` reached (finished \
-runs kept, records cut so marked, records not begun left out); 130 interrupted by Ctrl-C, SIGTERM \
-or SIGHUP (finished records stay on disk as valid JSON, the run file marked interrupted). \
+/// Every exit code in words, a short list for `--help` (the README says
+/// the same).
+pub const HELP: &str = "\
+Exit codes:
+  0 success
+  1 error: bad input, unwritable output, I/O
+  2 command-line usage error
+  3 finished, but a record failed its correctness gate
+    (or `check --require-gpu` found no ready GPU backend)
+  4 nothing measured: no backend asked for is ready here (e.g. `gpu` without a GPU)
+  5 `--deadline` reached: finished runs kept, records cut so marked, records not begun left out
+  130 interrupted by Ctrl-C, SIGTERM or SIGHUP: finished records stay on disk as valid JSON,
+    the run file marked interrupted
 A closed output pipe (`| head`) ends pqcprof quietly, as any Unix tool (SIGPIPE).";

@@ -52,6 +52,26 @@ pub const DEFAULT_MAX_RUNS: usize = 200;
 /// `--max-noise`'s default, percent.
 pub const DEFAULT_MAX_NOISE_PCT: f64 = 1.0;
 
+/// How long the native kernels' compile may take, counted from `started`
+/// (when the command read its options): until `deadline_s` when it is
+/// given (the compile is the command's, not a record's), else until
+/// `max_seconds`; `None` when neither is given.
+pub fn compile_bound(
+    started: Instant,
+    deadline_s: Option<f64>,
+    max_seconds: Option<f64>,
+) -> Option<crate::backend::native_gpu::bounded_compile::CompileBound> {
+    let (s, flag) = match (deadline_s, max_seconds) {
+        (Some(s), _) => (s, "--deadline"),
+        (None, Some(s)) => (s, "--max-seconds"),
+        (None, None) => return None,
+    };
+    Some(crate::backend::native_gpu::bounded_compile::CompileBound {
+        by: started + Duration::from_secs_f64(s),
+        what: format!("{flag} {s}"),
+    })
+}
+
 impl Default for Timing {
     fn default() -> Self {
         Timing {

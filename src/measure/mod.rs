@@ -1,9 +1,12 @@
-//! Measuring: the [`runner`] (warm-up, gate, timed runs) for one (backend,
-//! algorithm, operation), the [`session`] that runs a whole plan and writes
-//! the run file, every GPU of a node at once ([`multi_device`]), fresh
-//! processes per measurement ([`fresh_process`]), signals and progress.
+//! Measuring: the [`builder`] that turns a measuring command's settings
+//! into a plan (the backends opened and prepared on their devices), the
+//! [`runner`] (warm-up, gate, timed runs) for one (backend, algorithm,
+//! operation), the [`session`] that runs a whole plan and writes the run
+//! file, every GPU of a node at once ([`multi_device`]), fresh processes
+//! per measurement ([`fresh_process`]), signals and progress.
 
 pub mod budget;
+pub mod builder;
 pub mod fresh_process;
 pub mod hold;
 pub mod multi_device;

@@ -1,41 +1,23 @@
-//! The options `offload` and `plan` share: how requests arrive, how they
-//! are batched, and the latency objective a result is judged by.
+//! What `offload` and `plan` share: how requests arrive, how they are
+//! batched, and the latency objective a result is judged by.
 
 use super::arrivals::Arrivals;
 use super::batcher;
 use super::latency::Slo;
-use clap::Args;
 
-/// Arrivals, batching and objective.
-#[derive(Debug, Args, Clone)]
+/// Arrivals, batching and objective, as `--arrivals`, `--seed`, `--slo`,
+/// `--max-batch` and `--max-wait` gave them.
+#[derive(Debug, Clone)]
 pub struct LoadOptions {
-    /// How requests arrive at a rate.
-    #[arg(long, default_value = "poisson", value_parser = ["poisson", "uniform"])]
+    /// How requests arrive at a rate: `poisson` or `uniform`.
     pub arrivals: String,
-    /// Seed of the Poisson arrivals (the same seed, the same times).
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the Poisson arrivals.
     pub seed: u64,
-    /// A latency objective, e.g. p99=2ms, p99.9=500us: each point says
-    /// whether it is met, and the highest rate that meets it is named.
-    #[arg(long, value_name = "pNN=TIME")]
+    /// The latency objective, if any.
     pub slo: Option<Slo>,
-    /// Requests in one batch at most, or `auto` (per rate, the batching
-    /// the planner predicts keeps latency lowest while keeping up).
-    #[arg(
-        long,
-        value_name = "N|auto",
-        default_value = "auto",
-        allow_negative_numbers = true
-    )]
+    /// Requests in one batch at most, or `auto`.
     pub max_batch: String,
-    /// Milliseconds the oldest request may wait for a batch to fill, or
-    /// `auto` (with --max-batch auto).
-    #[arg(
-        long,
-        value_name = "MS|auto",
-        default_value = "auto",
-        allow_negative_numbers = true
-    )]
+    /// Milliseconds the oldest request may wait, or `auto`.
     pub max_wait: String,
 }
 

@@ -3,7 +3,7 @@
 
 use crate::core::catalog::Kind;
 use crate::core::units;
-use crate::report::compare::{self, Verdict};
+use crate::report::change::{self, Verdict};
 use crate::report::findings::Analysis;
 use crate::report::gpu_rows::GpuRow;
 use crate::report::model::filters;
@@ -113,13 +113,13 @@ fn gpu_row(r: &GpuRow) -> Row {
     let speed = |c: Option<Entry>| match c.and_then(|c| Some((c, c.ok_throughput()?))) {
         Some((c, c_ops)) => {
             let s = gops / c_ops;
-            let class = match compare::records_verdict(c.rec, g.rec) {
+            let class = match change::records_verdict(c.rec, g.rec) {
                 Some(Verdict::Same | Verdict::Unclear) => "muted",
                 _ if s >= 1.0 => "good",
                 _ => "bad",
             };
             Cell::num(units::ratio(s))
-                .below(compare::ratio_basis(c.rec, g.rec, false))
+                .below(change::ratio_basis(c.rec, g.rec, false))
                 .class(class)
                 .value(s)
         }

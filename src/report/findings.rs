@@ -14,7 +14,7 @@ use crate::report::pairs::Pair;
 
 use crate::core::catalog::Kind;
 use crate::core::units;
-use crate::report::compare;
+use crate::report::change;
 use crate::report::families::Class;
 use crate::schema::record::Status;
 use std::collections::BTreeSet;
@@ -195,7 +195,7 @@ fn spread_finding(ds: &Dataset) -> Option<Finding> {
         interval: examples
             .iter()
             .find(|w| w.0 == top)
-            .map(|(_, e, b)| compare::ratio_basis(e.rec, b.rec, false)),
+            .map(|(_, e, b)| change::ratio_basis(e.rec, b.rec, false)),
         sources: examples
             .iter()
             .flat_map(|(_, e, b)| [e.src, b.src])
@@ -266,7 +266,7 @@ fn widest_spread(single: &[&Entry]) -> Option<Finding> {
                 fast.setup(),
                 fast.host()
             ),
-            interval: Some(compare::ratio_basis(slow.rec, fast.rec, false)),
+            interval: Some(change::ratio_basis(slow.rec, fast.rec, false)),
             sources: vec![fast.src, slow.src],
         })
 }
@@ -330,7 +330,7 @@ fn scaling_finding(ds: &Dataset, single: &[&Entry]) -> Option<Finding> {
             ),
             interval: Some(format!(
                 "{} for the median operation",
-                compare::ratio_basis(mid.1.rec, mid.2.rec, false)
+                change::ratio_basis(mid.1.rec, mid.2.rec, false)
             )),
             sources: vec![lo.1.src, lo.2.src, hi.1.src, hi.2.src],
         })

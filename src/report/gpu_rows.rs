@@ -8,7 +8,7 @@ use crate::report::model::{Dataset, Entry};
 
 use crate::core::catalog::{Kind, Operation};
 use crate::core::units;
-use crate::report::compare::{self, Verdict};
+use crate::report::change::{self, Verdict};
 use crate::report::table::natural_cmp;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -148,7 +148,7 @@ fn representative<'r, 'a>(mine: &[&'r GpuRow<'a>]) -> Option<&'r GpuRow<'a>> {
 fn speedup_finding(backend: &str, rep: &GpuRow, cpu: &Entry) -> Finding {
     let s = rep.speedup().unwrap_or(0.0);
     let mag = if s >= 1.0 { s } else { 1.0 / s };
-    let word = match compare::records_verdict(cpu.rec, rep.gpu.rec) {
+    let word = match change::records_verdict(cpu.rec, rep.gpu.rec) {
         Some(Verdict::Same) => "on par",
         Some(Verdict::Unclear) => "unclear",
         _ if s >= 1.0 => "faster",
@@ -164,7 +164,7 @@ fn speedup_finding(backend: &str, rep: &GpuRow, cpu: &Entry) -> Finding {
             rep.gpu.rec.device.name,
             rep.gpu.rec.algorithm,
             rep.gpu.rec.operation.cli_name(),
-            compare::ratio_phrase(mag, word),
+            change::ratio_phrase(mag, word),
             cpu.setup()
         ),
         detail: format!(
@@ -173,7 +173,7 @@ fn speedup_finding(backend: &str, rep: &GpuRow, cpu: &Entry) -> Finding {
             units::ops(cpu.ok_throughput().unwrap_or(0.0)),
             units::grouped(rep.gpu.rec.batch as f64)
         ),
-        interval: Some(compare::ratio_basis(cpu.rec, rep.gpu.rec, s < 1.0)),
+        interval: Some(change::ratio_basis(cpu.rec, rep.gpu.rec, s < 1.0)),
         sources: vec![rep.gpu.src, cpu.src],
     }
 }
@@ -189,8 +189,8 @@ fn range_finding(backend: &str, mine: &[&GpuRow]) -> Option<Finding> {
     let name = |r: &GpuRow| format!("{} {}", r.gpu.rec.algorithm, r.gpu.rec.operation.cli_name());
     let spd = |r: &GpuRow| faster_or_slower(r.speedup().unwrap_or(0.0));
     let basis = |r: &GpuRow| {
-        r.cpu.map_or(compare::NO_RUNS.to_string(), |c| {
-            compare::ratio_basis(c.rec, r.gpu.rec, r.speedup().is_some_and(|s| s < 1.0))
+        r.cpu.map_or(change::NO_RUNS.to_string(), |c| {
+            change::ratio_basis(c.rec, r.gpu.rec, r.speedup().is_some_and(|s| s < 1.0))
         })
     };
     let figures = |r: &GpuRow| {

@@ -6,10 +6,7 @@
 //! circled).
 
 use crate::core::units;
-use crate::offload::latency::Slo;
-use crate::report::model::{Dataset, SrcRef};
-use crate::report::render::charts::Chart;
-use crate::report::render::svg::{plot, Axes, Line, Marks};
+use crate::report::model::Dataset;
 use crate::report::table::{Cell, Row, Table};
 use crate::schema::offload::{kept_up, OffloadRun, Point};
 
@@ -22,8 +19,9 @@ pub struct OffloadSection {
     pub summary: Table,
     /// Every point of every run.
     pub points: Table,
-    /// Latency against offered rate, one chart per algorithm and operation.
-    pub charts: Vec<Chart>,
+    /// The runs with points, each with its file's index: what
+    /// [`crate::report::render::charts::offload_charts`] draws.
+    pub runs: Vec<(usize, OffloadRun)>,
 }
 
 /// The offload runs of the loaded files, each with its file's index.
@@ -47,7 +45,7 @@ pub fn section(ds: &Dataset) -> Option<OffloadSection> {
     Some(OffloadSection {
         summary: summary_table(&runs),
         points: points_table(&runs),
-        charts: charts(&runs),
+        runs: runs.iter().map(|&(f, o)| (f, o.clone())).collect(),
     })
 }
 
@@ -79,7 +77,7 @@ fn operation(o: &OffloadRun) -> String {
 }
 
 /// A rate of `o`'s requests: `1,234/s`, or `1,234 handshakes/s` for a mix.
-fn rate_of(o: &OffloadRun, v: f64) -> String {
+pub fn rate_of(o: &OffloadRun, v: f64) -> String {
     let r = units::ops(v);
     let unit = crate::schema::offload::rate_unit(o.mix.as_deref());
     match r.strip_suffix("/s") {
@@ -269,106 +267,4 @@ fn points_table(runs: &[(usize, &OffloadRun)]) -> Table {
         }
     }
     t
-}
-
-/// One chart per algorithm and operation, every run of it on it.
-fn charts(runs: &[(usize, &OffloadRun)]) -> Vec<Chart> {
-    let mut keys: Vec<(String, String)> = runs
-        .iter()
-        .map(|(_, o)| (o.algorithm.clone(), o.operation.clone()))
-        .collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter()
-        .map(|(alg, op)| {
-            let mine: Vec<&(usize, &OffloadRun)> = runs
-                .iter()
-                .filter(|(_, o)| o.algorithm == alg && o.operation == op)
-                .collect();
-            let several = mine.len() > 1;
-            let (mut lines, mut marks) = (vec![], Marks::default());
-            for &&(file, o) in &mine {
-                let name = if several {
-                    format!("{} {}w F{}", o.backend, o.workers, file + 1)
-                } else {
-                    format!("{} {}w", o.backend, o.workers)
-                };
-                let line = |what: &str, at: &dyn Fn(&Point) -> Option<f64>| Line {
-                    name: format!("{name} {what}"),
-                    points: o
-                        .points
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, p)| {
-                            let v = at(p).filter(|v| v.is_finite() && *v > 0.0)?;
-                            Some((p.offered_rate, v, SrcRef { file, index: i }))
-                        })
-                        .collect(),
-                };
-                lines.push(line("p50", &|p| Some(p.waits.latency_ms.p50)));
-                lines.push(line("p99", &|p| Some(p.waits.latency_ms.p99)));
-                lines.push(line("p99 predicted", &|p| {
-                    p.predicted_latency_ms.map(|q| q.p99)
-                }));
-                for (i, p) in o.points.iter().enumerate().filter(|(_, p)| !kept_up(p)) {
-                    marks.rings.push((
-                        p.offered_rate,
-                        p.waits.latency_ms.p99,
-                        format!(
-                            "{name}: {} offered, {} served: {} (F{} points[{i}])",
-                            rate_of(o, p.offered_rate),
-                            rate_of(o, p.achieved_rate),
-                            if p.saturated {
-                                "saturated, the queue grew"
-                            } else {
-                                "requests dropped at the queue limit"
-                            },
-                            file + 1
-                        ),
-                    ));
-                }
-                if let Some(slo) = o.slo.as_deref().and_then(|s| s.parse::<Slo>().ok()) {
-                    let label = format!("objective {}", o.slo.as_deref().unwrap_or_default());
-                    if !marks.rules.iter().any(|r| r.0 == label) {
-                        marks.rules.push((label, slo.bound_ms));
-                    }
-                }
-            }
-            lines.retain(|l| !l.points.is_empty());
-            chart(&alg, &op, &mine, &lines, &marks)
-        })
-        .collect()
-}
-
-/// The chart of one algorithm and operation from its lines and marks; a
-/// mix's counts handshakes.
-fn chart(
-    alg: &str,
-    op: &str,
-    mine: &[&(usize, &OffloadRun)],
-    lines: &[Line],
-    marks: &Marks,
-) -> Chart {
-    let mixed = mine.iter().find_map(|(_, o)| o.mix.is_some().then_some(*o));
-    let hover = |name: &str, x: f64, y: f64| {
-        let r = mixed.map_or_else(|| units::ops(x), |o| rate_of(o, x));
-        format!("{name}: {r} offered → {}", units::time_ms(y))
-    };
-    let axes = Axes {
-        x: if mixed.is_some() {
-            "offered rate, handshakes per second"
-        } else {
-            "offered rate, requests per second"
-        },
-        y: "latency, milliseconds",
-        x_unit: "/s",
-        y_unit: " ms",
-        hover: &hover,
-        sourced: false,
-    };
-    Chart {
-        title: format!("{alg} {op}: latency against offered rate"),
-        caption: "Latency from each request's intended arrival at each offered rate (log-log): the median (p50), the 99th percentile (p99) and the planner's predicted p99. The dashed line is the objective; a circled point is saturated or dropped requests. Hover a mark for its figure and source point.".into(),
-        svg: plot(&format!("{alg} {op} latency against offered rate"), &axes, lines, marks),
-    }
 }

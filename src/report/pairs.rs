@@ -8,7 +8,7 @@ use crate::report::model::{level_bucket, Dataset, Entry, SrcRef};
 
 use crate::core::catalog::{Kind, Operation};
 use crate::core::units;
-use crate::report::compare::{self, RunChange, Verdict, NOISE_THRESHOLD};
+use crate::report::change::{self, RunChange, Verdict, NOISE_THRESHOLD};
 use crate::report::families::Class;
 use crate::report::table::natural_cmp;
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,7 +46,7 @@ impl Aspect {
         let mag = if pqc_wins { r } else { 1.0 / r };
         let from_runs = self
             .interval()
-            .map(|_| compare::verdict(self.change.and_then(|c| c.ci95), NOISE_THRESHOLD));
+            .map(|_| change::verdict(self.change.and_then(|c| c.ci95), NOISE_THRESHOLD));
         let word = match (self.is_time, pqc_wins) {
             _ if from_runs == Some(Verdict::Same) => "on par",
             _ if from_runs == Some(Verdict::Unclear) => "unclear",
@@ -66,14 +66,14 @@ impl Aspect {
             return None;
         }
         let pqc_wins = self.classical >= self.pqc;
-        compare::ratio_interval(self.change, !pqc_wins)
+        change::ratio_interval(self.change, !pqc_wins)
     }
 
     /// What backs the verdict: the interval, or that there is none.
     pub fn basis(&self) -> Option<String> {
         match self.interval() {
-            Some(ci) => Some(compare::ratio_interval_text(ci)),
-            None if self.is_time => Some(compare::NO_RUNS.into()),
+            Some(ci) => Some(change::ratio_interval_text(ci)),
+            None if self.is_time => Some(change::NO_RUNS.into()),
             None => None,
         }
     }
@@ -311,7 +311,7 @@ fn time_aspects(
                 note: signs
                     .then(|| message_note(p.rec.message_bytes, c.rec.message_bytes))
                     .flatten(),
-                change: compare::record_change(c.rec, p.rec),
+                change: change::record_change(c.rec, p.rec),
             });
         }
     }
@@ -459,7 +459,7 @@ fn pair_finding(p: &Pair, a: &Aspect, name: &str) -> Finding {
             "{} {} {} {}.",
             p.pqc,
             phrase(name),
-            compare::ratio_phrase(mag, word),
+            change::ratio_phrase(mag, word),
             p.classical
         )
     } else {
@@ -467,7 +467,7 @@ fn pair_finding(p: &Pair, a: &Aspect, name: &str) -> Finding {
             "{}'s {} is {} {}'s.",
             p.pqc,
             name.to_lowercase(),
-            compare::ratio_phrase(mag, word),
+            change::ratio_phrase(mag, word),
             p.classical
         )
     };
@@ -558,7 +558,7 @@ mod tests {
             is_time: true,
             sources: vec![],
             note: None,
-            change: compare::run_change(&runs(classical_ms), &runs(pqc_ms)),
+            change: change::run_change(&runs(classical_ms), &runs(pqc_ms)),
         }
     }
 

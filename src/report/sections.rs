@@ -3,7 +3,7 @@
 use crate::core::catalog::{Kind, Operation};
 use crate::core::stats::Summary;
 use crate::core::units;
-use crate::report::compare;
+use crate::report::change;
 use crate::report::families::Class;
 use crate::report::model::filters;
 use crate::report::model::{kind_name, level_bucket, src_list, Dataset, Entry};
@@ -483,9 +483,9 @@ pub fn variants_table(ds: &Dataset) -> Table {
                 let r = ops / base;
                 // Faster or slower only when the change interval from both
                 // records' runs says so; the ratio alone otherwise.
-                let class = match compare::records_verdict(base_e.rec, e.rec) {
-                    Some(compare::Verdict::Faster) => "good",
-                    Some(compare::Verdict::Slower) => "bad",
+                let class = match change::records_verdict(base_e.rec, e.rec) {
+                    Some(change::Verdict::Faster) => "good",
+                    Some(change::Verdict::Slower) => "bad",
                     Some(_) => "muted",
                     None if r > 1.0 => "good",
                     None if r < 1.0 => "bad",
@@ -495,7 +495,7 @@ pub fn variants_table(ds: &Dataset) -> Table {
                 if base_e.src == e.src {
                     cell
                 } else {
-                    cell.below(compare::ratio_basis(base_e.rec, e.rec, false))
+                    cell.below(change::ratio_basis(base_e.rec, e.rec, false))
                 }
             }
             _ => Cell::empty(),

@@ -2,13 +2,11 @@
 //! and OpenSSL enable, plus composites, each (algorithm, operation)
 //! measured on its own after a correctness gate, timed as pqc-sig-bench-c
 //! (warm-up, then a fixed window), written as a run file and as
-//! pqc-sig-bench-c-style CSVs after every algorithm.
+//! pqc-sig-bench-c-style CSVs after every algorithm. The commands
+//! (`crate::cmd::sweep`, `crate::cmd::sizes`) print what these return.
 
 use crate::sweep::entry_run::measure_entry;
-use crate::sweep::options::list;
-use crate::sweep::options::select;
-use crate::sweep::options::SizesArgs;
-use crate::sweep::options::SweepArgs;
+use crate::sweep::options::{SizesFormat, SweepOptions};
 use crate::sweep::writer::record_label;
 use crate::sweep::writer::record_sweep_info;
 use crate::sweep::writer::Writer;
@@ -36,25 +34,34 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// `pqcprof sweep`: the entries chosen, measured one by one (the files
-/// written after each), then the symmetric primitives, then the files
-/// written complete.
-pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
-    let opts = args.validate()?;
-    let entries = select(&args.filter, args.slow)?;
-    if args.list {
-        print!("{}", list(&entries));
-        return Ok(exit::OK);
-    }
-    let out = crate::write::output::ensure_writable_dir(&args.out)?;
+/// What a finished sweep wrote and how it ended.
+#[derive(Debug)]
+pub struct Swept {
+    /// The run file.
+    pub run_path: std::path::PathBuf,
+    /// The pqc-sig-bench-c-style CSVs beside it.
+    pub csvs: Vec<std::path::PathBuf>,
+    /// Seconds the sweep took.
+    pub wall_seconds: f64,
+    /// Whether Ctrl-C (SIGTERM, SIGHUP) stopped it.
+    pub interrupted: bool,
+    /// The exit code its records (or the interruption) call for.
+    pub code: i32,
+}
+
+/// `pqcprof sweep`'s measurement: `entries` measured one by one into a run
+/// file and CSVs in `out` (written after each), then the symmetric
+/// primitives, then the files written complete.
+pub fn run_sweep(opts: &SweepOptions, entries: &[Entry], out: &Path) -> Result<Swept> {
+    let out = crate::write::output::ensure_writable_dir(out)?;
     let meta = crate::probe::system::collect(None);
     let device = Device {
         kind: DeviceKind::Cpu,
         name: meta.cpu.clone(),
         memory_total_mb: meta.memory_total_mb,
     };
-    let mut run = RunFile::new(meta, sweep_config(&opts));
-    let writer = start_files(&out, &run, &entries)?;
+    let mut run = RunFile::new(meta, sweep_config(opts));
+    let writer = start_files(&out, &run, entries)?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
     log::info!(
@@ -70,7 +77,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         load: crate::probe::system::LoadMeter::start(),
     };
     let mut interrupted =
-        measure_entries(&entries, &opts, &device, &cancel, &mut run, &writer, &clock)?;
+        measure_entries(entries, opts, &device, &cancel, &mut run, &writer, &clock)?;
     if opts.symmetric && !interrupted {
         let secs = opts.window.window.min(1.0);
         run.symmetric = symmetric::measure_all(secs, &cancel)?;
@@ -84,7 +91,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<i32> {
         }
     }
     interrupted |= cancel.load(Ordering::SeqCst);
-    finish(run, &writer, &opts, &clock, interrupted)
+    finish(run, &writer, opts, &clock, interrupted)
 }
 
 /// When the sweep started and the machine's load since, for the run
@@ -95,7 +102,7 @@ struct SweepClock {
 }
 
 /// The run file's configuration block for a sweep: windows, not batches.
-fn sweep_config(opts: &crate::sweep::options::SweepOptions) -> RunConfig {
+fn sweep_config(opts: &SweepOptions) -> RunConfig {
     RunConfig {
         command_line: std::env::args().collect(),
         runs: 0,
@@ -145,7 +152,7 @@ fn start_files(out: &Path, run: &RunFile, entries: &[Entry]) -> Result<Writer> {
 /// files written after each entry; true when Ctrl-C stopped it.
 fn measure_entries(
     entries: &[Entry],
-    opts: &crate::sweep::options::SweepOptions,
+    opts: &SweepOptions,
     device: &Device,
     cancel: &AtomicBool,
     run: &mut RunFile,
@@ -177,50 +184,40 @@ fn measure_entries(
     Ok(false)
 }
 
-/// Writes the files a last time, marked complete or interrupted, names
-/// them, and returns the exit code.
+/// Writes the files a last time, marked complete or interrupted; what
+/// was written and the exit code.
 fn finish(
     mut run: RunFile,
     writer: &Writer,
-    opts: &crate::sweep::options::SweepOptions,
+    opts: &SweepOptions,
     clock: &SweepClock,
     interrupted: bool,
-) -> Result<i32> {
+) -> Result<Swept> {
     run.complete = !interrupted;
     run.interrupted = interrupted;
     record_sweep_info(&mut run, opts, clock.started, &clock.load);
     let csvs = crate::measure::signals::saving(&writer.run_path, || writer.write(&run, opts))?;
-    println!("Run file: {}", writer.run_path.display());
-    for c in &csvs {
-        println!("CSV: {}", c.display());
-    }
-    log::info!(
-        target: "sweep",
-        "took {:.1} s",
-        run.sweep.as_ref().map_or(0.0, |s| s.wall_seconds)
-    );
-    if interrupted {
-        log::warn!(
-            "interrupted; finished algorithms are in {}",
-            writer.run_path.display()
-        );
-        return Ok(exit::INTERRUPTED);
-    }
-    Ok(crate::schema::record::exit_for_failures(&run.records))
+    Ok(Swept {
+        run_path: writer.run_path.clone(),
+        csvs,
+        wall_seconds: run.sweep.as_ref().map_or(0.0, |s| s.wall_seconds),
+        interrupted,
+        code: if interrupted {
+            exit::INTERRUPTED
+        } else {
+            crate::schema::record::exit_for_failures(&run.records)
+        },
+    })
 }
 
-/// `pqcprof sizes`.
-pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
-    let entries = select(&args.filter, args.slow)?;
-    // `--out -` is standard output, as for `report -o -`.
-    let out = args.out.as_ref().filter(|p| p.as_os_str() != "-");
-    if let Some(p) = out {
-        crate::write::output::check_output_file(p, &[])?;
-    }
+/// `pqcprof sizes`'s table: the sizes of every entry as CSV, named as
+/// `format` says, and how many entries failed (each said on standard
+/// error; entries that cannot run here are skipped with the reason).
+pub fn sizes_table(entries: &[Entry], format: SizesFormat) -> (String, usize) {
     let message = vec![0xAB; 50];
     let mut rows = vec![];
     let mut failed = 0;
-    for e in &entries {
+    for e in entries {
         if let Some(r) = &e.unavailable {
             log::warn!(
                 target: "sizes",
@@ -243,22 +240,10 @@ pub fn run_sizes(args: &SizesArgs) -> Result<i32> {
             }
         }
     }
-    if args.format == crate::sweep::options::SizesFormat::SigBench {
+    if format == SizesFormat::SigBench {
         for r in &mut rows {
             r.algorithm = crate::core::catalog::sig_bench_name(&r.algorithm).to_string();
         }
     }
-    let text = sizes::render(&rows);
-    match out {
-        Some(p) => {
-            crate::write::output::write_atomic(Path::new(p), text.as_bytes())?;
-            log::info!(target: "sizes", "wrote {}", p.display());
-        }
-        None => print!("{text}"),
-    }
-    Ok(if failed > 0 {
-        exit::SOME_FAILED
-    } else {
-        exit::OK
-    })
+    (sizes::render(&rows), failed)
 }

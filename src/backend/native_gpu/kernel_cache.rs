@@ -2,7 +2,8 @@
 //! kept between runs (`cache_dir`), how an entry is named (the unit, its
 //! source, the options and NVRTC's version), which files count as whole,
 //! and the lock through which processes sharing a cache take turns (one
-//! compiles, the others wait and read what it wrote).
+//! compiles, the others wait and read what it wrote). Compiling within a
+//! command's time, in processes of their own, is [`super::bounded_compile`].
 
 use super::kernels::*;
 use crate::core::catalog::Family;
@@ -180,7 +181,7 @@ pub fn lookup(
 /// Says, before a compile, that the images of `unit` for `arch` in `dir`
 /// are of other sources, when there are any (a folder prebuilt by another
 /// pqcprof).
-fn say_why_compiling(dir: &Path, unit: Family, arch: &str) {
+pub(super) fn say_why_compiling(dir: &Path, unit: Family, arch: &str) {
     let other = images_in(dir, unit, arch).other;
     if !other.is_empty() {
         log::info!(
@@ -231,7 +232,7 @@ pub fn no_image_reason(dir: Option<&Path>, unit: Family, arch: &str) -> String {
 
 /// The files of a cache entry, named by adding a type to `stem` (not
 /// `Path::with_extension`: the stem holds a dot, in NVRTC's version).
-fn cache_file(stem: &Path, ext: &str) -> PathBuf {
+pub(super) fn cache_file(stem: &Path, ext: &str) -> PathBuf {
     let mut name = stem.as_os_str().to_owned();
     name.push(ext);
     PathBuf::from(name)
@@ -252,7 +253,7 @@ fn is_whole_log(log: &str) -> bool {
 }
 
 /// Cached kernels, if all three files are present and plausibly whole.
-fn read_cached(stem: &Path, unit: Family, arch: &str) -> Option<Compiled> {
+pub(super) fn read_cached(stem: &Path, unit: Family, arch: &str) -> Option<Compiled> {
     let (ptx_path, cubin_path, log_path) = cache_paths(stem);
     let ptx = std::fs::read_to_string(ptx_path).ok()?;
     let cubin = std::fs::read(cubin_path).ok()?;
@@ -412,275 +413,6 @@ pub fn compile_units_cached_in(
             .map(|j| j.join().expect("an NVRTC thread panicked"))
             .collect()
     })
-}
-
-/// What the records of a unit whose kernels were not ready by the
-/// deadline say (and what `scripts/gpu-check` looks for).
-pub const NOT_IN_TIME: &str = "not compiled in time";
-
-/// The time a command gives its kernels: the instant, and the option that
-/// set it (`--deadline 20`), for the message when it runs out.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CompileBound {
-    /// When the command stops waiting.
-    pub by: std::time::Instant,
-    /// The option that set it, in words.
-    pub what: String,
-}
-
-/// A unit whose compile did not end within the command's time: NVRTC goes
-/// on in a process of its own, which writes the image into the cache.
-#[derive(Debug, thiserror::Error)]
-#[error("the {} kernels for {arch} were {NOT_IN_TIME} ({what}, {waited:.1} s waited): NVRTC goes on in {}, which writes them to {} for the next run", unit_name(*.unit), .compiler, .dir.display())]
-pub struct NotInTime {
-    /// The unit.
-    pub unit: Family,
-    /// Its architecture.
-    pub arch: String,
-    /// The option whose time ran out.
-    pub what: String,
-    /// Seconds this command waited.
-    pub waited: f64,
-    /// Who compiles: `process N`, or another pqcprof.
-    pub compiler: String,
-    /// The cache folder it writes to.
-    pub dir: PathBuf,
-}
-
-/// Whether another process holds the lock of the entry `stem` (it is
-/// compiling it).
-fn lock_held(stem: &Path) -> bool {
-    use std::os::fd::AsRawFd;
-    let Ok(file) = std::fs::OpenOptions::new()
-        .append(true)
-        .open(cache_file(stem, ".lock"))
-    else {
-        return false;
-    };
-    // SAFETY: plain system calls on a descriptor `file` owns.
-    unsafe {
-        if libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 {
-            libc::flock(file.as_raw_fd(), libc::LOCK_UN);
-            return false;
-        }
-    }
-    std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
-}
-
-/// A unit this command waits for: compiled by a child process
-/// (`pqcprof kernels --prebuild`) in its own process group, so a signal to
-/// this command's group (Ctrl-C, `timeout`) does not reach it and a compile
-/// once begun is never lost; or by another process that holds its lock.
-struct Pending {
-    unit: Family,
-    stem: PathBuf,
-    /// Our compiling child; `None` while another process compiles.
-    child: Option<std::process::Child>,
-}
-
-/// Removes the messages file of a compile run in a child process
-/// (`<stem>.compile.txt`) once its entry is written: called by the child
-/// itself, whose parent may have stopped waiting.
-pub fn clear_compile_log(dir: &Path, unit: Family, arch: &str, nvrtc: (i32, i32)) {
-    let stem = dir.join(cache_file_stem(unit, arch, nvrtc));
-    let _ = std::fs::remove_file(cache_file(&stem, ".compile.txt"));
-}
-
-/// Starts `pqcprof kernels --prebuild DIR --arch ARCH --alg UNIT`, its
-/// messages into `<stem>.compile.txt`.
-fn spawn_compile(
-    dir: &Path,
-    unit: Family,
-    arch: &str,
-    stem: &Path,
-) -> std::io::Result<std::process::Child> {
-    use std::os::unix::process::CommandExt;
-    std::fs::create_dir_all(dir)?;
-    let err = std::fs::File::create(cache_file(stem, ".compile.txt"))?;
-    let child = std::process::Command::new(std::env::current_exe()?)
-        .args(["kernels", "--prebuild"])
-        .arg(dir)
-        .args(["--arch", arch, "--alg", unit_name(unit)])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(err)
-        .process_group(0)
-        .spawn()?;
-    log::info!(
-        "compiling the {} kernels for {arch} in process {}, which writes them to {}",
-        unit_name(unit),
-        child.id(),
-        dir.display()
-    );
-    Ok(child)
-}
-
-/// The kernels of `units` for `arch`, within `bound` when there is one:
-/// images already in the cache are read; the others are compiled each in
-/// a child process (in parallel), or by another process already at it,
-/// and this command waits for them until `bound.by`. A unit not ready by
-/// then is a [`NotInTime`] error, and its compile goes on and writes the
-/// cache. Without a bound, a cache or NVRTC, as `compile_units_cached`. In
-/// the order given. The caller bounds only architectures the child
-/// (`kernels --prebuild`) knows.
-pub fn obtain_units(
-    units: &[Family],
-    arch: &str,
-    bound: Option<&CompileBound>,
-) -> Vec<anyhow::Result<UnitBuild>> {
-    let dir = cache_dir();
-    let version = crate::probe::gpu::nvrtc_version();
-    let (Some(bound), Some(dir), Some(version)) = (bound, dir, version) else {
-        return compile_units_cached(units, arch)
-            .into_iter()
-            .map(|r| r.map_err(anyhow::Error::from))
-            .collect();
-    };
-    let t0 = std::time::Instant::now();
-    let built = |compiled, origin| UnitBuild {
-        compiled,
-        origin,
-        seconds: t0.elapsed().as_secs_f64(),
-    };
-    enum Slot {
-        Done(anyhow::Result<UnitBuild>),
-        Waiting(Pending),
-    }
-    let mut slots: Vec<Slot> = units
-        .iter()
-        .map(|&unit| {
-            if let Some((compiled, origin)) = lookup(&dir, unit, arch, Some(version)) {
-                return Slot::Done(Ok(built(compiled, origin)));
-            }
-            let stem = dir.join(cache_file_stem(unit, arch, version));
-            if lock_held(&stem) {
-                log::info!(
-                    "another pqcprof is compiling the {} kernels ({}); waiting for it up to {:.0} s ({})",
-                    unit_name(unit),
-                    stem.display(),
-                    bound.by.saturating_duration_since(t0).as_secs_f64(),
-                    bound.what
-                );
-                return Slot::Waiting(Pending {
-                    unit,
-                    stem,
-                    child: None,
-                });
-            }
-            say_why_compiling(&dir, unit, arch);
-            match spawn_compile(&dir, unit, arch, &stem) {
-                Ok(c) => Slot::Waiting(Pending {
-                    unit,
-                    stem,
-                    child: Some(c),
-                }),
-                // A cache that cannot be written: compile here, unbounded.
-                Err(e) => {
-                    log::warn!(
-                        "cannot compile the {} kernels in a process of their own ({e}); compiling here, past {} if need be",
-                        unit_name(unit),
-                        bound.what
-                    );
-                    Slot::Done(
-                        compile_cached_in(Some(&dir), unit, arch)
-                            .map(|(c, o)| built(c, o))
-                            .map_err(anyhow::Error::from),
-                    )
-                }
-            }
-        })
-        .collect();
-    loop {
-        let mut waiting = false;
-        for slot in &mut slots {
-            let Slot::Waiting(p) = slot else { continue };
-            if let Some(done) = pending_result(p, &dir, arch) {
-                *slot = Slot::Done(done.map(|(c, o)| built(c, o)));
-            } else if std::time::Instant::now() >= bound.by {
-                *slot = Slot::Done(Err(NotInTime {
-                    unit: p.unit,
-                    arch: arch.into(),
-                    what: bound.what.clone(),
-                    waited: t0.elapsed().as_secs_f64(),
-                    compiler: match &p.child {
-                        Some(c) => format!("process {}", c.id()),
-                        None => "another pqcprof".into(),
-                    },
-                    dir: dir.clone(),
-                }
-                .into()));
-            } else {
-                waiting = true;
-            }
-        }
-        if !waiting {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    slots
-        .into_iter()
-        .map(|s| match s {
-            Slot::Done(r) => r,
-            Slot::Waiting(_) => unreachable!("every wait ended above"),
-        })
-        .collect()
-}
-
-/// The kernels `p` waits for, once written (compiled now when our child
-/// made them, else read from the cache); the failure, once our child
-/// exited without writing them; `None` while the compile runs. When
-/// another process was compiling and let go of the lock without writing
-/// them, our own child takes over.
-fn pending_result(
-    p: &mut Pending,
-    dir: &Path,
-    arch: &str,
-) -> Option<anyhow::Result<(Compiled, Origin)>> {
-    // The machine code is written last, atomically: read the entry only
-    // once it is there.
-    let cubin = cache_file(&p.stem, ".cubin");
-    let read = || {
-        cubin
-            .exists()
-            .then(|| read_cached(&p.stem, p.unit, arch))
-            .flatten()
-    };
-    if let Some(hit) = read() {
-        return Some(Ok(match &mut p.child {
-            Some(c) => {
-                let _ = c.try_wait();
-                (hit, Origin::Compiled)
-            }
-            None => (hit, Origin::Cache(cubin.clone())),
-        }));
-    }
-    let Some(child) = &mut p.child else {
-        if !lock_held(&p.stem) && read().is_none() {
-            match spawn_compile(dir, p.unit, arch, &p.stem) {
-                Ok(c) => p.child = Some(c),
-                Err(e) => return Some(Err(e.into())),
-            }
-        }
-        return None;
-    };
-    let status = child.try_wait().ok()??;
-    // Written between the two looks.
-    if let Some(hit) = read() {
-        return Some(Ok((hit, Origin::Compiled)));
-    }
-    let log = std::fs::read_to_string(cache_file(&p.stem, ".compile.txt")).unwrap_or_default();
-    Some(Err(CompileFailure {
-        unit: p.unit,
-        arch: arch.into(),
-        message: format!(
-            "the compiling process ({}) ended ({status}) without writing {}",
-            child.id(),
-            cubin.display()
-        ),
-        log,
-    }
-    .into()))
 }
 
 /// The entry at `stem` if it is whole, else what `make` returns, written

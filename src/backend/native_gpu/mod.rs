@@ -28,6 +28,7 @@ use crate::backend::native_gpu::sizing::Variant;
 use crate::backend::native_gpu::sizing::ALLOCATION_GRANULARITY_BYTES;
 use crate::backend::native_gpu::sizing::MAX_LIVE_BUFFERS;
 pub mod batch;
+pub mod bounded_compile;
 pub mod gate;
 pub mod host;
 pub(crate) mod inputs;
@@ -103,21 +104,21 @@ pub struct NativeGpu {
 }
 
 /// Compiles (or reads from the cache, prebuilt images included, within
-/// `bound` when given: `kernel_cache::obtain_units`) the kernels of `units` for `arch` and
+/// `bound` when given: `bounded_compile::obtain_units`) the kernels of `units` for `arch` and
 /// loads them into `ctx`: machine code first (no JIT, and no dependence on
 /// the driver knowing this NVRTC's PTX ISA), the PTX as the fallback.
 fn load_units(
     ctx: &Arc<CudaContext>,
     units: &[Family],
     arch: &str,
-    bound: Option<&kernel_cache::CompileBound>,
+    bound: Option<&bounded_compile::CompileBound>,
 ) -> anyhow::Result<Vec<LoadedUnit>> {
     let here = kernels::nvrtc_label().unwrap_or_else(|| "NVRTC".into());
     let mut loaded = vec![];
     // A bounded compile runs in a child, `kernels --prebuild`, which knows
     // the architectures of `resources::SM_LIMITS` only.
     let bound = bound.filter(|_| resources::limits(arch).is_some());
-    for built in kernel_cache::obtain_units(units, arch, bound) {
+    for built in bounded_compile::obtain_units(units, arch, bound) {
         let built = built?;
         let unit = built.compiled.unit;
         let name = kernels::unit_name(unit);
@@ -172,12 +173,12 @@ impl NativeGpu {
     }
 
     /// `new`, with the kernels' compile bounded by `bound`: a unit not
-    /// ready by then is a `kernel_cache::NotInTime` error (its compile goes
+    /// ready by then is a `bounded_compile::NotInTime` error (its compile goes
     /// on in a process of its own and fills the cache).
     pub fn new_within(
         ordinal: usize,
         units: &[Family],
-        bound: Option<&kernel_cache::CompileBound>,
+        bound: Option<&bounded_compile::CompileBound>,
     ) -> anyhow::Result<Self> {
         let ctx =
             CudaContext::new(ordinal).map_err(|e| anyhow!("cannot open GPU {ordinal}: {e:?}"))?;

@@ -333,7 +333,7 @@ fn offload(o: &Outline, r: &mut dyn Renderer) {
     );
     r.subheading("Highest rate under the objective");
     r.table(&s.summary);
-    for c in &s.charts {
+    for c in &crate::report::render::charts::offload_charts(&s.runs) {
         r.subheading(&c.title);
         say(
             r,

@@ -1,76 +1,44 @@
-//! `pqcprof plan`: a prediction from a run file's batch times, printed.
+//! `pqcprof plan`'s prediction from a run file's batch times (or batch
+//! times measured here), as a value to print as text or JSON.
 
 use super::options::LoadOptions;
 use super::words::{describe_arrivals, fmt_rate, percentiles};
 use super::{arrivals, curve, latency, planner};
 use crate::core::catalog::{Algorithm, Operation};
 use arrivals::Arrivals;
-use clap::Args;
 use latency::Slo;
 use planner::Point;
 use serde::Serialize;
 use std::path::PathBuf;
 
-/// Options of `plan`.
-#[derive(Debug, Args, Clone)]
-pub struct PlanArgs {
-    /// The run file whose batch times the prediction uses: throughput
-    /// records of the backend, algorithm and operation at several batches
-    /// (e.g. `pqcprof cpu --batch-sweep 256 --threads 1`). Without it the
-    /// batch times are measured here first, as `offload` measures them
-    /// before its first point (batches of 1, 2, 4, ... up to --batch-top;
-    /// on a GPU backend, GPU 0).
-    #[arg(long, value_name = "RUN_FILE")]
+/// What `plan` predicts from: the checked arguments of `pqcprof plan`.
+#[derive(Debug, Clone)]
+pub struct PlanInput {
+    /// The run file whose batch times to use; `None`: measure them here.
     pub from: Option<PathBuf>,
-    /// The backend whose records to use, or to measure on without --from
-    /// (liboqs-cpu, native-gpu, cupqc).
-    #[arg(long, default_value = crate::backend::liboqs::NAME)]
+    /// The backend whose records to use, or to measure on.
     pub backend: String,
-    /// Without --from: the largest batch measured (and so the largest a
-    /// prediction may choose).
-    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// Without `from`: the largest batch measured.
     pub batch_top: u32,
-    /// The algorithm, e.g. ML-KEM-768.
-    #[arg(long = "alg", value_name = "NAME")]
+    /// The algorithm.
     pub algorithm: Algorithm,
-    /// The operation (keygen, encaps, decaps, sign, verify).
-    #[arg(long = "op", value_name = "OP")]
+    /// The operation.
     pub operation: Operation,
-    /// Requests per second offered (Poisson arrivals unless --arrivals
-    /// uniform); without it and without --trace, only the highest rate
-    /// under --slo is predicted.
-    #[arg(long, value_name = "PER_SEC", allow_negative_numbers = true)]
+    /// Requests per second offered, if given.
     pub rate: Option<f64>,
-    /// Replay these arrival times instead (seconds, one per line, in order).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "arrivals"])]
+    /// Arrival times to replay instead, if given.
     pub trace: Option<PathBuf>,
-    /// Workers serving batches at once: CPU threads each running its own
-    /// batch (the one-thread records give each one's batch time). Above 1,
-    /// liboqs-cpu records at `--threads` equal to it (a batch of N x b
-    /// runs b on each of N threads at once) give the batch times with all
-    /// workers busy, used for a batch that starts while others run; without
-    /// such records contention is not modelled, and the plan says so.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// Workers serving batches at once.
     pub workers: u32,
     /// Arrivals, batching and objective.
-    #[command(flatten)]
     pub load: LoadOptions,
-    /// The dispatcher's own cost, added to the simulated batches: `auto`
-    /// measures it on this host (0.2 s of requests through the real
-    /// dispatcher to a worker that does nothing: the hand-over to a worker
-    /// thread added to every batch, waking added to a batch the dispatcher
-    /// waited for); milliseconds are added to every batch instead (0:
-    /// none).
-    #[arg(long, value_name = "auto|MS", default_value = "auto")]
+    /// The dispatcher's own cost: `auto` or milliseconds.
     pub handoff_ms: String,
-    /// Print the prediction as JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
 }
 
-/// What `plan --json` prints.
+/// A prediction: what `plan --json` prints, and [`Plan::text`] says.
 #[derive(Debug, Serialize)]
-struct Plan {
+pub struct Plan {
     format: &'static str,
     version: u32,
     /// Always true: a simulation of the batcher over measured batch times,
@@ -96,6 +64,9 @@ struct Plan {
     /// batching (null when even a light load misses it).
     #[serde(skip_serializing_if = "Option::is_none")]
     max_rate_under_slo: Option<Option<Point>>,
+    /// Whether the batching was chosen per rate (`--max-batch auto`).
+    #[serde(skip)]
+    auto: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -116,7 +87,7 @@ const MEASURED_HERE: &str = "measured here just now";
 
 /// The batch times to predict from, and where they came from: the run
 /// file given, or measured here.
-fn batch_times(args: &PlanArgs) -> anyhow::Result<(curve::Curve, String)> {
+fn batch_times(args: &PlanInput) -> anyhow::Result<(curve::Curve, String)> {
     let Some(from) = &args.from else {
         let backends = [
             crate::backend::liboqs::NAME,
@@ -131,7 +102,7 @@ fn batch_times(args: &PlanArgs) -> anyhow::Result<(curve::Curve, String)> {
             );
         }
         let workers = args.workers as usize;
-        let mut curve = super::run_cmd::measure_here(
+        let mut curve = super::serve::measure_here(
             &args.backend,
             args.algorithm,
             args.operation,
@@ -163,8 +134,10 @@ fn batch_times(args: &PlanArgs) -> anyhow::Result<(curve::Curve, String)> {
     Ok((curve_of(args, from, &records)?, from.display().to_string()))
 }
 
-/// `pqcprof plan`.
-pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
+/// `pqcprof plan`'s prediction: the batch times (from the run file, or
+/// measured here), then the batcher simulated over them at the rate or
+/// trace given, and the highest rate under the objective.
+pub fn predict(args: &PlanInput) -> anyhow::Result<Plan> {
     let (curve, from) = batch_times(args)?;
     let policy = args
         .load
@@ -223,20 +196,16 @@ pub fn run_plan(args: &PlanArgs) -> anyhow::Result<i32> {
         point,
         slo: args.load.slo.clone(),
         max_rate_under_slo: max_rate,
+        auto: policy.is_none(),
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&plan)?);
-    } else {
-        print!("{}", text(&plan, policy.is_none()));
-    }
-    Ok(crate::core::exit::OK)
+    Ok(plan)
 }
 
 /// The batch times of `args`'s backend, algorithm and operation in
 /// `records`, with the dispatcher's hand-off: the records time batches
 /// alone, and a served batch costs the hand-off as well.
 fn curve_of(
-    args: &PlanArgs,
+    args: &PlanInput,
     from: &std::path::Path,
     records: &[crate::schema::record::Record],
 ) -> anyhow::Result<curve::Curve> {
@@ -255,7 +224,7 @@ fn curve_of(
 }
 
 /// What the plan says of contention between `workers` workers.
-fn contention(curve: &curve::Curve, args: &PlanArgs, workers: usize) -> String {
+fn contention(curve: &curve::Curve, args: &PlanInput, workers: usize) -> String {
     let backend = &args.backend;
     let source = if args.from.is_some() {
         format!("from the records at --threads {workers}")
@@ -295,6 +264,13 @@ fn handoff(v: &str) -> anyhow::Result<curve::Handoff> {
         per_batch_ms: ms,
         wake_ms: 0.0,
     })
+}
+
+impl Plan {
+    /// The prediction as a person reads it.
+    pub fn text(&self) -> String {
+        text(self, self.auto)
+    }
 }
 
 /// The prediction as a person reads it.

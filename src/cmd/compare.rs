@@ -1,0 +1,153 @@
+//! `pqcprof compare`: its arguments, and the change in median throughput
+//! of every record two run files share, printed as a table or JSON, with
+//! the exit code a regression gate needs.
+
+use crate::core::exit;
+use crate::core::units::printable;
+use crate::report::{change, compare};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Options of `compare`.
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    /// The earlier run file (the baseline).
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+    /// The later run file.
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Exit with code 3 when a record is `slower` and its throughput
+    /// dropped by more than PCT percent, or a record that passed before
+    /// no longer does [default: 5]
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub fail_above: Option<f64>,
+    /// A change whose 95% interval lies inside +-PCT percent is `same`;
+    /// one straddling +-PCT is `unclear`.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
+    pub noise_threshold: f64,
+    /// Print the comparison as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--fail-above` when not given, percent.
+pub const DEFAULT_FAIL_ABOVE: f64 = 5.0;
+
+/// `pqcprof compare OLD NEW`: exit 3 on a regression beyond `--fail-above`
+/// (5% unless given), 1 when either file cannot be used.
+pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
+    if let Some(p) = args.fail_above {
+        if !(p.is_finite() && p >= 0.0) {
+            anyhow::bail!("invalid --fail-above {p}: use a percentage of 0 or more");
+        }
+    }
+    let fail_above = args.fail_above.unwrap_or(DEFAULT_FAIL_ABOVE);
+    let t = args.noise_threshold;
+    if !(t.is_finite() && (0.0..100.0).contains(&t)) {
+        anyhow::bail!("invalid --noise-threshold {t}: use a percentage of 0 or more and below 100");
+    }
+    // Read each file on its own: comparing a file with itself (or a copy)
+    // is allowed here, unlike in a report.
+    let mut runs = vec![];
+    for (path, label) in [(&args.old, "F1"), (&args.new, "F2")] {
+        match crate::schema::load::read_run(path, label) {
+            Ok((run, warnings)) => {
+                for w in warnings {
+                    log::warn!(
+                        "{}: field `{}`: {}",
+                        path.display(),
+                        printable(&w.field),
+                        printable(&w.message)
+                    );
+                }
+                runs.push(run);
+            }
+            Err(e) => {
+                let field = if e.field.is_empty() {
+                    String::new()
+                } else {
+                    format!("field `{}`: ", printable(&e.field))
+                };
+                log::warn!(
+                    "{}: left out: {field}{}",
+                    path.display(),
+                    printable(&e.message)
+                );
+            }
+        }
+    }
+    if runs.len() != 2 {
+        log::error!("compare needs both files to be usable run files");
+        return Ok(exit::ERROR);
+    }
+    let (old, new) = (&runs[0], &runs[1]);
+    let lines = change::compare(old, new, t / 100.0);
+    let emulated = [old, new]
+        .iter()
+        .map(|r| r.records.iter().filter(|(_, r)| r.emulated).count())
+        .sum::<usize>();
+    let regressions = lines
+        .iter()
+        .filter(|l| change::is_regression(l, fail_above))
+        .count();
+    let matched = lines
+        .iter()
+        .filter(|l| matches!(l.change, change::Change::Measured(_)))
+        .count();
+    if args.json {
+        let mut v = compare::to_json(old, new, &lines, t, fail_above);
+        v["compared"] = matched.into();
+        v["emulated_left_out"] = emulated.into();
+        v["regressions"] = regressions.into();
+        // serde_json escapes every control character in the strings.
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        // Every string in the table comes from the files: printed escaped.
+        print!(
+            "{}",
+            printable(&compare::render(old, new, &lines, fail_above))
+        );
+        if emulated > 0 {
+            println!("{emulated} record(s) made on pqcprof's CPU stand-in driver (emulated, not a GPU) left out: they are no speed measurements");
+        }
+        println!("{matched} record(s) compared.");
+    }
+    let duplicates = lines
+        .iter()
+        .filter(|l| matches!(l.change, change::Change::Duplicate(_)))
+        .count();
+    if duplicates > 0 {
+        log::warn!("{duplicates} record(s) share their key (backend, threads, algorithm, operation, mode, batch) with another record of the same file: not compared");
+    }
+    if regressions > 0 {
+        log::error!(
+            "{regressions} regression(s): slower by more than {}%, failing, missing, or not comparable",
+            fail_above
+        );
+        return Ok(exit::SOME_FAILED);
+    }
+    if matched == 0 {
+        // A gate that compared nothing has not passed.
+        log::error!(
+            "no measured record of {} matches one of {} (same backend, threads, algorithm, operation, mode and batch), so nothing was compared{}",
+            args.old.display(),
+            args.new.display(),
+            match args.fail_above {
+                Some(p) => format!("; --fail-above {p} cannot pass on zero records"),
+                None => String::new(),
+            }
+        );
+        return Ok(if args.fail_above.is_some() {
+            exit::SOME_FAILED
+        } else {
+            exit::ERROR
+        });
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,57 @@
+//! The arguments `offload` and `plan` share: how requests arrive, how
+//! they are batched, and the latency objective a result is judged by.
+
+use crate::offload::latency::Slo;
+use crate::offload::options::LoadOptions;
+use clap::Args;
+
+/// Arrivals, batching and objective.
+#[derive(Debug, Args, Clone)]
+pub struct LoadArgs {
+    /// How requests arrive at a rate.
+    #[arg(
+        long,
+        value_name = "KIND",
+        default_value = "poisson",
+        value_parser = ["poisson", "uniform"]
+    )]
+    pub arrivals: String,
+    /// Seed of the Poisson arrivals (the same seed, the same times).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// A latency objective, e.g. p99=2ms, p99.9=500us: each point says
+    /// whether it is met, and the highest rate that meets it is named.
+    #[arg(long, value_name = "pNN=TIME")]
+    pub slo: Option<Slo>,
+    /// Requests in one batch at most, or `auto` (per rate, the batching
+    /// the planner predicts keeps latency lowest while keeping up).
+    #[arg(
+        long,
+        value_name = "N|auto",
+        default_value = "auto",
+        allow_negative_numbers = true
+    )]
+    pub max_batch: String,
+    /// Milliseconds the oldest request may wait for a batch to fill, or
+    /// `auto` (with --max-batch auto).
+    #[arg(
+        long,
+        value_name = "MS|auto",
+        default_value = "auto",
+        allow_negative_numbers = true
+    )]
+    pub max_wait: String,
+}
+
+impl LoadArgs {
+    /// The stage's copy of these arguments.
+    pub fn options(&self) -> LoadOptions {
+        LoadOptions {
+            arrivals: self.arrivals.clone(),
+            seed: self.seed,
+            slo: self.slo.clone(),
+            max_batch: self.max_batch.clone(),
+            max_wait: self.max_wait.clone(),
+        }
+    }
+}

@@ -1,0 +1,469 @@
+//! `pqcprof offload`: its arguments and their checks, then the serving
+//! (in `crate::offload::serve`) and the run's table printed.
+
+use crate::backend::cupqc;
+use crate::backend::liboqs;
+use crate::backend::native_gpu;
+use crate::cmd::load::LoadArgs;
+use crate::core::catalog::{Algorithm, Operation};
+use crate::offload::arrivals::{self, Arrivals};
+use crate::offload::mix::Mix;
+use crate::offload::request::{Batching, Rates, Request, Settings};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Options of `offload`.
+#[derive(Debug, Args, Clone)]
+pub struct OffloadArgs {
+    /// The backend serving the batches: liboqs on CPU threads, the
+    /// project's kernels on a GPU (one stream per worker), or NVIDIA cuPQC
+    /// on a GPU (where this build has it; each prepared batch its own
+    /// stream).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = liboqs::NAME,
+        value_parser = [liboqs::NAME, native_gpu::NAME, cupqc::BACKEND_NAME]
+    )]
+    pub backend: String,
+    /// The GPU that serves (its CUDA ordinal), for native-gpu and cupqc
+    /// [default: 0].
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
+    /// The algorithm, e.g. ML-KEM-768 (not with --mix).
+    #[arg(long = "alg", value_name = "NAME", required_unless_present = "mix")]
+    pub algorithm: Option<Algorithm>,
+    /// The operation (keygen, encaps, decaps, sign, verify; not with --mix).
+    #[arg(long = "op", value_name = "OP", required_unless_present = "mix")]
+    pub operation: Option<Operation>,
+    /// Requests of several operations instead of one: tls13-server, the
+    /// server side of a TLS 1.3 handshake (X25519MLKEM768 key exchange:
+    /// one ML-KEM-768 encapsulation and one X25519 key pair and secret;
+    /// one ML-DSA-65 signature). Rates are then handshakes per second.
+    /// On native-gpu both kernels run on each worker's stream, X25519 on
+    /// the host.
+    #[arg(long, value_name = "NAME")]
+    pub mix: Option<String>,
+    /// Workers, each serving one batch at a time: CPU threads (liboqs-cpu),
+    /// or host threads with batches on streams of their own (native-gpu,
+    /// cupqc). With several CPU threads the batch times are measured twice
+    /// before the first point, on one worker and on all of them at once,
+    /// and the predictions slow a batch by how many workers are busy when
+    /// it starts.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u32).range(1..=256)
+    )]
+    pub threads: u32,
+    /// Requests per second offered.
+    #[arg(
+        long,
+        value_name = "PER_SEC",
+        allow_negative_numbers = true,
+        conflicts_with = "rate_sweep"
+    )]
+    pub rate: Option<f64>,
+    /// Offered rates from LOW, doubling, then bisecting between the last
+    /// rate that kept up and the first that did not; without LOW..HIGH,
+    /// from a sixteenth of the capacity the batch times predict.
+    #[arg(long, value_name = "LOW..HIGH", num_args = 0..=1, default_missing_value = "")]
+    pub rate_sweep: Option<String>,
+    /// Replay these arrival times instead (seconds, one per line, in order).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "rate_sweep", "arrivals"])]
+    pub trace: Option<PathBuf>,
+    /// The largest batch `auto` may choose (batch times are measured up to
+    /// it, or up to a fixed --max-batch).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub batch_top: u32,
+    /// Seconds of arrivals per point.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 2.0,
+        allow_negative_numbers = true
+    )]
+    pub window: f64,
+    /// Arrivals, batching and objective.
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// Requests that may wait for a batch at most (at least the largest
+    /// batch); an arrival that finds it full is dropped and counted. No
+    /// limit when not given.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub queue_limit: Option<String>,
+    /// Message size for signing and verifying, bytes of 0xAB.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::offload::serve::MESSAGE_BYTES)]
+    pub message_size: usize,
+    /// Seconds the whole command may take: no point starts that would end
+    /// past it; finished points are kept (exit 5).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub deadline: Option<f64>,
+    /// Folder for results.
+    #[arg(long, value_name = "DIR", default_value = "outputs")]
+    pub out: PathBuf,
+}
+
+fn rates(args: &OffloadArgs) -> Result<Rates, String> {
+    if let Some(t) = &args.trace {
+        return Ok(Rates::One(Arrivals::Trace(arrivals::read_trace(t)?)));
+    }
+    let load = args.load.options();
+    let arrivals_at = |rate: f64| load.at(rate);
+    match (&args.rate, &args.rate_sweep) {
+        (Some(r), _) => Ok(Rates::One(arrivals_at(arrivals::check_rate("--rate", *r)?))),
+        (None, Some(s)) if s.is_empty() => Ok(Rates::Sweep {
+            low: None,
+            high: None,
+        }),
+        (None, Some(s)) => {
+            let (lo, hi) = s.split_once("..").ok_or_else(|| {
+                format!("--rate-sweep '{s}': write LOW..HIGH (requests per second), e.g. 100..20000, or nothing")
+            })?;
+            let parse = |v: &str| {
+                v.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("--rate-sweep '{s}': '{v}' is not a number"))
+                    .and_then(|r| arrivals::check_rate("--rate-sweep", r))
+            };
+            let (lo, hi) = (parse(lo)?, parse(hi)?);
+            if lo >= hi {
+                return Err(format!("--rate-sweep '{s}': LOW must be below HIGH"));
+            }
+            Ok(Rates::Sweep {
+                low: Some(lo),
+                high: Some(hi),
+            })
+        }
+        (None, None) => Err(
+            "offload needs a load: --rate PER_SEC, --rate-sweep [LOW..HIGH] or --trace FILE".into(),
+        ),
+    }
+}
+
+/// `--queue-limit`, checked against the largest batch (`top`, named by
+/// `top_why`): a smaller limit could never let a full batch form.
+fn queue_limit(args: &OffloadArgs, top: usize, top_why: &str) -> anyhow::Result<Option<usize>> {
+    let Some(v) = &args.queue_limit else {
+        return Ok(None);
+    };
+    let n: usize = v.trim().parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+        anyhow::anyhow!("invalid --queue-limit {v}: use a whole number of requests, 1 or more")
+    })?;
+    if n < top {
+        anyhow::bail!(
+            "invalid --queue-limit {n}: at least the largest batch, {top} ({top_why}), or a full batch could never form"
+        );
+    }
+    Ok(Some(n))
+}
+
+/// `--mix`, checked against the backend and against any `--alg` and
+/// `--op` given with it: each must name one of the mix's own operations.
+fn mix_request(args: &OffloadArgs, name: &str) -> anyhow::Result<Request> {
+    let mix = Mix::parse(name).map_err(anyhow::Error::msg)?;
+    let ops = mix.operations();
+    let listed: Vec<String> = ops
+        .iter()
+        .map(|(a, o)| format!("{} {}", a.name(), o.cli_name()))
+        .collect();
+    let fits = ops.iter().any(|(a, o)| {
+        args.algorithm.is_none_or(|x| x == *a) && args.operation.is_none_or(|x| x == *o)
+    });
+    if !fits {
+        let given: Vec<String> = [
+            args.algorithm.map(|a| format!("--alg {}", a.name())),
+            args.operation.map(|o| format!("--op {}", o.cli_name())),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        anyhow::bail!(
+            "{} contradicts --mix {}: its requests are {}; leave --alg and --op out with --mix",
+            given.join(" "),
+            mix.name(),
+            listed.join(" and ")
+        );
+    }
+    Ok(Request::Mix(mix))
+}
+
+/// The request, from `--mix` or `--alg` and `--op`.
+fn request(args: &OffloadArgs) -> anyhow::Result<Request> {
+    if let Some(name) = &args.mix {
+        return mix_request(args, name);
+    }
+    let (Some(alg), Some(op)) = (args.algorithm, args.operation) else {
+        anyhow::bail!("offload needs --alg and --op, or --mix");
+    };
+    if !alg.has_operation(op) {
+        anyhow::bail!(
+            "--op {}: {} has no such operation (it has: {})",
+            op.cli_name(),
+            alg.name(),
+            Operation::ALL
+                .iter()
+                .filter(|o| alg.has_operation(**o))
+                .map(|o| o.cli_name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(Request::One(alg, op))
+}
+
+/// The values no other check covers (window, deadline, device, message
+/// size), then the request.
+fn check_args(args: &OffloadArgs) -> anyhow::Result<Request> {
+    if !(args.window.is_finite() && (0.05..=3600.0).contains(&args.window)) {
+        anyhow::bail!(
+            "invalid --window {}: seconds of arrivals per point, from 0.05 to 3600",
+            args.window
+        );
+    }
+    if let Some(d) = args.deadline {
+        if !(d.is_finite() && (0.001..=604_800.0).contains(&d)) {
+            anyhow::bail!(
+                "invalid --deadline {d}: must be a number of seconds from 0.001 to 604800 (a week)"
+            );
+        }
+    }
+    if let (Some(d), false) = (args.device, crate::offload::is_gpu(&args.backend)) {
+        anyhow::bail!(
+            "invalid --device {d}: only the GPU backends ({} and {}) serve on a device, and --backend is {}",
+            native_gpu::NAME,
+            cupqc::BACKEND_NAME,
+            args.backend
+        );
+    }
+    if args.message_size > 64 * 1024 * 1024 {
+        anyhow::bail!(
+            "invalid --message-size {}: at most 67108864 bytes (64 MiB)",
+            args.message_size
+        );
+    }
+    request(args)
+}
+
+/// `--max-batch`, `--max-wait`, `--batch-top` and `--queue-limit` checked
+/// together.
+fn batching(args: &OffloadArgs) -> anyhow::Result<Batching> {
+    let top = if args.load.max_batch.eq_ignore_ascii_case("auto") {
+        args.batch_top as usize
+    } else {
+        4096
+    };
+    let fixed = args
+        .load
+        .options()
+        .policy(top, "the largest batch a worker prepares")
+        .map_err(anyhow::Error::msg)?;
+    let queue_limit = match fixed {
+        Some(p) => queue_limit(args, p.max_batch, "--max-batch")?,
+        None => queue_limit(args, top, "--batch-top, the largest batch auto may choose")?,
+    };
+    Ok(Batching {
+        top: fixed.map_or(top, |p| p.max_batch),
+        fixed,
+        queue_limit,
+    })
+}
+
+/// The settings `offload` serves with: every argument checked, bad values
+/// named with what is valid.
+pub fn settings(args: &OffloadArgs) -> anyhow::Result<Settings> {
+    let request = check_args(args)?;
+    let rates = rates(args).map_err(anyhow::Error::msg)?;
+    let batching = batching(args)?;
+    Ok(Settings {
+        backend: args.backend.clone(),
+        device: args.device,
+        request,
+        rates,
+        batching,
+        threads: args.threads,
+        window: args.window,
+        load: args.load.options(),
+        trace: args.trace.clone(),
+        message_size: args.message_size,
+        deadline: args.deadline,
+        out: args.out.clone(),
+    })
+}
+
+/// `pqcprof offload`: the points measured and saved, the table printed.
+pub fn offload(args: &OffloadArgs) -> anyhow::Result<i32> {
+    // The deadline counts from here.
+    let started = std::time::Instant::now();
+    let settings = settings(args)?;
+    let served = crate::offload::serve::serve(&settings, started)?;
+    println!("{}", served.summary);
+    Ok(served.code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// `pqcprof offload`'s arguments alone.
+    #[derive(Parser)]
+    struct Offload {
+        #[command(flatten)]
+        args: OffloadArgs,
+    }
+
+    fn args(extra: &[&str]) -> OffloadArgs {
+        let mut v = vec!["offload"];
+        v.extend_from_slice(extra);
+        Offload::try_parse_from(v).unwrap().args
+    }
+
+    fn error(extra: &[&str]) -> String {
+        format!("{:#}", settings(&args(extra)).unwrap_err())
+    }
+
+    #[test]
+    fn a_rate_and_a_request_make_settings() {
+        let s = settings(&args(&[
+            "--alg",
+            "ML-KEM-768",
+            "--op",
+            "encaps",
+            "--rate",
+            "500",
+        ]))
+        .unwrap();
+        assert_eq!(
+            s.request,
+            Request::One(Algorithm::MlKem768, Operation::Encaps)
+        );
+        assert_eq!(
+            s.rates,
+            Rates::One(Arrivals::Poisson {
+                rate: 500.0,
+                seed: 1
+            })
+        );
+        assert_eq!(
+            s.batching,
+            Batching {
+                top: 64,
+                fixed: None,
+                queue_limit: None
+            }
+        );
+        assert_eq!((s.backend.as_str(), s.message_size), (liboqs::NAME, 1024));
+    }
+
+    #[test]
+    fn rate_sweeps_are_read_and_checked() {
+        let r = |sweep: &str| {
+            settings(&args(&[
+                "--alg",
+                "ML-KEM-768",
+                "--op",
+                "encaps",
+                "--rate-sweep",
+                sweep,
+            ]))
+            .map(|s| s.rates)
+        };
+        assert_eq!(
+            r("100..20000").unwrap(),
+            Rates::Sweep {
+                low: Some(100.0),
+                high: Some(20000.0)
+            }
+        );
+        let e = error(&[
+            "--alg",
+            "ML-KEM-768",
+            "--op",
+            "encaps",
+            "--rate-sweep",
+            "9..3",
+        ]);
+        assert!(e.contains("LOW must be below HIGH"), "{e}");
+        let e = error(&[
+            "--alg",
+            "ML-KEM-768",
+            "--op",
+            "encaps",
+            "--rate-sweep",
+            "fast",
+        ]);
+        assert!(
+            e.contains("--rate-sweep 'fast'") && e.contains("LOW..HIGH"),
+            "{e}"
+        );
+        let e = error(&["--alg", "ML-KEM-768", "--op", "encaps"]);
+        assert!(e.contains("offload needs a load"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_themselves() {
+        let one = ["--alg", "ML-KEM-768", "--op", "encaps", "--rate", "100"];
+        let with = |extra: &[&str]| {
+            let mut v = one.to_vec();
+            v.extend_from_slice(extra);
+            error(&v)
+        };
+        assert!(with(&["--window", "0.01"]).contains("invalid --window 0.01"));
+        assert!(with(&["--deadline", "0"]).contains("invalid --deadline 0"));
+        let e = with(&["--device", "1"]);
+        assert!(
+            e.contains("invalid --device 1") && e.contains(native_gpu::NAME),
+            "{e}"
+        );
+        let e = with(&["--message-size", "99999999"]);
+        assert!(e.contains("invalid --message-size 99999999"), "{e}");
+        let e = with(&["--queue-limit", "10"]);
+        assert!(
+            e.contains("invalid --queue-limit 10") && e.contains("64"),
+            "{e}"
+        );
+        let e = with(&["--max-batch", "8"]);
+        assert!(e.contains("--max-wait auto"), "{e}");
+        let e = with(&["--max-batch", "8", "--max-wait", "1", "--queue-limit", "4"]);
+        assert!(
+            e.contains("--queue-limit 4") && e.contains("--max-batch"),
+            "{e}"
+        );
+        let e = error(&["--alg", "ML-KEM-768", "--op", "sign", "--rate", "100"]);
+        assert!(e.contains("--op sign") && e.contains("encaps"), "{e}");
+    }
+
+    #[test]
+    fn a_fixed_batching_and_a_queue_limit() {
+        let s = settings(&args(&[
+            "--alg",
+            "ML-DSA-65",
+            "--op",
+            "sign",
+            "--rate",
+            "100",
+            "--max-batch",
+            "8",
+            "--max-wait",
+            "2",
+            "--queue-limit",
+            "16",
+        ]))
+        .unwrap();
+        assert_eq!(s.batching.top, 8);
+        assert_eq!(s.batching.queue_limit, Some(16));
+        let p = s.batching.fixed.unwrap();
+        assert_eq!((p.max_batch, p.max_wait), (8, 0.002));
+    }
+
+    #[test]
+    fn a_mix_refuses_an_operation_of_its_own_not() {
+        let s = settings(&args(&["--mix", "tls13-server", "--rate", "10"])).unwrap();
+        assert!(matches!(s.request, Request::Mix(_)), "{:?}", s.request);
+        let e = error(&["--mix", "tls13-server", "--op", "keygen", "--rate", "10"]);
+        assert!(e.contains("contradicts --mix tls13-server"), "{e}");
+        let _ = Mix::parse("tls13-server").unwrap();
+    }
+}
