@@ -81,6 +81,11 @@ pub enum Command {
     /// Registers, stack and spills of every native kernel (ptxas's report
     /// through NVRTC) and the occupancy they allow; needs NVRTC, not a GPU.
     Kernels(KernelsArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    /// to standard output.
+    Completions(crate::cmd::completions::CompletionsArgs),
+    /// Write man pages (pqcprof.1 and one per command) into a folder.
+    Man(crate::cmd::completions::ManArgs),
 }
 
 /// Options of `kernels`.

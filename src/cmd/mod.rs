@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod completions;
 pub mod kernels;
 pub mod logging;
 pub mod tables;
@@ -14,6 +15,7 @@ use crate::backend::cupqc;
 use crate::backend::liboqs;
 use crate::backend::native_gpu;
 use crate::cmd::cli::{Cli, Command};
+use clap::CommandFactory;
 
 /// Runs the parsed command; returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
@@ -30,5 +32,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Offload(a) => crate::offload::run_offload(&a),
         Command::Merge(a) => crate::cluster::merge::run_merge(&a),
         Command::Kernels(a) => kernels::kernels(&a),
+        Command::Completions(a) => completions::completions(&a, Cli::command()),
+        Command::Man(a) => completions::man(&a, Cli::command()),
     }
 }
