@@ -1,9 +1,11 @@
-//! The README's flag defaults against the command line's own: every row of
-//! the README's table of defaults must be what `pqcprof COMMAND --help`
-//! prints, every default `--help` prints must have its row, and every value
-//! the README's synopsis shows for a flag with a default must be that
-//! default. The command line is read through clap's own description of it
-//! (`Cli::command()`) and through `--help` itself.
+//! The documented flag defaults against the command line's own. The
+//! command reference, docs/reference.md, is generated from clap's
+//! definitions (tests/reference.rs keeps it equal to the generator): every
+//! default it gives must be what `pqcprof COMMAND --help` prints, every
+//! default `--help` prints must be in it, on that command's flag, and every
+//! value the hand-written synopsis in docs/commands.md shows for a flag with
+//! a default must be that default. The command line is read through clap's
+//! own description of it (`Cli::command()`) and through `--help` itself.
 
 mod common;
 
@@ -67,59 +69,102 @@ fn help_defaults() -> Defaults {
     out
 }
 
-fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+fn read(path: &str) -> String {
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
 }
 
-/// The README's table of defaults (`| flag | commands | default |`), one
-/// entry per command of each row.
-fn readme_table(readme: &str) -> Defaults {
-    let mut lines = readme.lines().skip_while(|l| {
-        l.split('|').map(str::trim).collect::<Vec<_>>() != ["", "flag", "commands", "default", ""]
-    });
-    assert!(
-        lines.next().is_some(),
-        "README.md has no `| flag | commands | default |` table"
-    );
+/// The generated command reference.
+fn reference() -> String {
+    read("docs/reference.md")
+}
+
+/// The guide holding the synopsis of every command.
+fn commands_guide() -> String {
+    read("docs/commands.md")
+}
+
+/// The defaults the reference gives, one entry per command and long flag:
+/// a flag's `Default value: `X`` (`Default values: `a`, `b`` joined with
+/// commas), else the `[default: ...]` its help text writes out. Sections
+/// are `## `pqcprof COMMAND``; a flag's entry is its `* `--flag ...`` item
+/// and the indented lines after it.
+fn reference_defaults(text: &str) -> Defaults {
     let mut out = Defaults::new();
-    for row in lines.skip(1).take_while(|l| l.starts_with('|')) {
-        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-        assert_eq!(cells.len(), 5, "a row of three cells: {row}");
-        let flag = cells[1]
-            .split('`')
-            .find(|t| t.starts_with("--"))
-            .unwrap_or_else(|| panic!("no `--flag` in the first cell: {row}"));
-        for command in cells[2].split(',').map(str::trim) {
-            let key = (command.to_string(), flag.to_string());
-            let previous = out.insert(key, unquote(cells[3]));
-            assert!(previous.is_none(), "{flag} of {command} twice: {row}");
+    let mut command: Option<String> = None;
+    let mut item: Option<(String, String)> = None;
+    let mut flush = |command: &Option<String>, item: &mut Option<(String, String)>| {
+        if let (Some(c), Some((flag, body))) = (command, item.take()) {
+            if let Some(d) = item_default(&body) {
+                let previous = out.insert((c.clone(), flag.clone()), d);
+                assert!(previous.is_none(), "{c} {flag} twice in the reference");
+            }
+        }
+    };
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("## `pqcprof") {
+            flush(&command, &mut item);
+            command = h
+                .trim_end_matches('`')
+                .split_whitespace()
+                .next()
+                .map(str::to_string);
+        } else if line.starts_with('#') || line.starts_with("* ") {
+            flush(&command, &mut item);
+            if let Some(rest) = line.strip_prefix("* ") {
+                let flag = rest
+                    .split('`')
+                    .map(|t| t.split_whitespace().next().unwrap_or(""))
+                    .find(|t| t.starts_with("--"));
+                item = flag.map(|f| (f.to_string(), rest.to_string()));
+            }
+        } else if let Some((_, body)) = item.as_mut() {
+            body.push(' ');
+            body.push_str(line);
         }
     }
+    flush(&command, &mut item);
     out
 }
 
-/// A cell's value: what its first backticks hold (`""` for the empty
-/// string), else the cell's text.
-fn unquote(cell: &str) -> String {
-    match cell.strip_prefix('`').and_then(|c| c.split_once('`')) {
-        Some(("\"\"", _)) => String::new(),
-        Some((v, _)) => v.to_string(),
-        None => cell.to_string(),
+/// A reference item's default, if it states one.
+fn item_default(body: &str) -> Option<String> {
+    let body = one_line(body);
+    for key in ["Default value: ", "Default values: "] {
+        if let Some(i) = body.find(key) {
+            // `a`, `b`, ... up to the first text that is not another value.
+            let mut rest = &body[i + key.len()..];
+            let mut values = vec![];
+            while let Some((value, after)) = rest.strip_prefix('`').and_then(|r| r.split_once('`'))
+            {
+                values.push(value);
+                match after.strip_prefix(", ") {
+                    Some(next) => rest = next,
+                    None => break,
+                }
+            }
+            return Some(values.join(","));
+        }
     }
+    let start = body.find("[default: ")? + "[default: ".len();
+    let end = start + body[start..].find(']')?;
+    Some(body[start..end].to_string())
 }
 
 #[test]
-fn every_default_in_the_readme_table_is_what_help_prints() {
+fn every_default_in_the_reference_is_what_help_prints() {
     let told = help_defaults();
+    let given = reference_defaults(&reference());
+    assert!(given.len() > 20, "too few defaults read: {given:?}");
     let mut wrong = vec![];
     let mut helps: BTreeMap<String, String> = BTreeMap::new();
-    for ((command, flag), default) in readme_table(&readme()) {
+    for ((command, flag), default) in given {
         match told.get(&(command.clone(), flag.clone())) {
             None => wrong.push(format!(
-                "{command} {flag}: the README gives the default {default:?}, --help none (or no such flag)"
+                "{command} {flag}: the reference gives the default {default:?}, --help none (or no such flag)"
             )),
             Some(d) if *d != default => wrong.push(format!(
-                "{command} {flag}: the README says {default:?}, --help {d:?}"
+                "{command} {flag}: the reference says {default:?}, --help {d:?}"
             )),
             Some(_) => {
                 // And the help text itself, as a user reads it.
@@ -141,21 +186,44 @@ fn every_default_in_the_readme_table_is_what_help_prints() {
             }
         }
     }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{}\nregenerate the reference with: PQCPROF_BLESS=1 cargo test --release --test reference",
+        wrong.join("\n")
+    );
 }
 
 #[test]
-fn every_default_help_prints_is_in_the_readme_table() {
-    let table = readme_table(&readme());
+fn every_default_help_prints_is_in_the_reference() {
+    let given = reference_defaults(&reference());
     let missing: Vec<String> = help_defaults()
         .into_iter()
-        .filter(|(k, _)| !table.contains_key(k))
+        .filter(|(k, _)| !given.contains_key(k))
         .map(|((command, flag), d)| format!("{command} {flag} [default: {d}]"))
         .collect();
     assert!(
         missing.is_empty(),
-        "defaults missing from the README's table:\n{}",
+        "defaults missing from docs/reference.md (regenerate with: \
+PQCPROF_BLESS=1 cargo test --release --test reference):\n{}",
         missing.join("\n")
+    );
+}
+
+#[test]
+fn the_reference_reader_takes_defaults_apart() {
+    let text = "## `pqcprof bench`\n\n###### **Options:**\n\n* `--runs <N>` — Timed runs\n\n  Default value: `20`\n\n  Possible values: `1`, `20`\n* `--threads <T>` — Threads\n\n  Default values: `1`, `all`\n* `--kernel <V>` — Variant [default: the\n   fastest]\n* `--json` — JSON\n## `pqcprof merge`\n\n* `-o`, `--output <FILE>` — Where\n\n  Default value: `cluster-run.json`\n";
+    let got: Vec<String> = reference_defaults(text)
+        .into_iter()
+        .map(|((c, f), d)| format!("{c} {f} {d}"))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "bench --kernel the fastest",
+            "bench --runs 20",
+            "bench --threads 1,all",
+            "merge --output cluster-run.json",
+        ]
     );
 }
 
@@ -168,17 +236,18 @@ struct Shown {
     line: String,
 }
 
-/// The flags the README's synopsis (the `sh` block under `## Commands`)
+/// The flags the synopsis (the `sh` block under `## Commands` in
+/// docs/commands.md)
 /// shows, each with its command (`None` on the line of global flags) and
 /// the value after it: the next word when a single space separates them
 /// (`--runs 20`, `--threads 1|N|all` gives `1`), none after `[`, `|` or
 /// `]` (`--batch-sweep [MAX]`, `-q|--quiet`).
-fn synopsis(readme: &str) -> Vec<Shown> {
+fn synopsis(text: &str) -> Vec<Shown> {
     let commands: Vec<String> = cli()
         .get_subcommands()
         .map(|c| c.get_name().to_string())
         .collect();
-    let block: Vec<&str> = readme
+    let block: Vec<&str> = text
         .lines()
         .skip_while(|l| *l != "## Commands")
         .skip_while(|l| *l != "```sh")
@@ -251,7 +320,7 @@ fn shows_default(shown: &str, default: &str) -> bool {
 fn the_synopsis_shows_real_flags_and_their_defaults() {
     let cli = cli();
     let mut wrong = vec![];
-    let shown = synopsis(&readme());
+    let shown = synopsis(&commands_guide());
     assert!(shown.len() > 20, "too few flags found: {shown:?}");
     for s in &shown {
         let args: Vec<&clap::Arg> = match &s.command {

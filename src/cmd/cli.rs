@@ -98,6 +98,13 @@ pub enum Command {
     /// through NVRTC) and the occupancy they allow; needs NVRTC, not a GPU.
     #[command(after_help = KERNELS_EXAMPLES)]
     Kernels(super::kernels::KernelsArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    /// to standard output.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(super::completions::CompletionsArgs),
+    /// Write man pages (pqcprof.1 and one per command) into a folder.
+    #[command(after_help = MAN_EXAMPLES)]
+    Man(super::completions::ManArgs),
 }
 
 /// `check`'s examples.
@@ -182,3 +189,16 @@ Examples:
   pqcprof kernels --arch sm_90 --alg ML-KEM-768
   pqcprof kernels --variants
   pqcprof kernels --prebuild kernel-images --arch sm_80,sm_90";
+
+/// `completions`'s examples.
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  pqcprof completions bash > ~/.local/share/bash-completion/completions/pqcprof
+  pqcprof completions zsh > ~/.zfunc/_pqcprof
+  pqcprof completions fish > ~/.config/fish/completions/pqcprof.fish";
+
+/// `man`'s examples.
+const MAN_EXAMPLES: &str = "\
+Examples:
+  pqcprof man --out man
+  man -l man/pqcprof-bench.1";

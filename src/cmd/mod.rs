@@ -3,7 +3,8 @@
 //! function, which calls the stages below and prints what they return:
 //! [`bench`] (with [`bench_args`]; also `cpu` and `gpu`), [`check`],
 //! [`sweep`], [`sizes`], [`report`], [`compare`], [`plan`], [`offload`]
-//! (sharing [`load`] with `plan`), [`merge`] and [`kernels`]. [`tables`]
+//! (sharing [`load`] with `plan`), [`merge`], [`kernels`] and
+//! [`completions`] (`completions` and `man`). [`tables`]
 //! holds `bench`'s printed tables and [`logging`] the logger behind every
 //! diagnostic line. Only this layer (and `main`) writes to standard output.
 
@@ -12,6 +13,7 @@ pub mod bench_args;
 pub mod check;
 pub mod cli;
 pub mod compare;
+pub mod completions;
 pub mod kernels;
 pub mod load;
 pub mod logging;
@@ -27,6 +29,7 @@ use crate::backend::cupqc;
 use crate::backend::liboqs;
 use crate::backend::native_gpu;
 use crate::cmd::cli::{Cli, Command};
+use clap::CommandFactory;
 
 /// Runs the parsed command; returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
@@ -43,5 +46,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Offload(a) => offload::offload(&a),
         Command::Merge(a) => merge::merge(&a),
         Command::Kernels(a) => kernels::kernels(&a),
+        Command::Completions(a) => completions::completions(&a, Cli::command()),
+        Command::Man(a) => completions::man(&a, Cli::command()),
     }
 }
