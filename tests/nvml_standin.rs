@@ -445,3 +445,44 @@ fn offload_energy_per_request_and_the_check_line_come_from_nvml() {
         "{joules} J: {p:#}"
     );
 }
+
+/// pqcprof's sampler in this process on a stand-in device that runs
+/// nothing: no utilisation, no memory in use, the idle clock, and the
+/// energy counter rising at the idle power.
+#[test]
+fn an_idle_device_reads_idle() {
+    use pqcprof::monitor::Sampler;
+    let cuda = standin::lib_dir().join("libcuda.so");
+    let nvml = standin::nvml_lib_dir().join("libnvidia-ml.so.1");
+    // SAFETY: the test fixtures' initialisers only set up their own state.
+    // The driver is loaded globally, where the stand-in NVML finds its
+    // state; the NVML by its path, so nvml-wrapper's load by name (its
+    // soname) finds it.
+    let _cuda = unsafe {
+        libloading::os::unix::Library::open(Some(&cuda), libc::RTLD_NOW | libc::RTLD_GLOBAL)
+    }
+    .unwrap();
+    let _nvml = unsafe { libloading::Library::new(&nvml) }.unwrap();
+    let mut s = pqcprof::monitor::nvml::NvmlSampler::new(
+        "00000000:5c:00.0",
+        0,
+        std::time::Duration::from_millis(1),
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    s.start().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let u = s.stop().unwrap();
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(u.gaps.is_empty(), "{u:#?}");
+    assert_eq!(u.peak_util_pct, Some(0.0), "{u:#?}");
+    assert_eq!(u.peak_mem_mb, Some(0.0), "{u:#?}");
+    assert_eq!(u.peak_sm_clock_mhz, Some(345.0), "{u:#?}");
+    assert_eq!(u.mean_power_w, Some(IDLE_W), "{u:#?}");
+    assert_eq!(u.energy_source.as_deref(), Some("energy counter"), "{u:#?}");
+    let j = u.energy_j.unwrap();
+    assert!(
+        j <= IDLE_W * secs && j >= IDLE_W * 0.3 * 0.95,
+        "{j} J in {secs} s"
+    );
+}
