@@ -659,9 +659,10 @@ fn energy_window(
     rec: &mut Record,
     budget: &Budget,
 ) -> Result<(), RunError> {
-    let Some(start_mj) = sampler.energy_counter_mj() else {
+    let start_mj = sampler.energy_counter_mj();
+    if start_mj.is_none() && !sampler.measures_power() {
         return Ok(());
-    };
+    }
     let Some(run_ms) = median_ms(&rec.run_seconds) else {
         return Ok(());
     };
@@ -680,6 +681,32 @@ fn energy_window(
         });
         return Ok(());
     }
+    let Some(start_mj) = start_mj else {
+        // No counter: the sampler's power samples integrated over the window.
+        sampler
+            .start()
+            .map_err(|e| fail("energy window's sampler", e))?;
+        let t0 = std::time::Instant::now();
+        let ran = prepared.run_back_to_back(launches);
+        let window_s = t0.elapsed().as_secs_f64();
+        let usage = sampler
+            .stop()
+            .map_err(|e| fail("energy window's sampler", e))?;
+        ran.map_err(|e| RunError::Failed(format!("energy window failed: {e:#}")))?;
+        rec.energy = usage
+            .energy_j
+            .filter(|_| usage.energy_source.as_deref() == Some(energy::INTEGRATED))
+            .and_then(|j| {
+                energy::figure(
+                    j,
+                    cfg.batch.batch,
+                    launches,
+                    window_s,
+                    &energy::integrated_method(launches, window_s),
+                )
+            });
+        return Ok(());
+    };
     let t0 = std::time::Instant::now();
     prepared
         .run_back_to_back(launches)

@@ -84,6 +84,18 @@ pub fn counter_method(launches: usize, window_seconds: f64) -> String {
     )
 }
 
+/// The energy source a sampler names for joules integrated from power
+/// samples.
+pub const INTEGRATED: &str = "integrated power samples";
+
+/// The method named in a record measured by integrating power samples,
+/// where the device has no energy counter or refuses it.
+pub fn integrated_method(launches: usize, window_seconds: f64) -> String {
+    format!(
+        "NVML power samples integrated (trapezoids) over {launches} back-to-back launches over {window_seconds:.2} s (no energy counter)"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,12 @@ pub struct RunUsage {
     /// samples`), or `unavailable`; absent where the sampler has no energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_source: Option<String>,
+    /// What the sampler could not measure in this run, one line each: a
+    /// field the device refused, samples that failed part way (NVML gone),
+    /// a call that never returned. A figure a gap names is absent or
+    /// covers only the samples that answered; it is never a zero.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<String>,
 }
 
 /// Something that samples a device while a run is timed.
@@ -51,5 +57,10 @@ pub trait Sampler {
     /// one (NVML on Volta and newer): read around an energy window.
     fn energy_counter_mj(&mut self) -> Option<u64> {
         None
+    }
+    /// Whether `stop` can give energy integrated from power samples, where
+    /// there is no counter (an energy window is then sampled instead).
+    fn measures_power(&self) -> bool {
+        false
     }
 }

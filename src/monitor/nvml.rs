@@ -13,18 +13,21 @@
 //! NVML's utilisation is itself an average over its own sampling window
 //! (1/6 s to 1 s depending on the GPU), so short runs see coarse figures.
 
-use crate::monitor::{RunUsage, Sampler};
+use crate::monitor::{energy, RunUsage, Sampler};
 use nvml_wrapper::enum_wrappers::device::Clock;
 use nvml_wrapper::Nvml;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
+
+/// The sampler thread's result: what it saw, and the energy integrated
+/// from its power samples where power answered in every sample.
+type Sampled = (RunUsage, Option<f64>);
 
 struct Running {
     stop: Arc<AtomicBool>,
-    energy_start_mj: Option<u64>,
-    handle: JoinHandle<(RunUsage, f64)>,
+    energy_start_mj: Result<u64, String>,
+    result: mpsc::Receiver<Sampled>,
 }
 
 /// Samples one GPU through NVML.
@@ -36,6 +39,35 @@ pub struct NvmlSampler {
     matched: &'static str,
     /// Whether the instantaneous power field answers (cleared on refusal).
     instant_ok: Arc<AtomicBool>,
+    /// Set once an NVML call did not return within [`CALL_TIMEOUT`]: what
+    /// hung. NVML is not called again; every later run names the gap.
+    hung: Option<String>,
+}
+
+/// Longest one NVML call may take. Past it the call is taken as hung: the
+/// run's record names the gap and the sampler calls NVML no more (the
+/// thread that waits on it is left behind).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `f` on a thread of its own, waited for at most [`CALL_TIMEOUT`]; `Err`
+/// says it did not return in time (or no thread could be started).
+fn bounded<T: Send + 'static>(
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("pqcprof-nvml-call".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| format!("no thread for the NVML call {what}: {e}"))?;
+    rx.recv_timeout(CALL_TIMEOUT).map_err(|_| {
+        format!(
+            "NVML hung: {what} did not return within {} s; NVML is not called again in this process",
+            CALL_TIMEOUT.as_secs()
+        )
+    })
 }
 
 /// Every NVML function pqcprof calls through nvml-wrapper (which panics on
@@ -76,29 +108,41 @@ pub fn library() -> Result<(), String> {
         .clone()
 }
 
+/// NVML opened, and the index of the device with `pci_bus_id`, or of
+/// `cuda_ordinal` where NVML cannot resolve the id, with how it matched.
+fn open(pci_bus_id: &str, cuda_ordinal: usize) -> anyhow::Result<(Nvml, u32, &'static str)> {
+    let nvml = Nvml::init().map_err(|e| anyhow::anyhow!("NVML could not be loaded: {e}"))?;
+    let (index, matched) = match nvml
+        .device_by_pci_bus_id(pci_bus_id)
+        .and_then(|d| d.index())
+    {
+        Ok(i) => (i, "by PCI bus id"),
+        Err(_) => {
+            let i = u32::try_from(cuda_ordinal)?;
+            nvml.device_by_index(i).map_err(|e| {
+                anyhow::anyhow!(
+                    "NVML has no device at PCI bus id {pci_bus_id} nor at index {i}: {e}"
+                )
+            })?;
+            (i, "by CUDA ordinal (PCI bus id not found by NVML)")
+        }
+    };
+    Ok((nvml, index, matched))
+}
+
 impl NvmlSampler {
     /// Opens NVML and finds the device with this PCI bus id
     /// (`00000000:01:00.0`), so CUDA and NVML name the same GPU. If NVML
     /// cannot resolve the id, it falls back to the CUDA ordinal (the same
-    /// GPU unless CUDA_VISIBLE_DEVICES reorders them) and says so.
+    /// GPU unless CUDA_VISIBLE_DEVICES reorders them) and says so. An NVML
+    /// that does not answer within [`CALL_TIMEOUT`] is an error.
     pub fn new(pci_bus_id: &str, cuda_ordinal: usize, period: Duration) -> anyhow::Result<Self> {
         library().map_err(anyhow::Error::msg)?;
-        let nvml = Nvml::init().map_err(|e| anyhow::anyhow!("NVML could not be loaded: {e}"))?;
-        let (index, matched) = match nvml
-            .device_by_pci_bus_id(pci_bus_id)
-            .and_then(|d| d.index())
-        {
-            Ok(i) => (i, "by PCI bus id"),
-            Err(_) => {
-                let i = u32::try_from(cuda_ordinal)?;
-                nvml.device_by_index(i).map_err(|e| {
-                    anyhow::anyhow!(
-                        "NVML has no device at PCI bus id {pci_bus_id} nor at index {i}: {e}"
-                    )
-                })?;
-                (i, "by CUDA ordinal (PCI bus id not found by NVML)")
-            }
-        };
+        let id = pci_bus_id.to_string();
+        let (nvml, index, matched) = bounded("nvmlInit_v2 and the device lookup", move || {
+            open(&id, cuda_ordinal)
+        })
+        .map_err(anyhow::Error::msg)??;
         Ok(NvmlSampler {
             nvml: Arc::new(nvml),
             index,
@@ -106,15 +150,29 @@ impl NvmlSampler {
             running: None,
             matched,
             instant_ok: Arc::new(AtomicBool::new(true)),
+            hung: None,
         })
     }
 
-    fn energy_mj(&self) -> Option<u64> {
-        self.nvml
-            .device_by_index(self.index)
-            .ok()?
-            .total_energy_consumption()
-            .ok()
+    /// The energy counter, millijoules, or why not; a read that hangs
+    /// marks the sampler hung.
+    fn energy_mj(&mut self) -> Result<u64, String> {
+        if let Some(h) = &self.hung {
+            return Err(h.clone());
+        }
+        let (nvml, index) = (self.nvml.clone(), self.index);
+        let r = bounded("nvmlDeviceGetTotalEnergyConsumption", move || {
+            nvml.device_by_index(index)
+                .and_then(|d| d.total_energy_consumption())
+                .map_err(|e| format!("nvmlDeviceGetTotalEnergyConsumption: {e}"))
+        });
+        match r {
+            Ok(v) => v,
+            Err(hung) => {
+                self.hung = Some(hung.clone());
+                Err(hung)
+            }
+        }
     }
 }
 
@@ -184,44 +242,138 @@ pub const SLOWING_REASONS: [&str; 5] = [
     "hw_power_brake_slowdown",
 ];
 
+/// One sampled figure's answers over a run: how many samples NVML
+/// refused or failed, the first of them, and its last error.
+#[derive(Default)]
+struct Answers {
+    failed: usize,
+    first_failed: Option<usize>,
+    error: String,
+}
+
+impl Answers {
+    fn note<T, E: std::fmt::Display>(&mut self, r: Result<T, E>, sample: usize) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.failed += 1;
+                self.first_failed.get_or_insert(sample);
+                self.error = e.to_string();
+                None
+            }
+        }
+    }
+
+    /// The gap for `what` (read by `call`) over `samples`, if any failed.
+    fn gap(&self, what: &str, call: &str, samples: usize) -> Option<String> {
+        let first = self.first_failed?;
+        Some(if self.failed >= samples {
+            format!(
+                "{what}: not measured, NVML answered no sample ({call}: {})",
+                self.error
+            )
+        } else {
+            format!(
+                "{what}: {} of {samples} samples failed, the first at sample {} ({call}: {}); the figure covers the samples that answered",
+                self.failed,
+                first + 1,
+                self.error
+            )
+        })
+    }
+}
+
+/// Each figure's answers, in the order gaps are named.
+#[derive(Default)]
+struct AllAnswers {
+    memory: Answers,
+    util: Answers,
+    clock: Answers,
+    throttle: Answers,
+    power: Answers,
+}
+
+impl AllAnswers {
+    fn gaps(&self, samples: usize) -> Vec<String> {
+        [
+            ("memory used", "nvmlDeviceGetMemoryInfo_v2", &self.memory),
+            ("utilisation", "nvmlDeviceGetUtilizationRates", &self.util),
+            ("SM clock", "nvmlDeviceGetClockInfo", &self.clock),
+            (
+                "throttle reasons",
+                "nvmlDeviceGetCurrentClocksThrottleReasons",
+                &self.throttle,
+            ),
+            ("power", "nvmlDeviceGetPowerUsage", &self.power),
+        ]
+        .iter()
+        .filter_map(|(what, call, a)| a.gap(what, call, samples))
+        .collect()
+    }
+}
+
+/// One sample of every figure into `u`; the power read, watts.
+fn sample_once(
+    dev: &nvml_wrapper::Device,
+    u: &mut RunUsage,
+    a: &mut AllAnswers,
+    instant_ok: &AtomicBool,
+    util_sum: &mut f64,
+) -> Option<f64> {
+    let n = u.samples;
+    let max = |a: Option<f64>, b: f64| Some(a.map_or(b, |x| x.max(b)));
+    if let Some(m) = a.memory.note(dev.memory_info(), n) {
+        u.peak_mem_mb = max(u.peak_mem_mb, m.used as f64 / (1024.0 * 1024.0));
+    }
+    if let Some(r) = a.util.note(dev.utilization_rates(), n) {
+        u.peak_util_pct = max(u.peak_util_pct, f64::from(r.gpu));
+        *util_sum += f64::from(r.gpu);
+    }
+    if let Some(c) = a.clock.note(dev.clock_info(Clock::SM), n) {
+        let c = f64::from(c);
+        u.peak_sm_clock_mhz = max(u.peak_sm_clock_mhz, c);
+        u.min_sm_clock_mhz = Some(u.min_sm_clock_mhz.map_or(c, |x| x.min(c)));
+    }
+    if let Some(r) = a.throttle.note(dev.current_throttle_reasons(), n) {
+        for name in throttle_reason_names(r.bits()) {
+            if !u.throttle_reasons.iter().any(|x| x == name) {
+                u.throttle_reasons.push(name.to_string());
+            }
+        }
+    }
+    let mw = match instant_power_mw(dev, instant_ok) {
+        Some(mw) => Some(mw),
+        None => a.power.note(dev.power_usage(), n),
+    };
+    mw.map(|mw| f64::from(mw) / 1000.0)
+}
+
 fn sample_until(
     nvml: &Nvml,
     index: u32,
     stop: &AtomicBool,
     period: Duration,
     instant_ok: &AtomicBool,
-) -> (RunUsage, f64) {
+) -> Sampled {
     let mut u = RunUsage::default();
-    let Ok(dev) = nvml.device_by_index(index) else {
-        return (u, 0.0);
+    let dev = match nvml.device_by_index(index) {
+        Ok(d) => d,
+        Err(e) => {
+            u.gaps.push(format!(
+                "every figure: NVML gave no handle for device {index} (nvmlDeviceGetHandleByIndex_v2: {e})"
+            ));
+            return (u, None);
+        }
     };
-    let max = |a: Option<f64>, b: f64| Some(a.map_or(b, |x| x.max(b)));
-    let (mut power_sum, mut power_n, mut joules) = (0.0f64, 0usize, 0.0f64);
+    let mut a = AllAnswers::default();
+    let (mut power_sum, mut power_n, mut joules, mut util_sum) = (0.0f64, 0usize, 0.0f64, 0.0f64);
     let mut last = Instant::now();
     let mut last_w: Option<f64> = None;
     loop {
         let stopping = stop.load(Ordering::Acquire);
-        if let Ok(m) = dev.memory_info() {
-            u.peak_mem_mb = max(u.peak_mem_mb, m.used as f64 / (1024.0 * 1024.0));
-        }
-        if let Ok(r) = dev.utilization_rates() {
-            u.peak_util_pct = max(u.peak_util_pct, f64::from(r.gpu));
-        }
-        if let Ok(c) = dev.clock_info(Clock::SM) {
-            u.peak_sm_clock_mhz = max(u.peak_sm_clock_mhz, f64::from(c));
-            let c = f64::from(c);
-            u.min_sm_clock_mhz = Some(u.min_sm_clock_mhz.map_or(c, |x| x.min(c)));
-        }
-        if let Ok(r) = dev.current_throttle_reasons() {
-            for name in throttle_reason_names(r.bits()) {
-                if !u.throttle_reasons.iter().any(|x| x == name) {
-                    u.throttle_reasons.push(name.to_string());
-                }
-            }
-        }
+        let w = sample_once(&dev, &mut u, &mut a, instant_ok, &mut util_sum);
         let now = Instant::now();
-        if let Some(mw) = instant_power_mw(&dev, instant_ok).or_else(|| dev.power_usage().ok()) {
-            let w = f64::from(mw) / 1000.0;
+        if let Some(w) = w {
             power_sum += w;
             power_n += 1;
             // Trapezoids between samples.
@@ -240,24 +392,37 @@ fn sample_until(
     if power_n > 0 {
         u.mean_power_w = Some(power_sum / power_n as f64);
     }
-    (u, joules)
+    let util_n = u.samples - a.util.failed;
+    if util_n > 0 {
+        u.mean_util_pct = Some(util_sum / util_n as f64);
+    }
+    u.gaps = a.gaps(u.samples);
+    // Integrated energy only where power answered in every sample: a part
+    // of the run is not the run's energy.
+    let integrated = (a.power.failed == 0 && power_n >= 2 && joules > 0.0).then_some(joules);
+    (u, integrated)
 }
 
 impl Sampler for NvmlSampler {
     fn start(&mut self) -> anyhow::Result<()> {
         anyhow::ensure!(self.running.is_none(), "NVML sampler already running");
         let stop = Arc::new(AtomicBool::new(false));
-        let (nvml, index, period, flag) =
-            (self.nvml.clone(), self.index, self.period, stop.clone());
-        let instant = self.instant_ok.clone();
         let energy_start_mj = self.energy_mj();
-        let handle = std::thread::Builder::new()
-            .name("pqcprof-nvml-sampler".into())
-            .spawn(move || sample_until(&nvml, index, &flag, period, &instant))?;
+        let (tx, rx) = mpsc::channel();
+        if self.hung.is_none() {
+            let (nvml, index, period, flag) =
+                (self.nvml.clone(), self.index, self.period, stop.clone());
+            let instant = self.instant_ok.clone();
+            std::thread::Builder::new()
+                .name("pqcprof-nvml-sampler".into())
+                .spawn(move || {
+                    let _ = tx.send(sample_until(&nvml, index, &flag, period, &instant));
+                })?;
+        }
         self.running = Some(Running {
             stop,
             energy_start_mj,
-            handle,
+            result: rx,
         });
         Ok(())
     }
@@ -268,28 +433,38 @@ impl Sampler for NvmlSampler {
             .take()
             .ok_or_else(|| anyhow::anyhow!("NVML sampler was not started"))?;
         r.stop.store(true, Ordering::Release);
-        let (mut usage, integrated_j) = r
-            .handle
-            .join()
-            .map_err(|_| anyhow::anyhow!("NVML sampler thread panicked"))?;
-        let counter = match (r.energy_start_mj, self.energy_mj()) {
-            (Some(a), Some(b)) if b > a => Some((b - a) as f64 / 1000.0),
-            _ => None,
+        let (mut usage, integrated_j) = match &self.hung {
+            Some(h) => (RunUsage::default(), None).with_gap(h),
+            None => match r.result.recv_timeout(CALL_TIMEOUT + self.period * 2) {
+                Ok(sampled) => sampled,
+                Err(_) => {
+                    let h = format!(
+                        "NVML hung: the sampler's calls did not return within {} s; nothing of this run was recorded and NVML is not called again in this process",
+                        CALL_TIMEOUT.as_secs()
+                    );
+                    self.hung = Some(h.clone());
+                    (RunUsage::default(), None).with_gap(&h)
+                }
+            },
         };
-        usage.energy_j = match counter {
-            Some(j) => {
-                usage.energy_source = Some("energy counter".into());
-                Some(j)
-            }
-            None if integrated_j > 0.0 => {
-                usage.energy_source = Some("integrated power samples".into());
-                Some(integrated_j)
-            }
-            None => {
-                usage.energy_source = Some("unavailable".into());
+        let end_mj = self.energy_mj();
+        let counter = match (&r.energy_start_mj, &end_mj) {
+            (Ok(a), Ok(b)) => energy::counter_joules(*a, *b),
+            (Ok(_), Err(why)) if self.hung.is_none() => {
+                usage
+                    .gaps
+                    .push(format!("energy counter: the closing read failed ({why})"));
                 None
             }
+            _ => None,
         };
+        let (j, source) = match (counter, integrated_j) {
+            (Some(j), _) => (Some(j), "energy counter"),
+            (None, Some(j)) => (Some(j), energy::INTEGRATED),
+            (None, None) => (None, "unavailable"),
+        };
+        usage.energy_j = j;
+        usage.energy_source = Some(source.to_string());
         Ok(usage)
     }
 
@@ -308,7 +483,23 @@ impl Sampler for NvmlSampler {
     }
 
     fn energy_counter_mj(&mut self) -> Option<u64> {
-        self.energy_mj()
+        self.energy_mj().ok()
+    }
+
+    fn measures_power(&self) -> bool {
+        self.hung.is_none()
+    }
+}
+
+/// A sampler result with one more gap.
+trait WithGap {
+    fn with_gap(self, gap: &str) -> Self;
+}
+
+impl WithGap for Sampled {
+    fn with_gap(mut self, gap: &str) -> Self {
+        self.0.gaps.push(gap.to_string());
+        self
     }
 }
 

@@ -201,3 +201,64 @@ pub fn run_for_text(c: &mut std::process::Command) -> (bool, String) {
     );
     (out.status.success(), text)
 }
+
+/// FNV-1a over the stand-in NVML's sources and the header it shares with
+/// the driver.
+fn nvml_source_hash() -> String {
+    let dir = root().join("tests/fixtures/nvml-standin");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files.push(root().join("tests/fixtures/cuda-standin/gpu_state.h"));
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in files {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        for b in name.bytes().chain(std::fs::read(&p).unwrap()) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// The folder holding the stand-in NVML's `libnvidia-ml.so.1`
+/// (tests/fixtures/nvml-standin/), built on first use into
+/// `target/nvml-standin/<source hash>`.
+pub fn nvml_lib_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = root()
+            .join("target")
+            .join("nvml-standin")
+            .join(nvml_source_hash());
+        if !dir.join("libnvidia-ml.so.1").exists() {
+            let out = std::process::Command::new(root().join("tests/fixtures/nvml-standin/build"))
+                .arg(root())
+                .arg(&dir)
+                .output()
+                .expect("tests/fixtures/nvml-standin/build runs (bash and the system C++ compiler, c++)");
+            assert!(
+                out.status.success(),
+                "building the stand-in NVML failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        dir
+    })
+    .clone()
+}
+
+/// `pqcprof` on the stand-in driver with the stand-in NVML beside it,
+/// `knobs` as `PQCPROF_STANDIN_<NAME>=<value>` (the NVML's own knobs are
+/// `NVML_*`, e.g. `("NVML_ORDER", "reversed")`).
+pub fn pqcprof_with_nvml(knobs: &[(&str, &str)]) -> assert_cmd::Command {
+    let mut c = pqcprof(knobs);
+    c.env(
+        "LD_LIBRARY_PATH",
+        format!("{}:{}", nvml_lib_dir().display(), library_path()),
+    );
+    c
+}
