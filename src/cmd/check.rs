@@ -319,6 +319,9 @@ struct CheckReport<'a> {
 /// `pqcprof check`: prints (or writes as JSON) what the machine offers and
 /// each backend's verdict; exit 3 with `--require-gpu` and no ready GPU.
 pub fn check(args: &CheckArgs) -> anyhow::Result<i32> {
+    if args.vectors {
+        return crate::vectors::command::run(&args.backend, args.sample, args.json);
+    }
     let gpu = gpu::probe();
     let meta = system::collect(Some(&gpu));
     let verdicts = verdicts(&gpu);

@@ -129,6 +129,18 @@ pub struct CheckArgs {
     /// Exit with code 3 unless a GPU backend is ready.
     #[arg(long)]
     pub require_gpu: bool,
+    /// Run the NIST ACVP and Wycheproof vectors instead (exit 3 on any
+    /// failure); see docs/vectors.md.
+    #[arg(long, conflicts_with = "require_gpu")]
+    pub vectors: bool,
+    /// With --vectors: the implementations to run (native-host, liboqs),
+    /// comma-separated; default all.
+    #[arg(long = "backend", value_name = "NAMES", requires = "vectors")]
+    pub backend: Vec<String>,
+    /// With --vectors: only the first N cases of each group, the invalid
+    /// ones first (default: every case).
+    #[arg(long, value_name = "N", requires = "vectors", value_parser = clap::value_parser!(u32).range(1..))]
+    pub sample: Option<u32>,
 }
 
 /// Options shared by the measuring commands.

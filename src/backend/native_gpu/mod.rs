@@ -30,6 +30,7 @@ use crate::backend::native_gpu::sizing::MAX_LIVE_BUFFERS;
 pub mod batch;
 pub mod gate;
 pub mod host;
+pub mod host_checked;
 pub(crate) mod inputs;
 pub mod kernel_cache;
 pub mod kernels;
