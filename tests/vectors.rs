@@ -198,3 +198,79 @@ fn check_vectors_prints_the_table_and_refuses_an_unknown_backend() {
         &["\"cupqc\" cannot run vectors; valid: native-host, liboqs"],
     );
 }
+
+/// `check --vectors --json` through `c`: (subject, cases asked, passed,
+/// failed) per implementation; the exit code must be 0.
+fn vector_json(c: &mut assert_cmd::Command) -> Vec<(String, u64, u64, u64)> {
+    let (code, out, err) = common::outcome(c);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let sum = |k: &str| -> u64 {
+                e["suites"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s[k].as_u64().unwrap())
+                    .sum()
+            };
+            (
+                e["report"]["subject"].as_str().unwrap().to_string(),
+                sum("cases"),
+                sum("passed"),
+                sum("failed"),
+            )
+        })
+        .collect()
+}
+
+/// Every case on each kernel variant, run on the CPU stand-in driver: the
+/// thread variant runs both families, warp ML-KEM, block ML-DSA; only
+/// the internal and external-mu forms (which the kernels do not take) and
+/// HashML-DSA are not applicable.
+#[test]
+fn every_kernel_variant_passes_every_case_on_the_standin() {
+    let got = vector_json(
+        common::standin::pqcprof(&[])
+            .args(["check", "--vectors", "--backend", "native-gpu", "--json"])
+            .timeout(std::time::Duration::from_secs(600)),
+    );
+    let want = [("thread", 3088), ("warp", 1905), ("block", 1183)];
+    assert_eq!(got.len(), 3, "{got:?}");
+    for ((subject, cases, passed, failed), (variant, pass)) in got.iter().zip(want) {
+        assert!(subject.contains(&format!("{variant} variant")), "{subject}");
+        assert_eq!((*cases, *passed, *failed), (3274, pass, 0), "{subject}");
+    }
+}
+
+/// The racecheck build (every CUDA thread an OS thread under
+/// ThreadSanitizer; a race, a divergent barrier or a hang fails the
+/// launch) over a sample: the first 2 cases of every group, invalid ones
+/// first.
+#[test]
+fn a_sample_of_every_group_passes_on_each_variant_in_the_racecheck_build() {
+    let lib = common::standin::racecheck_lib_dir();
+    let reports = tempfile::tempdir().unwrap();
+    let got = vector_json(
+        common::standin::racecheck_pqcprof(&lib, reports.path())
+            .args([
+                "check",
+                "--vectors",
+                "--backend",
+                "native-gpu",
+                "--sample",
+                "2",
+                "--json",
+            ])
+            .timeout(std::time::Duration::from_secs(600)),
+    );
+    let want = [("thread", 84), ("warp", 42), ("block", 42)];
+    assert_eq!(got.len(), 3, "{got:?}");
+    for ((subject, cases, passed, failed), (variant, pass)) in got.iter().zip(want) {
+        assert!(subject.contains(&format!("{variant} variant")), "{subject}");
+        assert_eq!((*cases, *passed, *failed), (138, pass, 0), "{subject}");
+    }
+}
