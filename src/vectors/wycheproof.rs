@@ -177,10 +177,8 @@ fn sign_file(name: mldsa_sign::TestName) -> anyhow::Result<Group> {
                                 return super::case::Outcome::Fail(na.0)
                             }
                             Err(na) => return super::case::Outcome::NotApplicable(na.0),
-                            Ok(Err(why)) if want.is_none() => {
-                                let _ = why;
-                                return super::case::Outcome::Pass;
-                            }
+                            // A seed of the wrong length, refused as it should be.
+                            Ok(Err(_)) if want.is_none() => return super::case::Outcome::Pass,
                             Ok(Err(why)) => {
                                 return super::case::Outcome::Fail(format!(
                                     "key generation refused: {why}"
