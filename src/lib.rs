@@ -27,4 +27,5 @@ pub mod probe;
 pub mod report;
 pub mod schema;
 pub mod sweep;
+pub mod vectors;
 pub mod write;

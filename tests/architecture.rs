@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// right above it; totals and curves (`analyse`) are pure functions over
 /// records that `measure` (several GPUs) and `sweep` (hybrids) call, so
 /// they sit below both.
-const LAYERS: [&str; 13] = [
+const LAYERS: [&str; 14] = [
     "core",    // catalogue, statistics, batch sizes, exit codes, units: imports nothing
     "monitor", // samplers: host, NVML, energy
     "schema",  // the run file: records, devices, aggregates, cluster, metadata, reading one
@@ -33,6 +33,7 @@ const LAYERS: [&str; 13] = [
     "measure", // plan builder, runner, session, several devices, fresh processes, signals
     "offload", // arrivals, the dynamic batcher, latency histograms, the planner
     "sweep",   // the whole-catalogue CPU sweep and sizes
+    "vectors", // ACVP and Wycheproof known answers on any implementation
     "report",  // model, findings, sections, render/, compare
     "cluster", // Slurm ranks merged
     "cmd",     // command-line parsing and one file per command

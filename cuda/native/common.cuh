@@ -34,5 +34,7 @@ typedef unsigned long long pqc_size;
 #define PQC_ERR_PARAM (-1)   // unknown parameter set
 #define PQC_ERR_INPUT (-2)   // input failed a FIPS 203/204 input check
 #define PQC_ERR_CONTEXT (-3) // context string longer than 255 bytes
+#define PQC_ERR_KEY (-4)     // ML-DSA secret key with s1 or s2 out of [-eta, eta]
+#define PQC_ERR_LENGTH (-5)  // an input of the wrong length (host entry points only)
 
 #endif

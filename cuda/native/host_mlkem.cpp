@@ -53,6 +53,37 @@ int pqcprof_mlkem_decaps(int k, uint8_t *ss, const uint8_t *ct, const uint8_t *s
     }
 }
 
+// Sizes of (ek, dk, ct) for module rank k; 0 for another k.
+static void mlkem_sizes(int k, size_t *ek, size_t *dk, size_t *ct) {
+    switch (k) {
+    case 2: *ek = pqc_mlkem_params<2>::PK_BYTES; *dk = pqc_mlkem_params<2>::SK_BYTES; *ct = pqc_mlkem_params<2>::CT_BYTES; break;
+    case 3: *ek = pqc_mlkem_params<3>::PK_BYTES; *dk = pqc_mlkem_params<3>::SK_BYTES; *ct = pqc_mlkem_params<3>::CT_BYTES; break;
+    case 4: *ek = pqc_mlkem_params<4>::PK_BYTES; *dk = pqc_mlkem_params<4>::SK_BYTES; *ct = pqc_mlkem_params<4>::CT_BYTES; break;
+    default: *ek = *dk = *ct = 0;
+    }
+}
+
+// pqcprof_mlkem_encaps with every length given: PQC_ERR_LENGTH when ek or m
+// (32 bytes) has another length than rank k takes, or ct the ciphertext's.
+int pqcprof_mlkem_encaps_ext(int k, uint8_t *ct, size_t ctlen, uint8_t *ss, const uint8_t *pk, size_t pklen,
+                             const uint8_t *m, size_t mlen) {
+    size_t ekb, dkb, ctb;
+    mlkem_sizes(k, &ekb, &dkb, &ctb);
+    if (ekb == 0) return PQC_ERR_PARAM;
+    if (ctlen != ctb || pklen != ekb || mlen != 32) return PQC_ERR_LENGTH;
+    return pqcprof_mlkem_encaps(k, ct, ss, pk, m);
+}
+
+// pqcprof_mlkem_decaps with every length given: PQC_ERR_LENGTH for a
+// ciphertext or decapsulation key of another length than rank k takes.
+int pqcprof_mlkem_decaps_ext(int k, uint8_t *ss, const uint8_t *ct, size_t ctlen, const uint8_t *sk, size_t sklen) {
+    size_t ekb, dkb, ctb;
+    mlkem_sizes(k, &ekb, &dkb, &ctb);
+    if (ekb == 0) return PQC_ERR_PARAM;
+    if (ctlen != ctb || sklen != dkb) return PQC_ERR_LENGTH;
+    return pqcprof_mlkem_decaps(k, ss, ct, sk);
+}
+
 int pqcprof_sha3_256(uint8_t *out, const uint8_t *in, size_t len) {
     pqc_sha3_256(out, in, (pqc_size)len);
     return PQC_OK;

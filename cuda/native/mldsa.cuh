@@ -29,7 +29,11 @@
 // mldsa_sign* return PQC_OK, or PQC_ERR_CONTEXT (ctx longer than 255 bytes),
 // or PQC_ERR_INPUT if the rejection loop reached MLDSA_SIGN_MAX_ITER (FIPS 204
 // Appendix C allows a bound of at least 814; it is reached with probability
-// about 2^-256). rnd = 32 zero bytes gives deterministic ML-DSA.
+// about 2^-256), or PQC_ERR_KEY for a secret key whose s1 or s2 has a
+// coefficient outside [-eta, eta] (mldsa_sk_in_range: FIPS 204 does not
+// require Sign to check this; these sources refuse such a key, and every
+// signing kernel writes an all-zero signature for it). rnd = 32 zero bytes
+// gives deterministic ML-DSA.
 #ifndef PQCPROF_MLDSA_CUH
 #define PQCPROF_MLDSA_CUH
 
@@ -655,12 +659,37 @@ PQC_HD_NOINLINE int mldsa_sign_attempt(pqc_u8 *sig, pqc_i32 *ws, pqc_size stride
     return 1;
 }
 
+// 1 when every packed coefficient of s1 and s2 in sk (eta - s, ETA_BITS bits
+// each) is at most 2 eta, so that s1, s2 lie in [-eta, eta] as KeyGen makes
+// them; 0 otherwise.
+template <int LEVEL>
+PQC_HD int mldsa_sk_in_range(const pqc_u8 *sk) {
+    typedef mldsa_params<LEVEL> P;
+    const pqc_u8 *p = sk + P::SK_S1;
+    const int count = (P::K + P::L) * MLDSA_N;
+    const pqc_u32 mask = (1u << P::ETA_BITS) - 1;
+    pqc_u32 bad = 0;
+    for (int i = 0; i < count; ++i) {
+        const int bit = i * P::ETA_BITS;
+        const int byte = bit >> 3;
+        pqc_u32 w = p[byte];
+        if (byte + 1 < (P::K + P::L) * P::POLY_ETA) w |= (pqc_u32)p[byte + 1] << 8;
+        bad |= (((w >> (bit & 7)) & mask) > (pqc_u32)(2 * P::ETA));
+    }
+    return bad == 0;
+}
+
 // The whole of Alg 7 from mu on one thread: the attempts made go to
 // *attempts when it is not null.
 template <int LEVEL>
 PQC_HD int mldsa_sign_mu(pqc_u8 *sig, const pqc_u8 *sk, const pqc_u8 *mu, const pqc_u8 *rnd, pqc_i32 *ws,
                          pqc_size stride, int *attempts) {
     typedef mldsa_params<LEVEL> P;
+    if (!mldsa_sk_in_range<LEVEL>(sk)) {
+        if (attempts) *attempts = 0;
+        for (int i = 0; i < P::SIG_BYTES; ++i) sig[i] = 0;
+        return PQC_ERR_KEY;
+    }
     pqc_u8 rhopp[64];
     mldsa_sign_setup<LEVEL>(ws, stride, rhopp, sk, mu, rnd);
     for (int iter = 0; iter < MLDSA_SIGN_MAX_ITER; ++iter) {

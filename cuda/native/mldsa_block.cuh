@@ -515,6 +515,11 @@ __device__ __forceinline__ void mldsa_sign_block(pqc_u8 *sig_all, pqc_u32 sig_st
         if (op >= n) return;
         pqc_u8 *sig = sig_all + (pqc_size)op * sig_stride;
         const pqc_u8 *sk = sk_all + (pqc_size)op * P::SK_BYTES;
+        if (!mldsa_sk_in_range<LEVEL>(sk)) {
+            MLDSA_BLK_FOR(j, P::SIG_BYTES) sig[j] = 0;
+            __syncthreads(); // every thread has read sm.op before thread 0 takes the next
+            continue;
+        }
         mldsa_sign_setup_block<LEVEL>(sm, ws, sk, msg_all + (pqc_size)op * msg_len, msg_len, ctx, ctx_len,
                                       rnd_all + (pqc_size)op * 32);
         int iter = 0;

@@ -7,7 +7,8 @@
 //   mldsaS_sign(sig, sig_stride, msg, msg_len, ctx, ctx_len, sk, rnd, scratch, queue, n)
 //       message i at msg + i*msg_len, signature i at sig + i*sig_stride,
 //       sk n x SK, rnd n x 32 (zeros: deterministic), one ctx for the batch.
-//       A ctx longer than 255 bytes yields all-zero signatures.
+//       A ctx longer than 255 bytes yields all-zero signatures, and so
+//       does a secret key that fails mldsa_sk_in_range.
 //       scratch: one signing workspace per thread of the grid, interleaved
 //       (gridDim.x * blockDim.x * mldsa_sign_layout<S>::WORDS words);
 //       queue: one pqc_u32, zeroed by the host before every launch.
@@ -35,6 +36,20 @@
 // its loop; when its signature is done it takes the next message at once.
 // So a thread is never idle while messages remain, whatever the attempts of
 // its neighbours, and the lanes of a warp run the same attempt code in step.
+// The next message from the queue whose secret key passes
+// mldsa_sk_in_range; the signature of each one that fails is all zero.
+template <int LEVEL>
+__device__ __forceinline__ pqc_u32 mldsa_next_in_range(pqc_u8 *sig, pqc_u32 sig_stride, const pqc_u8 *sk,
+                                                       pqc_u32 *queue, pqc_u32 n) {
+    typedef mldsa_params<LEVEL> P;
+    pqc_u32 op = atomicAdd(&queue[0], 1u);
+    while (op < n && !mldsa_sk_in_range<LEVEL>(sk + (pqc_size)op * P::SK_BYTES)) {
+        for (int j = 0; j < P::SIG_BYTES; ++j) sig[(pqc_size)op * sig_stride + j] = 0;
+        op = atomicAdd(&queue[0], 1u);
+    }
+    return op;
+}
+
 template <int LEVEL>
 __device__ __forceinline__ void mldsa_sign_thread(pqc_u8 *sig, pqc_u32 sig_stride, const pqc_u8 *msg,
                                                   pqc_u32 msg_len, const pqc_u8 *ctx, pqc_u32 ctx_len,
@@ -51,7 +66,7 @@ __device__ __forceinline__ void mldsa_sign_thread(pqc_u8 *sig, pqc_u32 sig_strid
     pqc_i32 *ws = scratch + slot;
     pqc_u8 mu[64], rhopp[64];
     int iter = 0;
-    pqc_u32 op = atomicAdd(&queue[0], 1u);
+    pqc_u32 op = mldsa_next_in_range<LEVEL>(sig, sig_stride, sk, queue, n);
     if (op < n) {
         mldsa_sign_message_mu(mu, sk + (pqc_size)op * P::SK_BYTES, msg + (pqc_size)op * msg_len, msg_len, ctx,
                               ctx_len);
@@ -66,7 +81,7 @@ __device__ __forceinline__ void mldsa_sign_thread(pqc_u8 *sig, pqc_u32 sig_strid
         }
         if (done) {
             iter = 0;
-            op = atomicAdd(&queue[0], 1u);
+            op = mldsa_next_in_range<LEVEL>(sig, sig_stride, sk, queue, n);
             if (op < n) {
                 mldsa_sign_message_mu(mu, sk + (pqc_size)op * P::SK_BYTES, msg + (pqc_size)op * msg_len, msg_len,
                                       ctx, ctx_len);

@@ -19,6 +19,18 @@ pub struct CheckArgs {
     /// Exit with code 3 unless a GPU backend is ready.
     #[arg(long)]
     pub require_gpu: bool,
+    /// Run the NIST ACVP and Wycheproof vectors instead (exit 3 on any
+    /// failure); see docs/vectors.md.
+    #[arg(long, conflicts_with = "require_gpu")]
+    pub vectors: bool,
+    /// With --vectors: the implementations to run (native-host, liboqs,
+    /// native-gpu), comma-separated; default all.
+    #[arg(long = "backend", value_name = "NAMES", requires = "vectors")]
+    pub backend: Vec<String>,
+    /// With --vectors: only the first N cases of each group, the invalid
+    /// ones first (default: every case).
+    #[arg(long, value_name = "N", requires = "vectors", value_parser = clap::value_parser!(u32).range(1..))]
+    pub sample: Option<u32>,
 }
 
 /// A backend's verdict in `check`.
@@ -330,6 +342,9 @@ struct CheckReport<'a> {
 /// `pqcprof check`: prints (or writes as JSON) what the machine offers and
 /// each backend's verdict; exit 3 with `--require-gpu` and no ready GPU.
 pub fn check(args: &CheckArgs) -> anyhow::Result<i32> {
+    if args.vectors {
+        return crate::vectors::command::run(&args.backend, args.sample, args.json);
+    }
     let gpu = gpu::probe();
     let meta = system::collect(Some(&gpu));
     let verdicts = verdicts(&gpu);

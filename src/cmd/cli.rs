@@ -112,7 +112,9 @@ const CHECK_EXAMPLES: &str = "\
 Examples:
   pqcprof check                  what this machine offers, each backend ready or why not
   pqcprof check --json           the same as JSON
-  pqcprof check --require-gpu    exit 3 unless a GPU backend is ready";
+  pqcprof check --require-gpu    exit 3 unless a GPU backend is ready
+  pqcprof check --vectors --backend native-host
+                                 NIST ACVP and Wycheproof vectors on the kernels' host build";
 
 /// `bench`'s examples.
 const BENCH_EXAMPLES: &str = "\

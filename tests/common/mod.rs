@@ -337,9 +337,10 @@ pub fn offload_run(out: &Path) -> PathBuf {
 }
 
 /// The steps `scripts/gpu-check` names in its summary, in order.
-pub const GPU_CHECK_STEPS: [&str; 18] = [
+pub const GPU_CHECK_STEPS: [&str; 19] = [
     "check",
     "compile",
+    "vectors",
     "correctness",
     "memcheck",
     "throughput-mlkem",

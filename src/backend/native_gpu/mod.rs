@@ -31,6 +31,7 @@ pub mod batch;
 pub mod bounded_compile;
 pub mod gate;
 pub mod host;
+pub mod host_checked;
 pub(crate) mod inputs;
 pub mod kernel_cache;
 pub mod kernels;

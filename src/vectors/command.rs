@@ -1,0 +1,128 @@
+//! `pqcprof check --vectors`: the vector table for each chosen
+//! implementation, as text or JSON; exit 3 when any case failed.
+
+use super::case::{Plan, Report, Subject};
+use super::kernels::Kernels;
+use super::subjects;
+use super::table::{render, run_all, suites, SuiteResult};
+use crate::backend::native_gpu::sizing::Variant;
+use crate::core::exit;
+use crate::probe::gpu;
+use serde::Serialize;
+
+/// The names `--backend` takes with `--vectors`, and what each runs.
+pub const BACKENDS: [(&str, &str); 5] = [
+    (
+        "native-host",
+        "cuda/native compiled for the CPU (the kernels' own source)",
+    ),
+    ("liboqs", "liboqs, statically linked"),
+    (
+        "native-gpu:thread",
+        "the one-thread-per-operation kernels, on GPU 0",
+    ),
+    (
+        "native-gpu:warp",
+        "the warp-per-operation ML-KEM kernels, on GPU 0",
+    ),
+    (
+        "native-gpu:block",
+        "the block-per-operation ML-DSA kernels, on GPU 0",
+    ),
+];
+
+/// The names `--backend` was given, each list split, `native-gpu` standing
+/// for its three variants; the default: the CPU ones, and the GPU ones when
+/// a GPU is usable.
+fn expand(backends: &[String]) -> Vec<String> {
+    let given: Vec<String> = backends
+        .iter()
+        .flat_map(|b| b.split(','))
+        .map(|b| b.trim().to_ascii_lowercase())
+        .filter(|b| !b.is_empty())
+        .collect();
+    let given = if given.is_empty() {
+        let mut d = vec!["native-host".to_string(), "liboqs".to_string()];
+        if gpu::no_usable_gpu(&gpu::probe()).is_none() {
+            d.push("native-gpu".into());
+        }
+        d
+    } else {
+        given
+    };
+    given
+        .into_iter()
+        .flat_map(|b| match b.as_str() {
+            "native-gpu" | "native-gpu:all" => Variant::ALL
+                .iter()
+                .map(|v| format!("native-gpu:{}", v.name()))
+                .collect(),
+            _ => vec![b],
+        })
+        .collect()
+}
+
+fn subject(name: &str) -> Result<Box<dyn Subject>, String> {
+    let valid = || BACKENDS.map(|b| b.0).join(", ") + ", native-gpu (its three variants)";
+    match name {
+        "native-host" | "native" | "host" => return Ok(Box::new(subjects::NativeHost)),
+        "liboqs" | "liboqs-cpu" => return Ok(Box::new(subjects::Liboqs)),
+        _ => {}
+    }
+    let variant = name
+        .strip_prefix("native-gpu:")
+        .and_then(Variant::parse)
+        .ok_or_else(|| format!("--backend {name:?} cannot run vectors; valid: {}", valid()))?;
+    if let Some(why) = gpu::no_usable_gpu(&gpu::probe()) {
+        return Err(format!("--backend {name}: {why}"));
+    }
+    Kernels::open(0, variant)
+        .map(|k| Box::new(k) as Box<dyn Subject>)
+        .map_err(|e| format!("--backend {name}: {e:#}"))
+}
+
+/// One implementation's report and summary in the JSON output.
+#[derive(Serialize)]
+struct Entry {
+    report: Report,
+    suites: Vec<SuiteResult>,
+}
+
+/// Runs the vectors on `backends` (every one in [`BACKENDS`] when empty),
+/// every case or the first `sample` of each group; prints the tables (or
+/// JSON); exit 0 when no case failed, 3 when one did, 1 for an unknown
+/// backend.
+pub fn run(backends: &[String], sample: Option<u32>, json: bool) -> anyhow::Result<i32> {
+    let plan = sample.map_or(Plan::Full, |n| Plan::Sample(n as usize));
+    let names = expand(backends);
+    let mut chosen = Vec::new();
+    for n in &names {
+        match subject(n) {
+            Ok(s) => chosen.push(s),
+            Err(msg) => {
+                eprintln!("error: {msg}");
+                return Ok(exit::ERROR);
+            }
+        }
+    }
+    let mut entries = Vec::new();
+    for mut s in chosen {
+        let report = run_all(s.as_mut(), plan)?;
+        if !json {
+            println!("{}", render(&report));
+        }
+        entries.push(Entry {
+            suites: suites(&report),
+            report,
+        });
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&entries)?);
+    }
+    let failed: usize = entries.iter().map(|e| e.report.totals().2).sum();
+    Ok(if failed > 0 {
+        exit::SOME_FAILED
+    } else {
+        exit::OK
+    })
+}

@@ -1,0 +1,54 @@
+//! Running groups of cases on a subject, every case or a sample.
+
+use super::case::{Case, Group, GroupTally, Outcome, Plan, Report, Subject};
+use std::collections::BTreeMap;
+
+/// Every group of both sources.
+pub fn all_groups() -> anyhow::Result<Vec<Group>> {
+    let mut g = super::acvp::groups()?;
+    g.extend(super::wycheproof::groups()?);
+    Ok(g)
+}
+
+/// Runs `groups` on `subject` by `plan`.
+pub fn run(subject: &mut dyn Subject, groups: &[Group], plan: Plan) -> Report {
+    let mut out = Vec::with_capacity(groups.len());
+    for g in groups {
+        let mut order: Vec<&Case> = g.cases.iter().collect();
+        if let Plan::Sample(n) = plan {
+            order.sort_by_key(|c| !c.invalid);
+            order.truncate(n.max(1));
+        }
+        let mut t = GroupTally {
+            source: g.source.to_string(),
+            group: g.name.clone(),
+            cases: g.cases.len(),
+            ran: order.len(),
+            passed: 0,
+            failed: 0,
+            not_applicable: BTreeMap::new(),
+            failures: Vec::new(),
+        };
+        for c in order {
+            match (c.run)(subject) {
+                Outcome::Pass => t.passed += 1,
+                Outcome::Fail(why) => {
+                    t.failed += 1;
+                    if t.failures.len() < 3 {
+                        t.failures.push(format!("tcId {}: {why}", c.id));
+                    }
+                }
+                Outcome::NotApplicable(why) => *t.not_applicable.entry(why).or_default() += 1,
+            }
+        }
+        out.push(t);
+    }
+    Report {
+        subject: subject.label(),
+        plan: match plan {
+            Plan::Full => "every case".to_string(),
+            Plan::Sample(n) => format!("sample: the first {n} of each group, invalid cases first"),
+        },
+        groups: out,
+    }
+}
