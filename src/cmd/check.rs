@@ -343,7 +343,8 @@ struct CheckReport<'a> {
 /// each backend's verdict; exit 3 with `--require-gpu` and no ready GPU.
 pub fn check(args: &CheckArgs) -> anyhow::Result<i32> {
     if args.vectors {
-        return crate::vectors::command::run(&args.backend, args.sample, args.json);
+        let mut out = std::io::stdout().lock();
+        return crate::vectors::command::run(&args.backend, args.sample, args.json, &mut out);
     }
     let gpu = gpu::probe();
     let meta = system::collect(Some(&gpu));

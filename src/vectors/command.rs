@@ -89,10 +89,15 @@ struct Entry {
 }
 
 /// Runs the vectors on `backends` (every one in [`BACKENDS`] when empty),
-/// every case or the first `sample` of each group; prints the tables (or
-/// JSON); exit 0 when no case failed, 3 when one did, 1 for an unknown
-/// backend.
-pub fn run(backends: &[String], sample: Option<u32>, json: bool) -> anyhow::Result<i32> {
+/// every case or the first `sample` of each group; writes the tables to
+/// `out` as each implementation finishes (or the JSON at the end); exit 0
+/// when no case failed, 3 when one did, 1 for an unknown backend.
+pub fn run(
+    backends: &[String],
+    sample: Option<u32>,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<i32> {
     let plan = sample.map_or(Plan::Full, |n| Plan::Sample(n as usize));
     let names = expand(backends);
     let mut chosen = Vec::new();
@@ -109,7 +114,8 @@ pub fn run(backends: &[String], sample: Option<u32>, json: bool) -> anyhow::Resu
     for mut s in chosen {
         let report = run_all(s.as_mut(), plan)?;
         if !json {
-            println!("{}", render(&report));
+            writeln!(out, "{}", render(&report))?;
+            out.flush()?;
         }
         entries.push(Entry {
             suites: suites(&report),
@@ -117,7 +123,7 @@ pub fn run(backends: &[String], sample: Option<u32>, json: bool) -> anyhow::Resu
         });
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&entries)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&entries)?)?;
     }
     let failed: usize = entries.iter().map(|e| e.report.totals().2).sum();
     Ok(if failed > 0 {
