@@ -279,12 +279,15 @@ impl Ctx<'_> {
         });
         let count = match a {
             Arrivals::Trace(t) => t.len(),
-            _ => ((a.rate() * self.args.window).ceil() as usize).max(2),
+            _ => crate::core::bounded::requests_per_point(a.rate(), self.args.window)
+                .map_err(|e| Stop::Failed(format!("offload: {e}")))?,
         };
         let times = a.times(count);
         let span = times.last().copied().unwrap_or(0.0);
         if let Some(d) = self.deadline {
-            if Instant::now() + Duration::from_secs_f64(span) > d {
+            let span = crate::core::bounded::duration(span, "a point's span")
+                .map_err(|e| Stop::Failed(format!("offload: {e}")))?;
+            if Instant::now() + span > d {
                 return Err(Stop::Deadline);
             }
         }
