@@ -354,8 +354,11 @@ impl Ctx<'_> {
     /// the first that did not.
     fn sweep(&self, low: Option<f64>, high: Option<f64>, saved: &mut Saved) -> Result<(), Stop> {
         let cap = self.curve.capacity(self.workers);
-        let mut rate = low.unwrap_or(cap / 16.0);
-        let high = high.unwrap_or(cap * 2.0);
+        // No point may hold more requests than its memory bound: a
+        // capacity predicted that high stops the doubling there.
+        let most = crate::core::bounded::MAX_REQUESTS_PER_POINT as f64 / self.args.window;
+        let high = high.unwrap_or(cap * 2.0).min(most);
+        let mut rate = low.unwrap_or(cap / 16.0).min(high);
         let at = |rate: f64| self.args.load.at(rate);
         let mut good = None;
         let bad = loop {
