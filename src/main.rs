@@ -13,7 +13,12 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             log::error!("{e:#}");
-            std::process::exit(pqcprof::core::exit::ERROR);
+            let usage = e.downcast_ref::<pqcprof::core::exit::Usage>().is_some();
+            std::process::exit(if usage {
+                pqcprof::core::exit::USAGE
+            } else {
+                pqcprof::core::exit::ERROR
+            });
         }
     }
 }

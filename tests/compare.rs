@@ -212,3 +212,64 @@ fn a_run_on_a_busy_machine_is_named_with_why() {
     assert_eq!(j["busy"][0]["run"], "old", "{j:#}");
     assert_eq!(j["busy"].as_array().unwrap().len(), 1, "{j:#}");
 }
+
+#[test]
+fn files_that_share_no_record_give_no_verdict_and_no_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = read(&real_run(dir.path(), "3"));
+    let old = write(dir.path(), "old.json", &v);
+    // The same records under another backend's name: nothing in common.
+    let mut other = v.clone();
+    for r in other["records"].as_array_mut().unwrap() {
+        r["backend"] = json!("elsewhere");
+    }
+    let new = write(dir.path(), "new.json", &other);
+    let (code, out, err) = compare(&old, &new, &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        !out.contains("REGRESSION") && !err.contains("regression"),
+        "{out}{err}"
+    );
+    common::assert_has(&out, &["share no record", "0 record(s) compared"]);
+    assert!(err.contains("nothing was compared"), "{err}");
+    let (code, out, _) = compare(&old, &new, &["--json"]);
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (code, &j["regressions"], &j["shared"]),
+        (1, &json!(0), &json!(0))
+    );
+}
+
+#[test]
+fn a_record_whose_throughput_disagrees_with_its_runs_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = read(&real_run(dir.path(), "3"));
+    let old = write(dir.path(), "old.json", &v);
+    // One record's stated throughput 1e-300, its runs untouched.
+    let mut bad = v.clone();
+    let r = &mut bad["records"][0];
+    r["ops_per_sec"] = json!(1e-300);
+    r["throughput_ops_per_sec"]["median"] = json!(1e-300);
+    let new = write(dir.path(), "new.json", &bad);
+    let (code, out, err) = compare(&old, &new, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    common::assert_has(
+        &out,
+        &[
+            "LEFT OUT",
+            "disagrees with its runs",
+            "2 record(s) compared",
+        ],
+    );
+    assert!(err.contains("left out, not compared"), "{err}");
+    let (_, recs) = json_records(&old, &new, &[]);
+    let left: Vec<_> = recs
+        .iter()
+        .filter(|r| r["outcome"] == "inconsistent")
+        .collect();
+    assert_eq!(left.len(), 1, "{recs:?}");
+    assert!(
+        left[0]["left_out"].as_str().unwrap().contains("1e-300"),
+        "{left:?}"
+    );
+}

@@ -229,3 +229,77 @@ fn a_rank_killed_mid_run_is_merged_and_marked_unfinished() {
         "its records are kept"
     );
 }
+
+#[test]
+fn ranks_of_other_commands_keep_their_sections_or_are_refused_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("77");
+    let a = rank(&job, 0, 2, "node-a");
+    let b = rank(&job, 1, 2, "node-b");
+    // An offload run's section, from a real short run.
+    let served = d.path().join("served");
+    let (code, _, err) = outcome(
+        pqcprof()
+            .args([
+                "offload",
+                "--alg",
+                "ML-KEM-512",
+                "--op",
+                "keygen",
+                "--rate",
+                "100",
+            ])
+            .args([
+                "--window",
+                "0.1",
+                "--max-batch",
+                "1",
+                "--max-wait",
+                "0",
+                "--out",
+            ])
+            .arg(&served),
+    );
+    assert_eq!(code, 0, "{err}");
+    let offload = read_json(&common::files(&served, "run-", ".json")[0])["offload"].clone();
+    assert!(offload["points"].is_array(), "{offload}");
+    // Rank 0 swept; rank 1 served requests.
+    let edit = |p: &Path, key: &str, value: Value| {
+        let mut v = read_json(p);
+        v[key] = value;
+        std::fs::write(p, serde_json::to_vec(&v).unwrap()).unwrap();
+    };
+    let sweep =
+        serde_json::json!({"warmup_seconds": 0.0, "window_seconds": 0.05, "wall_seconds": 3.0});
+    edit(&a, "sweep", sweep);
+    edit(&b, "offload", offload.clone());
+    let merged = d.path().join("m.json");
+    let (code, _, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&merged));
+    assert_eq!(code, 0, "{stderr}");
+    let m = read_json(&merged);
+    assert_eq!(m["sweep"]["window_seconds"], 0.05, "the sweep was lost");
+    assert_eq!(m["offload"], offload, "the offload points were lost");
+    let diffs = m["cluster"]["differences"].to_string();
+    assert!(
+        diffs.contains("1 of 2 rank files are sweeps") && diffs.contains("offload points from"),
+        "{diffs}"
+    );
+    // Two ranks' offload points cannot be one section: refused by name.
+    edit(&a, "offload", offload);
+    let (code, _, stderr) = outcome(
+        pqcprof()
+            .arg("merge")
+            .arg(&job)
+            .arg("-o")
+            .arg(d.path().join("m2.json")),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("both hold `pqcprof offload` points"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&*a.file_name().unwrap().to_string_lossy()),
+        "{stderr}"
+    );
+}

@@ -355,16 +355,16 @@ fn bad_input_is_refused_by_name_before_anything_runs() {
     // Each line: the arguments after `offload --alg ML-KEM-768`, `=>`,
     // what the error must say.
     let cases = format!(
-        "--op encaps --rate 0 => --rate 0
-         --op encaps --rate -5 => --rate -5
+        "--op encaps --rate 0 => '0' for '--rate
+         --op encaps --rate -5 => '-5' for '--rate
          --op encaps --rate 100 --slo p99 => --slo 'p99'
          --op encaps --rate 100 --slo p99=fast => --slo 'p99=fast'
-         --op encaps --rate 100 --max-batch 0 --max-wait 1 => --max-batch 0
+         --op encaps --rate 100 --max-batch 0 --max-wait 1 => '0' for '--max-batch
          --op encaps --rate 100 --max-batch 8 => --max-batch 8 with --max-wait auto
-         --op encaps --rate 100 --max-batch 8 --max-wait -1 => --max-wait -1
+         --op encaps --rate 100 --max-batch 8 --max-wait -1 => '-1' for '--max-wait
          --op encaps --rate-sweep 5..1 => --rate-sweep '5..1'
          --op encaps --rate-sweep 5-10 => --rate-sweep '5-10'
-         --op encaps --rate 100 --window 0 => --window 0
+         --op encaps --rate 100 --window 0 => '0' for '--window
          --op encaps --rate 100 --queue-limit 0 => --queue-limit 0
          --op encaps --rate 100 --queue-limit lots => --queue-limit lots
          --op encaps --rate 100 --max-batch 8 --max-wait 1 --queue-limit 4 => --queue-limit 4: at least the largest batch, 8
@@ -487,4 +487,101 @@ fn plan_without_a_run_file_measures_the_batch_times_here_first() {
         &err,
         &["invalid --backend liboqs", "liboqs-cpu, native-gpu, cupqc"],
     );
+}
+
+#[test]
+fn rates_and_windows_beyond_what_a_point_can_hold_are_refused_as_usage() {
+    let d = tempfile::tempdir().unwrap();
+    // Each line: the arguments after `offload --alg ML-KEM-768 --op
+    // encaps --threads 1`, `=>`, what the refusal must say.
+    let cases = "--window 0.1 --rate 1e308 => from 0.01 to 100000000
+        --rate 1e9 --window 3600 --max-batch 4 --max-wait 1 => '1e9' for '--rate
+        --rate 1e7 --window 3600 --max-batch 4 --max-wait 1 => 36,000,000,000 requests in one point; at most 10,000,000
+        --rate-sweep 100..1e7 --window 3600 => 36,000,000,000 requests
+        --rate 100 --window inf => '--window <SECONDS>'
+        --rate 100 --max-batch 4 --max-wait 1e300 => 0 to 60000
+        --rate 100 --max-batch 1e3 --max-wait 1 => not a whole number
+        --rate 100 --deadline 1e300 => at most a week
+        --rate 100 --slo p99=1e308s => at most an hour";
+    for case in cases.lines() {
+        let (args, says) = case.trim().split_once(" => ").unwrap();
+        let args = format!("offload --alg ML-KEM-768 --op encaps --threads 1 {args}");
+        let out = d.path().join("out");
+        let (code, _, err) = run_into(&args, &out);
+        assert_eq!(code, 2, "{args}: {err}");
+        assert!(err.contains(says), "{args}: {err}");
+        assert!(err.lines().count() <= 6, "{args}: {err}");
+        assert!(!err.contains("panicked"), "{args}: {err}");
+        // Refused before anything ran: no run file, broken or not.
+        assert!(
+            !out.exists() || common::files(&out, "run-", ".json").is_empty(),
+            "{args}"
+        );
+    }
+}
+
+#[test]
+fn three_requests_far_apart_keep_an_idle_worker_unsaturated() {
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("three.txt");
+    std::fs::write(&trace, "0\n0.01\n0.02\n").unwrap();
+    let out = d.path().join("out");
+    let line = format!(
+        "offload --alg ML-KEM-768 --op encaps --threads 1 --max-batch 4 --max-wait 1 --trace {}",
+        trace.display()
+    );
+    let (code, text, err) = run_into(&line, &out);
+    assert_eq!(code, 0, "{err}");
+    assert!(!text.contains("SATURATED"), "{text}");
+    let p = &run_file(&out)["offload"]["points"][0];
+    assert_eq!(p["requests"], 3, "{p}");
+    assert_eq!(p["saturated"], false, "{p}");
+}
+
+#[test]
+fn plan_from_a_sweep_says_in_a_few_lines_which_record_lacks_a_batch_time() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("sweep");
+    let (code, _, err) = run_into(
+        "sweep --warmup 0 --seconds 0.05 --filter ML-KEM --filter provider:liboqs --no-symmetric",
+        &out,
+    );
+    assert_eq!(code, 0, "{err}");
+    let file = common::files(&out, "run-", ".json").pop().unwrap();
+    // The key is there, without a batch time.
+    let (code, _, err) = plan(&file, "--alg ML-KEM-768 --op encaps --rate 100");
+    assert_eq!(code, 1, "{err}");
+    common::assert_has(
+        &err,
+        &[
+            "no batch time for liboqs-cpu ML-KEM-768 encaps",
+            "batch_ms",
+            "--batch-sweep",
+        ],
+    );
+    assert!(
+        err.len() < 600 && err.lines().count() <= 4,
+        "{} bytes: {err}",
+        err.len()
+    );
+    // Another key: counted, the closest few named, the rest behind -v.
+    let (code, _, err) = plan(&file, "--alg ML-DSA-65 --op sign --rate 100");
+    assert_eq!(code, 1, "{err}");
+    common::assert_has(
+        &err,
+        &["kind(s) of throughput record here, the closest:", "with -v"],
+    );
+    assert!(
+        err.len() < 600 && err.lines().count() <= 4,
+        "{} bytes: {err}",
+        err.len()
+    );
+    // A byte-order mark before the JSON is read past.
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(std::fs::read(&file).unwrap());
+    let bom = d.path().join("bom.json");
+    std::fs::write(&bom, bytes).unwrap();
+    let (code, _, err) = plan(&bom, "--alg ML-KEM-768 --op encaps --rate 100");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no batch time for"), "{err}");
 }

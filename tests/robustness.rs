@@ -396,10 +396,15 @@ fn compare_counts_lost_records_and_flags_duplicate_keys() {
     // The same file: nothing to say.
     let (code, _, err) = compare_edited(&run, |_| {});
     assert_eq!(code, 0, "{err}");
-    // Every record lost.
-    let (code, out, _) = compare_edited(&run, |v| v["records"] = Value::Array(vec![]));
+    // Every record gone: nothing shared, so no verdict, and a gate asked
+    // for (--fail-above) cannot pass on nothing compared.
+    let (code, out, err) = compare_edited(&run, |v| v["records"] = Value::Array(vec![]));
     assert_eq!(code, 3, "{out}");
-    assert!(out.contains("missing from the new one"), "{out}");
+    assert!(
+        out.contains("share no record") && !out.contains("REGRESSION"),
+        "{out}"
+    );
+    assert!(err.contains("nothing was compared"), "{err}");
     // One record failed now.
     let (code, _, _) = compare_edited(&run, |v| v["records"][0]["status"] = "failed".into());
     assert_eq!(code, 3);

@@ -373,6 +373,11 @@ pub fn merge(runs: Vec<LoadedRun>, expected: &BTreeMap<String, usize>) -> anyhow
         .flat_map(|r| r.symmetric.iter().map(|(_, s)| s.clone()))
         .collect();
     out.aggregates = aggregates;
+    let kept = sections(&runs)?;
+    out.sweep = kept.sweep;
+    out.floor = kept.floor;
+    out.offload = kept.offload;
+    diffs.extend(kept.notes);
     out.cluster = Some(Cluster {
         job_id,
         ranks,
@@ -381,6 +386,87 @@ pub fn merge(runs: Vec<LoadedRun>, expected: &BTreeMap<String, usize>) -> anyhow
         complete,
     });
     Ok(out)
+}
+
+/// The sections beside the records that a merge keeps, and what it says
+/// of them in the cluster's differences.
+struct Sections {
+    sweep: Option<crate::schema::run_file::SweepInfo>,
+    floor: Vec<crate::schema::run_file::Floor>,
+    offload: Option<crate::schema::offload::OffloadRun>,
+    notes: Vec<String>,
+}
+
+/// Every section of the ranks beside their records, kept or refused by
+/// name: one rank's offload points are kept, two ranks' cannot be one
+/// section; sweeps are kept when their windows agree (the wall time the
+/// longest rank's); each backend and thread count keeps its floor once,
+/// a second rank's other floor said in the differences.
+fn sections(runs: &[LoadedRun]) -> anyhow::Result<Sections> {
+    let with_offload: Vec<&LoadedRun> = runs.iter().filter(|r| r.offload.is_some()).collect();
+    if with_offload.len() > 1 {
+        bail!(
+            "{} and {} both hold `pqcprof offload` points: a run file has one offload section, so merge cannot combine them; report them side by side instead",
+            with_offload[0].path.display(),
+            with_offload[1].path.display()
+        );
+    }
+    let mut notes = vec![];
+    let sweeps: Vec<(&LoadedRun, &crate::schema::run_file::SweepInfo)> = runs
+        .iter()
+        .filter_map(|r| r.sweep.as_ref().map(|s| (r, s)))
+        .collect();
+    let mut sweep = sweeps.first().map(|(_, s)| (*s).clone());
+    for (r, s) in &sweeps[1.min(sweeps.len())..] {
+        let first = &sweeps[0];
+        if (s.window_seconds, s.warmup_seconds) != (first.1.window_seconds, first.1.warmup_seconds)
+        {
+            bail!(
+                "{} swept with {} s windows after {} s of warm-up, {} with {} s after {} s: their sweeps cannot be one; merge ranks that swept alike",
+                first.0.path.display(),
+                first.1.window_seconds,
+                first.1.warmup_seconds,
+                r.path.display(),
+                s.window_seconds,
+                s.warmup_seconds
+            );
+        }
+        if let Some(k) = sweep.as_mut() {
+            k.wall_seconds = k.wall_seconds.max(s.wall_seconds);
+            k.csv_names.extend(s.csv_names.clone());
+        }
+    }
+    if !sweeps.is_empty() && sweeps.len() < runs.len() {
+        notes.push(format!(
+            "{} of {} rank files are sweeps (`pqcprof sweep`), the others other commands",
+            sweeps.len(),
+            runs.len()
+        ));
+    }
+    let mut floor: Vec<crate::schema::run_file::Floor> = vec![];
+    for r in runs {
+        for (_, f) in &r.floor {
+            match floor.iter().find(|k| k.backend == f.backend && k.threads == f.threads) {
+                None => floor.push(f.clone()),
+                Some(k) if k == f => {}
+                Some(_) => notes.push(format!(
+                    "{}: its floor of {} at {} thread(s) differs from an earlier rank's, which is kept",
+                    r.path.display(),
+                    f.backend,
+                    f.threads
+                )),
+            }
+        }
+    }
+    if let Some(r) = with_offload.first() {
+        notes.push(format!("offload points from {} only", r.path.display()));
+    }
+    Ok(Sections {
+        sweep,
+        floor,
+        offload: with_offload.first().and_then(|r| r.offload.clone()),
+        notes,
+    })
 }
 
 /// What the merged file says of one rank's file.

@@ -92,9 +92,15 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|r| r.records.iter().filter(|(_, r)| r.emulated).count())
         .sum::<usize>();
+    // Records both files hold: without one, nothing was compared, and a
+    // record only in the old file is no regression of the new one.
+    let shared = lines
+        .iter()
+        .filter(|l| l.old_index.is_some() && l.new_index.is_some())
+        .count();
     let regressions = lines
         .iter()
-        .filter(|l| change::is_regression(l, fail_above))
+        .filter(|l| shared > 0 && change::is_regression(l, fail_above))
         .count();
     let matched = lines
         .iter()
@@ -105,14 +111,23 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
         v["compared"] = matched.into();
         v["emulated_left_out"] = emulated.into();
         v["regressions"] = regressions.into();
+        v["shared"] = shared.into();
         // serde_json escapes every control character in the strings.
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         // Every string in the table comes from the files: printed escaped.
-        print!(
-            "{}",
-            printable(&compare::render(old, new, &lines, fail_above))
-        );
+        if shared > 0 {
+            print!(
+                "{}",
+                printable(&compare::render(old, new, &lines, fail_above))
+            );
+        } else {
+            println!(
+                "The files share no record (old: {}, new: {}): no verdict.",
+                old.records.len(),
+                new.records.len()
+            );
+        }
         if emulated > 0 {
             println!("{emulated} record(s) made on pqcprof's CPU stand-in driver (emulated, not a GPU) left out: they are no speed measurements");
         }
@@ -124,6 +139,18 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
         .count();
     if duplicates > 0 {
         log::warn!("{duplicates} record(s) share their key (backend, threads, algorithm, operation, mode, batch) with another record of the same file: not compared");
+    }
+    for l in &lines {
+        if let change::Change::Inconsistent(why) = &l.change {
+            log::warn!(
+                "{} {} {} batch {}: left out, not compared: {}",
+                printable(&l.key.backend),
+                printable(&l.key.algorithm),
+                l.key.operation.cli_name(),
+                l.batch,
+                printable(why)
+            );
+        }
     }
     if regressions > 0 {
         log::error!(

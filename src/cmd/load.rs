@@ -1,6 +1,7 @@
 //! The arguments `offload` and `plan` share: how requests arrive, how
 //! they are batched, and the latency objective a result is judged by.
 
+use crate::core::bounded;
 use crate::offload::latency::Slo;
 use crate::offload::options::LoadOptions;
 use clap::Args;
@@ -29,7 +30,8 @@ pub struct LoadArgs {
         long,
         value_name = "N|auto",
         default_value = "auto",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = batch_or_auto
     )]
     pub max_batch: String,
     /// Milliseconds the oldest request may wait for a batch to fill, or
@@ -38,9 +40,30 @@ pub struct LoadArgs {
         long,
         value_name = "MS|auto",
         default_value = "auto",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = wait_or_auto
     )]
     pub max_wait: String,
+}
+
+/// `auto`, or a batch of 1 to 4096 requests.
+pub fn batch_or_auto(s: &str) -> Result<String, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok("auto".into());
+    }
+    bounded::batch(s)
+        .map(|b| b.to_string())
+        .map_err(|e| format!("{e}, or auto"))
+}
+
+/// `auto`, or a wait of 0 to 60000 milliseconds.
+pub fn wait_or_auto(s: &str) -> Result<String, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok("auto".into());
+    }
+    bounded::wait_ms(s)
+        .map(|_| s.trim().to_string())
+        .map_err(|e| format!("{e}, or auto"))
 }
 
 impl LoadArgs {

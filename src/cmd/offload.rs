@@ -5,7 +5,9 @@ use crate::backend::cupqc;
 use crate::backend::liboqs;
 use crate::backend::native_gpu;
 use crate::cmd::load::LoadArgs;
+use crate::core::bounded;
 use crate::core::catalog::{Algorithm, Operation};
+use crate::core::exit::Usage;
 use crate::offload::arrivals::{self, Arrivals};
 use crate::offload::mix::Mix;
 use crate::offload::request::{Batching, Rates, Request, Settings};
@@ -57,12 +59,14 @@ pub struct OffloadArgs {
         value_parser = clap::value_parser!(u32).range(1..=256)
     )]
     pub threads: u32,
-    /// Requests per second offered.
+    /// Requests per second offered (0.01 to 1e8; rate x --window at most
+    /// 10,000,000 requests in one point).
     #[arg(
         long,
         value_name = "PER_SEC",
         allow_negative_numbers = true,
-        conflicts_with = "rate_sweep"
+        conflicts_with = "rate_sweep",
+        value_parser = bounded::rate
     )]
     pub rate: Option<f64>,
     /// Offered rates from LOW, doubling, then bisecting between the last
@@ -77,12 +81,13 @@ pub struct OffloadArgs {
     /// it, or up to a fixed --max-batch).
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub batch_top: u32,
-    /// Seconds of arrivals per point.
+    /// Seconds of arrivals per point (0.05 to 3600).
     #[arg(
         long,
         value_name = "SECONDS",
         default_value_t = 2.0,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = bounded::window
     )]
     pub window: f64,
     /// Arrivals, batching and objective.
@@ -98,7 +103,7 @@ pub struct OffloadArgs {
     pub message_size: usize,
     /// Seconds the whole command may take: no point starts that would end
     /// past it; finished points are kept (exit 5).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = bounded::deadline)]
     pub deadline: Option<f64>,
     /// Folder for results.
     #[arg(long, value_name = "DIR", default_value = "outputs")]
@@ -112,7 +117,12 @@ fn rates(args: &OffloadArgs) -> Result<Rates, String> {
     let load = args.load.options();
     let arrivals_at = |rate: f64| load.at(rate);
     match (&args.rate, &args.rate_sweep) {
-        (Some(r), _) => Ok(Rates::One(arrivals_at(arrivals::check_rate("--rate", *r)?))),
+        (Some(r), _) => {
+            let r = arrivals::check_rate("--rate", *r)?;
+            bounded::requests_per_point(r, args.window)
+                .map_err(|e| format!("--rate {r} with --window: {e}"))?;
+            Ok(Rates::One(arrivals_at(r)))
+        }
         (None, Some(s)) if s.is_empty() => Ok(Rates::Sweep {
             low: None,
             high: None,
@@ -121,16 +131,13 @@ fn rates(args: &OffloadArgs) -> Result<Rates, String> {
             let (lo, hi) = s.split_once("..").ok_or_else(|| {
                 format!("--rate-sweep '{s}': write LOW..HIGH (requests per second), e.g. 100..20000, or nothing")
             })?;
-            let parse = |v: &str| {
-                v.trim()
-                    .parse::<f64>()
-                    .map_err(|_| format!("--rate-sweep '{s}': '{v}' is not a number"))
-                    .and_then(|r| arrivals::check_rate("--rate-sweep", r))
-            };
+            let parse = |v: &str| bounded::rate(v).map_err(|e| format!("--rate-sweep '{s}': {e}"));
             let (lo, hi) = (parse(lo)?, parse(hi)?);
             if lo >= hi {
                 return Err(format!("--rate-sweep '{s}': LOW must be below HIGH"));
             }
+            bounded::requests_per_point(hi, args.window)
+                .map_err(|e| format!("--rate-sweep '{s}' with --window: {e}"))?;
             Ok(Rates::Sweep {
                 low: Some(lo),
                 high: Some(hi),
@@ -148,9 +155,9 @@ fn queue_limit(args: &OffloadArgs, top: usize, top_why: &str) -> anyhow::Result<
     let Some(v) = &args.queue_limit else {
         return Ok(None);
     };
-    let n: usize = v.trim().parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
-        anyhow::anyhow!("invalid --queue-limit {v}: use a whole number of requests, 1 or more")
-    })?;
+    let max = bounded::MAX_REQUESTS_PER_POINT as u64;
+    let n = bounded::whole(v, 1, max, "a whole number of requests")
+        .map_err(|e| Usage(format!("invalid --queue-limit {v}: {e}")))? as usize;
     if n < top {
         anyhow::bail!(
             "invalid --queue-limit {n}: at least the largest batch, {top} ({top_why}), or a full batch could never form"
@@ -216,18 +223,11 @@ fn request(args: &OffloadArgs) -> anyhow::Result<Request> {
 /// The values no other check covers (window, deadline, device, message
 /// size), then the request.
 fn check_args(args: &OffloadArgs) -> anyhow::Result<Request> {
-    if !(args.window.is_finite() && (0.05..=3600.0).contains(&args.window)) {
-        anyhow::bail!(
-            "invalid --window {}: seconds of arrivals per point, from 0.05 to 3600",
-            args.window
-        );
-    }
+    bounded::window(&args.window.to_string())
+        .map_err(|e| Usage(format!("invalid --window {}: {e}", args.window)))?;
     if let Some(d) = args.deadline {
-        if !(d.is_finite() && (0.001..=604_800.0).contains(&d)) {
-            anyhow::bail!(
-                "invalid --deadline {d}: must be a number of seconds from 0.001 to 604800 (a week)"
-            );
-        }
+        bounded::deadline(&d.to_string())
+            .map_err(|e| Usage(format!("invalid --deadline {d}: {e}")))?;
     }
     if let (Some(d), false) = (args.device, crate::offload::is_gpu(&args.backend)) {
         anyhow::bail!(
@@ -274,7 +274,12 @@ fn batching(args: &OffloadArgs) -> anyhow::Result<Batching> {
 /// named with what is valid.
 pub fn settings(args: &OffloadArgs) -> anyhow::Result<Settings> {
     let request = check_args(args)?;
-    let rates = rates(args).map_err(anyhow::Error::msg)?;
+    // A trace that cannot be read or holds a bad line is bad input (1);
+    // values of the command line that do not fit are a usage error (2).
+    let rates = match &args.trace {
+        Some(_) => rates(args).map_err(anyhow::Error::msg)?,
+        None => rates(args).map_err(Usage)?,
+    };
     let batching = batching(args)?;
     Ok(Settings {
         backend: args.backend.clone(),
@@ -410,8 +415,43 @@ mod tests {
             v.extend_from_slice(extra);
             error(&v)
         };
-        assert!(with(&["--window", "0.01"]).contains("invalid --window 0.01"));
-        assert!(with(&["--deadline", "0"]).contains("invalid --deadline 0"));
+        // Numbers out of their bounds stop at the parser, named.
+        for (opt, bad, says) in [
+            ("--window", "0.01", "from 0.05 to 3600"),
+            ("--deadline", "0", "at most a week"),
+            ("--rate", "1e308", "from 0.01 to 100000000"),
+            ("--max-wait", "1e300", "from 0 to 60000"),
+        ] {
+            let e = Offload::try_parse_from([
+                "offload",
+                "--alg",
+                "ML-KEM-768",
+                "--op",
+                "encaps",
+                opt,
+                bad,
+            ])
+            .err()
+            .unwrap()
+            .to_string();
+            assert!(
+                e.contains(bad) && e.contains(opt) && e.contains(says),
+                "{e}"
+            );
+        }
+        let e = settings(&args(&[
+            "--alg",
+            "ML-KEM-768",
+            "--op",
+            "encaps",
+            "--rate",
+            "1e7",
+            "--window",
+            "3600",
+        ]))
+        .unwrap_err();
+        assert!(e.downcast_ref::<Usage>().is_some(), "{e:#}");
+        assert!(format!("{e:#}").contains("at most 10,000,000"), "{e:#}");
         let e = with(&["--device", "1"]);
         assert!(
             e.contains("invalid --device 1") && e.contains(native_gpu::NAME),

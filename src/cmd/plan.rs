@@ -35,7 +35,7 @@ pub struct PlanArgs {
     /// Requests per second offered (Poisson arrivals unless --arrivals
     /// uniform); without it and without --trace, only the highest rate
     /// under --slo is predicted.
-    #[arg(long, value_name = "PER_SEC", allow_negative_numbers = true)]
+    #[arg(long, value_name = "PER_SEC", allow_negative_numbers = true, value_parser = crate::core::bounded::rate)]
     pub rate: Option<f64>,
     /// Replay these arrival times instead (seconds, one per line, in order).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "arrivals"])]
@@ -62,11 +62,21 @@ pub struct PlanArgs {
     /// thread added to every batch, waking added to a batch the dispatcher
     /// waited for); milliseconds are added to every batch instead (0:
     /// none).
-    #[arg(long, value_name = "auto|MS", default_value = "auto")]
+    #[arg(long, value_name = "auto|MS", default_value = "auto", value_parser = handoff_or_auto)]
     pub handoff_ms: String,
     /// Print the prediction as JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `auto`, or milliseconds from 0 to 1000.
+fn handoff_or_auto(s: &str) -> Result<String, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok("auto".into());
+    }
+    crate::core::bounded::number(s, 0.0, 1000.0, "milliseconds")
+        .map(|_| s.trim().to_string())
+        .map_err(|e| format!("{e}, or auto"))
 }
 
 /// `pqcprof plan`.

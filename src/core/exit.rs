@@ -6,6 +6,9 @@
 pub const OK: i32 = 0;
 /// An error: bad input, an unwritable folder, an I/O failure.
 pub const ERROR: i32 = 1;
+/// A command-line usage error: an unknown option, or a value out of its
+/// bounds (clap's own code for the same).
+pub const USAGE: i32 = 2;
 /// The run finished but some record failed (its gate or a run), or
 /// `check --require-gpu` found no ready GPU backend.
 pub const SOME_FAILED: i32 = 3;
@@ -24,6 +27,13 @@ pub const INTERRUPTED: i32 = 130;
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted")]
 pub struct Interrupted;
+
+/// Values the command line gave that do not fit together (each alone in
+/// its bounds): the command ends with [`USAGE`], as clap does for one
+/// value out of its bounds.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
 
 /// Every exit code in words, a short list for `--help` (the README says
 /// the same).

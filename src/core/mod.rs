@@ -3,6 +3,7 @@
 //! sizes, waves, exit codes and how figures are written.
 
 pub mod batching;
+pub mod bounded;
 pub mod catalog;
 pub mod dynlib;
 pub mod exit;

@@ -78,8 +78,10 @@ pub struct Fences {
     pub q1: f64,
     /// Third quartile, cuPQC_benchmark's way.
     pub q3: f64,
-    /// Q3 - Q1.
-    pub iqr: f64,
+    /// Q3 - Q1; absent for a single value, which has no spread to
+    /// measure (the fences then all sit on that value).
+    #[serde(default)]
+    pub iqr: Option<f64>,
     /// Q1 - 1.5 IQR: below this a sample is dropped (a mild outlier or worse).
     pub lower: f64,
     /// Q3 + 1.5 IQR: above this a sample is dropped.
@@ -123,8 +125,11 @@ pub struct Summary {
     pub severe_outliers: usize,
     /// Mean of the kept values (cuPQC_benchmark's `mean`).
     pub mean: f64,
-    /// Population standard deviation of the kept values (cuPQC_benchmark's `std`).
-    pub std: f64,
+    /// Population standard deviation of the kept values (cuPQC_benchmark's
+    /// `std`); absent (null) below two kept values, where there is no
+    /// spread to measure (files that wrote 0.0 there are still read).
+    #[serde(default)]
+    pub std: Option<f64>,
     /// Median of the kept values.
     pub median: f64,
     /// Median of all values.
@@ -279,7 +284,7 @@ pub fn summarize(sample: &Sample) -> Summary {
     let fences = Fences {
         q1,
         q3,
-        iqr,
+        iqr: (sample.len() >= 2).then_some(iqr),
         lower: q1 - 1.5 * iqr,
         upper: q3 + 1.5 * iqr,
         lower_severe: q1 - 3.0 * iqr,
@@ -310,7 +315,7 @@ pub fn summarize(sample: &Sample) -> Summary {
         mild_outliers: dropped - severe,
         severe_outliers: severe,
         mean: m,
-        std: population_std(&kept, m),
+        std: (kept.len() >= 2).then(|| population_std(&kept, m)),
         median: median_sorted(&kept_sorted),
         median_raw: median_sorted(&sorted),
         min: kept_sorted[0],
@@ -318,7 +323,11 @@ pub fn summarize(sample: &Sample) -> Summary {
         ci95: ci95_of_mean(&kept, m),
         median_ci95: median_ci95(&kept_sorted),
         ci_values: KEPT.into(),
-        robust_cv: robust_cv(&sorted),
+        robust_cv: if sorted.len() >= 2 {
+            robust_cv(&sorted)
+        } else {
+            None
+        },
         kept,
     }
 }
@@ -540,7 +549,7 @@ pub(crate) mod tests {
             + 4.0 * (103.0 - m).powi(2)
             + 3.0 * (104.0 - m).powi(2))
             / 19.0;
-        assert!(close(s.std, var.sqrt()));
+        assert!(close(s.std.unwrap(), var.sqrt()));
         assert_eq!(s.median, 102.0);
         assert_eq!(s.median_raw, 102.0);
         assert_eq!(s.max, 104.0);
@@ -552,18 +561,30 @@ pub(crate) mod tests {
     fn single_value() {
         let s = summarize(&Sample::new(vec![42.0]).unwrap());
         assert_eq!(s.mean, 42.0);
-        assert_eq!(s.std, 0.0);
+        // One value states no spread: none of these is zero, all absent.
+        assert_eq!((s.std, s.fences.iqr, s.robust_cv), (None, None, None));
         assert_eq!(s.median, 42.0);
         assert_eq!(s.kept, vec![42.0]);
-        assert_eq!(s.ci95, None);
+        assert_eq!((s.ci95, s.median_ci95), (None, None));
+        let json = serde_json::to_value(&s).unwrap();
+        assert!(
+            json["std"].is_null() && json["fences"]["iqr"].is_null(),
+            "{json}"
+        );
+        // A file that wrote zeros there is still read.
+        let mut old = json.clone();
+        old["std"] = 0.0.into();
+        old["fences"]["iqr"] = 0.0.into();
+        let back: Summary = serde_json::from_value(old).unwrap();
+        assert_eq!((back.std, back.fences.iqr), (Some(0.0), Some(0.0)));
     }
 
     #[test]
     fn all_equal_values() {
         let s = summarize(&Sample::new(vec![7.5; 20]).unwrap());
-        assert_eq!(s.fences.iqr, 0.0);
+        assert_eq!(s.fences.iqr, Some(0.0));
         assert_eq!(s.kept.len(), 20);
-        assert_eq!(s.std, 0.0);
+        assert_eq!(s.std, Some(0.0));
         let ci = s.ci95.unwrap();
         assert_eq!((ci.low, ci.high), (7.5, 7.5));
     }
@@ -576,7 +597,7 @@ pub(crate) mod tests {
         let half = 2.776_445_105_197_793 * (2.5f64).sqrt() / 5f64.sqrt();
         assert!((ci.low - (3.0 - half)).abs() < 1e-6, "{ci:?}");
         assert!((ci.high - (3.0 + half)).abs() < 1e-6, "{ci:?}");
-        assert!(close(s.std, 2f64.sqrt()));
+        assert!(close(s.std.unwrap(), 2f64.sqrt()));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! prediction can be repeated), evenly spaced arrivals, or a trace file of
 //! timestamps replayed at its own times.
 
+use crate::core::bounded;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 
@@ -64,15 +65,10 @@ impl Arrivals {
     }
 }
 
-/// Checks a rate given on the command line: a finite number above zero.
+/// Checks a rate given on the command line: requests per second, from
+/// [`bounded::RATE_MIN`] to [`bounded::RATE_MAX`].
 pub fn check_rate(what: &str, rate: f64) -> Result<f64, String> {
-    if rate.is_finite() && rate > 0.0 {
-        Ok(rate)
-    } else {
-        Err(format!(
-            "{what} {rate}: a rate is requests per second, a finite number above 0"
-        ))
-    }
+    bounded::rate(&rate.to_string()).map_err(|e| format!("{what} {rate}: {e}"))
 }
 
 /// Reads a trace: one arrival time in seconds per line (blank lines and
@@ -102,6 +98,23 @@ pub fn parse_trace(text: &str) -> Result<Vec<f64>, String> {
                     n + 1
                 )
             })?;
+        if let Some(&first) = times.first() {
+            if t - first > bounded::WINDOW_MAX {
+                return Err(format!(
+                    "line {}: {t} is {} s after the first time {first}: a trace spans at most {} s (the longest --window)",
+                    n + 1,
+                    t - first,
+                    bounded::WINDOW_MAX
+                ));
+            }
+        }
+        if times.len() >= bounded::MAX_REQUESTS_PER_POINT {
+            return Err(format!(
+                "line {}: more than {} arrival times: a trace is one point, and a point holds at most that many requests",
+                n + 1,
+                bounded::MAX_REQUESTS_PER_POINT
+            ));
+        }
         if let Some(&prev) = times.last() {
             if t < prev {
                 return Err(format!(
@@ -182,6 +195,8 @@ mod tests {
         assert!(e.contains("line 3") && e.contains("'soon'"), "{e}");
         let e = parse_trace("1\n3\n2\n").unwrap_err();
         assert!(e.contains("line 3") && e.contains("in order"), "{e}");
+        let e = parse_trace("1\n3601.5\n").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("at most 3600 s"), "{e}");
         let e = parse_trace("1\nNaN\n").unwrap_err();
         assert!(e.contains("'NaN'"), "{e}");
         for bad in [0.0, -3.0, f64::NAN, f64::INFINITY] {

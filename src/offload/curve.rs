@@ -80,17 +80,7 @@ impl Curve {
             runs.entry(r.batch).or_default().extend(run_seconds);
         }
         let Some(cpu) = cpu else {
-            return Err(format!(
-                "no ok throughput record of {backend} {} {} with a batch time{} (records here: {})",
-                alg.name(),
-                op.cli_name(),
-                if backend.eq_ignore_ascii_case(crate::backend::liboqs::NAME) {
-                    " at --threads 1"
-                } else {
-                    ""
-                },
-                present(records)
-            ));
+            return Err(missing(records, backend, alg, op));
         };
         let points = medians(by_batch);
         let spread = points
@@ -310,8 +300,39 @@ pub fn spread_of(times: &[f64]) -> Vec<f64> {
 
 /// The (backend, algorithm, operation) throughput records present, for an
 /// error message.
-fn present(records: &[Record]) -> String {
-    let mut seen: Vec<String> = Vec::new();
+/// Why `records` give no batch times for `backend alg op`, in a few
+/// lines: the records of that key that lack a batch time (a sweep times a
+/// window, not batches), or the count of what is there and the closest
+/// few; the whole list is logged at debug level (`-v`).
+fn missing(records: &[Record], backend: &str, alg: Algorithm, op: Operation) -> String {
+    let liboqs = backend.eq_ignore_ascii_case(crate::backend::liboqs::NAME);
+    let want = format!(
+        "{backend} {} {}{}",
+        alg.name(),
+        op.cli_name(),
+        if liboqs { " at --threads 1" } else { "" }
+    );
+    let hint = format!(
+        "measure them with `pqcprof {} --alg {} --op {} --batch-sweep 64{}`",
+        if liboqs { "cpu" } else { "gpu" },
+        alg.name(),
+        op.cli_name(),
+        if liboqs { " --threads 1" } else { "" }
+    );
+    let same_key = records
+        .iter()
+        .filter(|r| {
+            r.backend.eq_ignore_ascii_case(backend)
+                && r.algorithm == alg.name()
+                && r.operation == op
+        })
+        .count();
+    if same_key > 0 {
+        return format!(
+            "no batch time for {want}: {same_key} record(s) of it are here, but none is an ok throughput record with `batch_ms` (a sweep's records time a window of operations, not batches); {hint}"
+        );
+    }
+    let mut kinds: Vec<(usize, String)> = Vec::new();
     for r in records.iter().filter(|r| r.mode == Mode::Throughput) {
         let k = format!(
             "{} {} {} threads {}",
@@ -320,15 +341,34 @@ fn present(records: &[Record]) -> String {
             r.operation.cli_name(),
             r.threads
         );
-        if !seen.contains(&k) {
-            seen.push(k);
+        if !kinds.iter().any(|(_, s)| *s == k) {
+            // Closer: the same algorithm, then the same backend, then the
+            // same operation.
+            let score = 4 * usize::from(r.algorithm != alg.name())
+                + 2 * usize::from(!r.backend.eq_ignore_ascii_case(backend))
+                + usize::from(r.operation != op);
+            kinds.push((score, k));
         }
     }
-    if seen.is_empty() {
-        "none".into()
-    } else {
-        seen.join("; ")
+    if kinds.is_empty() {
+        return format!("no throughput record at all, so no batch time for {want}; {hint}");
     }
+    log::debug!(
+        "the throughput records here: {}",
+        kinds
+            .iter()
+            .map(|(_, k)| k.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    kinds.sort_by_key(|(score, _)| *score);
+    let closest: Vec<&str> = kinds.iter().take(3).map(|(_, k)| k.as_str()).collect();
+    format!(
+        "no ok throughput record of {want} with a batch time; {} kind(s) of throughput record here, the closest: {}{}; {hint}",
+        kinds.len(),
+        closest.join("; "),
+        if kinds.len() > 3 { " (all of them with -v)" } else { "" }
+    )
 }
 
 #[cfg(test)]

@@ -136,9 +136,9 @@ impl std::str::FromStr for Slo {
             .trim()
             .parse::<f64>()
             .ok()
-            .filter(|v| v.is_finite() && *v > 0.0)
             .map(|v| v * scale)
-            .ok_or_else(|| bad(&format!("'{t}' is not a time above 0")))?;
+            .filter(|ms| ms.is_finite() && *ms > 0.0 && *ms <= 3_600_000.0)
+            .ok_or_else(|| bad(&format!("'{t}' is not a time above 0 and at most an hour")))?;
         Ok(Slo {
             percentile: p.to_string(),
             quantile: pct / 100.0,

@@ -4,6 +4,7 @@
 use super::arrivals::Arrivals;
 use super::batcher;
 use super::latency::Slo;
+use crate::core::bounded;
 
 /// Arrivals, batching and objective, as `--arrivals`, `--seed`, `--slo`,
 /// `--max-batch` and `--max-wait` gave them.
@@ -49,26 +50,15 @@ impl LoadOptions {
             }
             _ => {}
         }
-        let max_batch: usize = max_batch_arg
-            .parse()
-            .ok()
-            .filter(|&b| b >= 1)
-            .ok_or_else(|| {
-                format!("--max-batch {max_batch_arg}: use a whole number of 1 or more, or auto")
-            })?;
+        let max_batch = bounded::batch(max_batch_arg)
+            .map_err(|e| format!("--max-batch {max_batch_arg}: {e}, or auto"))?;
         if max_batch > top {
             return Err(format!(
                 "--max-batch {max_batch}: at most {top} here ({top_why})"
             ));
         }
-        let max_wait: f64 = self
-            .max_wait
-            .parse()
-            .ok()
-            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
-            .ok_or_else(|| {
-                format!("--max-wait {max_wait_arg}: use milliseconds, 0 or more, or auto")
-            })?;
+        let max_wait = bounded::wait_ms(max_wait_arg)
+            .map_err(|e| format!("--max-wait {max_wait_arg}: {e}, or auto"))?;
         Ok(Some(batcher::Policy {
             max_batch,
             max_wait: max_wait / 1e3,

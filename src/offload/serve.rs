@@ -279,12 +279,15 @@ impl Ctx<'_> {
         });
         let count = match a {
             Arrivals::Trace(t) => t.len(),
-            _ => ((a.rate() * self.args.window).ceil() as usize).max(2),
+            _ => crate::core::bounded::requests_per_point(a.rate(), self.args.window)
+                .map_err(|e| Stop::Failed(format!("offload: {e}")))?,
         };
         let times = a.times(count);
         let span = times.last().copied().unwrap_or(0.0);
         if let Some(d) = self.deadline {
-            if Instant::now() + Duration::from_secs_f64(span) > d {
+            let span = crate::core::bounded::duration(span, "a point's span")
+                .map_err(|e| Stop::Failed(format!("offload: {e}")))?;
+            if Instant::now() + span > d {
                 return Err(Stop::Deadline);
             }
         }
@@ -351,8 +354,11 @@ impl Ctx<'_> {
     /// the first that did not.
     fn sweep(&self, low: Option<f64>, high: Option<f64>, saved: &mut Saved) -> Result<(), Stop> {
         let cap = self.curve.capacity(self.workers);
-        let mut rate = low.unwrap_or(cap / 16.0);
-        let high = high.unwrap_or(cap * 2.0);
+        // No point may hold more requests than its memory bound: a
+        // capacity predicted that high stops the doubling there.
+        let most = crate::core::bounded::MAX_REQUESTS_PER_POINT as f64 / self.args.window;
+        let high = high.unwrap_or(cap * 2.0).min(most);
+        let mut rate = low.unwrap_or(cap / 16.0).min(high);
         let at = |rate: f64| self.args.load.at(rate);
         let mut good = None;
         let bad = loop {

@@ -66,66 +66,7 @@ pub fn render(old: &LoadedRun, new: &LoadedRun, lines: &[Line], fail_above: f64)
         "verdict"
     );
     for l in lines {
-        let (old_v, new_v, ch, ci, verdict) = match &l.change {
-            Change::Measured(m) => {
-                let mut verdict = m.verdict.name().to_string();
-                if is_regression(l, fail_above) {
-                    verdict += &format!(": REGRESSION, more than {fail_above}% slower");
-                }
-                (
-                    units::grouped(m.old),
-                    units::grouped(m.new),
-                    units::pct(m.change),
-                    interval_text(m.change_ci95),
-                    verdict,
-                )
-            }
-            Change::NowFailing(r) => (
-                "ok".into(),
-                "not ok".into(),
-                "–".into(),
-                String::new(),
-                format!("REGRESSION: now fails or is skipped: {r}"),
-            ),
-            Change::OldNotOk => (
-                "not ok".into(),
-                "–".into(),
-                "–".into(),
-                String::new(),
-                "not ok in the old file; not compared".into(),
-            ),
-            Change::Gone => (
-                "–".into(),
-                "missing".into(),
-                "–".into(),
-                String::new(),
-                "only in the old file".into(),
-            ),
-            Change::Lost => (
-                "ok".into(),
-                "missing".into(),
-                "–".into(),
-                String::new(),
-                "REGRESSION: passed in the old file, missing from the new one".into(),
-            ),
-            Change::Duplicate(which) => (
-                "–".into(),
-                "–".into(),
-                "–".into(),
-                String::new(),
-                format!(
-                    "NOT COMPARED: several records with this key and batch {} in {which}",
-                    l.batch
-                ),
-            ),
-            Change::Added => (
-                "missing".into(),
-                "–".into(),
-                "–".into(),
-                String::new(),
-                "only in the new file".into(),
-            ),
-        };
+        let (old_v, new_v, ch, ci, verdict) = cells(l, fail_above);
         s += &format!(
             "{:<12} {:>3}  {:<14} {:<7} {:<10} {:>14} {:>14} {:>9}  {:<18} {}\n",
             l.key.backend,
@@ -147,6 +88,78 @@ pub fn render(old: &LoadedRun, new: &LoadedRun, lines: &[Line], fail_above: f64)
     s
 }
 
+/// The cells of one line after its key: old and new ops/s, change, its
+/// interval, verdict.
+fn cells(l: &Line, fail_above: f64) -> (String, String, String, String, String) {
+    match &l.change {
+        Change::Measured(m) => {
+            let mut verdict = m.verdict.name().to_string();
+            if is_regression(l, fail_above) {
+                verdict += &format!(": REGRESSION, more than {fail_above}% slower");
+            }
+            (
+                units::grouped(m.old),
+                units::grouped(m.new),
+                units::pct(m.change),
+                interval_text(m.change_ci95),
+                verdict,
+            )
+        }
+        Change::NowFailing(r) => (
+            "ok".into(),
+            "not ok".into(),
+            "–".into(),
+            String::new(),
+            format!("REGRESSION: now fails or is skipped: {r}"),
+        ),
+        Change::OldNotOk => (
+            "not ok".into(),
+            "–".into(),
+            "–".into(),
+            String::new(),
+            "not ok in the old file; not compared".into(),
+        ),
+        Change::Gone => (
+            "–".into(),
+            "missing".into(),
+            "–".into(),
+            String::new(),
+            "only in the old file".into(),
+        ),
+        Change::Lost => (
+            "ok".into(),
+            "missing".into(),
+            "–".into(),
+            String::new(),
+            "REGRESSION: passed in the old file, missing from the new one".into(),
+        ),
+        Change::Duplicate(which) => (
+            "–".into(),
+            "–".into(),
+            "–".into(),
+            String::new(),
+            format!(
+                "NOT COMPARED: several records with this key and batch {} in {which}",
+                l.batch
+            ),
+        ),
+        Change::Added => (
+            "missing".into(),
+            "–".into(),
+            "–".into(),
+            String::new(),
+            "only in the new file".into(),
+        ),
+        Change::Inconsistent(why) => (
+            "–".into(),
+            "–".into(),
+            "–".into(),
+            String::new(),
+            format!("LEFT OUT: {why}"),
+        ),
+    }
+}
+
 /// What a line's outcome is called in the JSON form.
 fn outcome_name(change: &Change) -> &'static str {
     match change {
@@ -157,6 +170,7 @@ fn outcome_name(change: &Change) -> &'static str {
         Change::Lost => "lost",
         Change::Duplicate(_) => "duplicate",
         Change::Added => "added",
+        Change::Inconsistent(_) => "inconsistent",
     }
 }
 
@@ -198,6 +212,7 @@ pub fn to_json(
                 }
                 Change::NowFailing(reason) => v["reason"] = json!(reason),
                 Change::Duplicate(which) => v["duplicate_in"] = json!(which),
+                Change::Inconsistent(why) => v["left_out"] = json!(why),
                 _ => {}
             }
             v

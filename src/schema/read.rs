@@ -218,7 +218,10 @@ pub fn parse_run(
 
 /// The file's top-level JSON object, after the shape check, with its long
 /// strings cut (and how many were).
+/// A UTF-8 byte-order mark at the start (some Windows editors write one)
+/// is read past: JSON has no place for it, and it says nothing.
 fn top_object(bytes: &[u8]) -> Result<(Map<String, Value>, usize), FileError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     crate::schema::shape::check(bytes).map_err(|(field, message)| file_error(&field, message))?;
     let mut value: Value = serde_json::from_slice(bytes).map_err(|e| json_error(bytes, &e))?;
     let cut = cap_strings(&mut value);
@@ -481,6 +484,15 @@ mod tests {
         let (run, w) = parse(&v).unwrap();
         assert!(run.config.is_none());
         assert!(w[0].field.starts_with("config"), "{w:?}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_the_start_is_read_past() {
+        let v = serde_json::to_string(&minimal()).unwrap();
+        let with_bom = format!("\u{feff}{v}");
+        let (run, _) = parse_run(with_bom.as_bytes(), Path::new("bom.json"), "F1").unwrap();
+        let (plain, _) = parse_run(v.as_bytes(), Path::new("bom.json"), "F1").unwrap();
+        assert_eq!(run.records.len(), plain.records.len());
     }
 
     #[test]

@@ -28,7 +28,7 @@ fn mean_std(s: Option<&Summary>, decimals: usize) -> Value {
         (x * scale).round() / scale
     };
     match s {
-        Some(s) => json!({ "mean": round(s.mean), "std": round(s.std) }),
+        Some(s) => json!({ "mean": round(s.mean), "std": s.std.map(round) }),
         None => Value::Null,
     }
 }
