@@ -347,6 +347,44 @@ fn a_hung_nvml_call_is_bounded_and_named() {
 }
 
 #[test]
+fn check_names_a_hung_nvml_call_and_finishes() {
+    if nvrtc_or_skip("check_names_a_hung_nvml_call_and_finishes").is_none() {
+        return;
+    }
+    // `check` on this machine takes a few seconds; an NVML call that never
+    // returns costs it the 2 s bound once. Past BOUND the run is killed, so
+    // a hang fails the test rather than holding it up.
+    const BOUND: std::time::Duration = std::time::Duration::from_secs(30);
+    // nvml-wrapper's initialisation reads the driver version after
+    // nvmlInit_v2, so either hang stops it there, and the line names both.
+    for call in ["nvmlInit_v2", "nvmlSystemGetDriverVersion"] {
+        let t0 = std::time::Instant::now();
+        let (code, stdout, stderr) = outcome(
+            standin::pqcprof_with_nvml(&[("NVML_HANG", call)])
+                .arg("check")
+                .timeout(BOUND),
+        );
+        let took = t0.elapsed();
+        assert!(
+            took < BOUND,
+            "check with {call} hung: killed after {took:?}"
+        );
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("NVML"))
+            .unwrap();
+        common::assert_has(
+            line,
+            &[
+                "missing (NVML hung: nvmlInit_v2 or the nvmlSystemGetDriverVersion ",
+                "initialisation makes after it did not return within 2 s",
+            ],
+        );
+    }
+}
+
+#[test]
 fn nvml_gone_mid_run_leaves_named_gaps_and_no_partial_energy() {
     if nvrtc_or_skip("nvml_gone_mid_run_leaves_named_gaps_and_no_partial_energy").is_none() {
         return;
