@@ -447,6 +447,65 @@ fn nvml_gone_mid_run_leaves_named_gaps_and_no_partial_energy() {
         assert_eq!(u["energy_source"], "unavailable", "{u:#}");
     }
     assert!(r["energy"].is_null(), "{r:#}");
+    // The report: one caveat for the record, naming the figures NVML left.
+    let line = the_gap_caveat(&d.path().join("out"));
+    common::assert_has(
+        &line,
+        &[
+            "ML-KEM-512 keygen throughput batch 64",
+            " of 4 runs (memory used, utilisation, SM clock, throttle reasons, power",
+            "fell off the bus",
+        ],
+    );
+}
+
+/// The report's one caveat line on NVML's gaps for the run in `out`.
+fn the_gap_caveat(out: &Path) -> String {
+    let run_file = common::files(out, "run-", ".json").remove(0);
+    let (code, text, err) = outcome(
+        common::pqcprof()
+            .args(["report", "--format", "markdown", "-o", "-"])
+            .arg(&run_file),
+    );
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("NVML left gaps in "))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(text.matches("NVML left gaps in ").count(), 1, "{text}");
+    lines[0].to_string()
+}
+
+#[test]
+fn a_refused_field_and_a_hung_call_reach_the_reports_caveats() {
+    if nvrtc_or_skip("a_refused_field_and_a_hung_call_reach_the_reports_caveats").is_none() {
+        return;
+    }
+    for (knob, says) in [
+        (
+            "NVML_REFUSE",
+            "NVML left gaps in 2 of 2 runs (memory used), the first: memory used: not measured, NVML answered no sample (nvmlDeviceGetMemoryInfo_v2: ",
+        ),
+        (
+            "NVML_HANG",
+            "NVML left gaps in 2 of 2 runs (NVML hung), the first: NVML hung: the sampler's calls did not return within 2 s",
+        ),
+    ] {
+        let call = if knob == "NVML_REFUSE" {
+            "nvmlDeviceGetMemoryInfo_v2"
+        } else {
+            "nvmlDeviceGetUtilizationRates"
+        };
+        let d = tempfile::tempdir().unwrap();
+        let (code, stdout, stderr) = gpu(
+            d.path(),
+            &[(knob, call)],
+            "--alg ML-KEM-512 --op keygen --batch 64 --runs 2",
+        );
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        common::assert_has(&the_gap_caveat(d.path()), &[says]);
+    }
 }
 
 #[test]
