@@ -347,6 +347,44 @@ fn a_hung_nvml_call_is_bounded_and_named() {
 }
 
 #[test]
+fn check_names_a_hung_nvml_call_and_finishes() {
+    if nvrtc_or_skip("check_names_a_hung_nvml_call_and_finishes").is_none() {
+        return;
+    }
+    // `check` on this machine takes a few seconds; an NVML call that never
+    // returns costs it the 2 s bound once. Past BOUND the run is killed, so
+    // a hang fails the test rather than holding it up.
+    const BOUND: std::time::Duration = std::time::Duration::from_secs(30);
+    // nvml-wrapper's initialisation reads the driver version after
+    // nvmlInit_v2, so either hang stops it there, and the line names both.
+    for call in ["nvmlInit_v2", "nvmlSystemGetDriverVersion"] {
+        let t0 = std::time::Instant::now();
+        let (code, stdout, stderr) = outcome(
+            standin::pqcprof_with_nvml(&[("NVML_HANG", call)])
+                .arg("check")
+                .timeout(BOUND),
+        );
+        let took = t0.elapsed();
+        assert!(
+            took < BOUND,
+            "check with {call} hung: killed after {took:?}"
+        );
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("NVML"))
+            .unwrap();
+        common::assert_has(
+            line,
+            &[
+                "missing (NVML hung: nvmlInit_v2 or the nvmlSystemGetDriverVersion ",
+                "initialisation makes after it did not return within 2 s",
+            ],
+        );
+    }
+}
+
+#[test]
 fn nvml_gone_mid_run_leaves_named_gaps_and_no_partial_energy() {
     if nvrtc_or_skip("nvml_gone_mid_run_leaves_named_gaps_and_no_partial_energy").is_none() {
         return;
@@ -409,6 +447,65 @@ fn nvml_gone_mid_run_leaves_named_gaps_and_no_partial_energy() {
         assert_eq!(u["energy_source"], "unavailable", "{u:#}");
     }
     assert!(r["energy"].is_null(), "{r:#}");
+    // The report: one caveat for the record, naming the figures NVML left.
+    let line = the_gap_caveat(&d.path().join("out"));
+    common::assert_has(
+        &line,
+        &[
+            "ML-KEM-512 keygen throughput batch 64",
+            " of 4 runs (memory used, utilisation, SM clock, throttle reasons, power",
+            "fell off the bus",
+        ],
+    );
+}
+
+/// The report's one caveat line on NVML's gaps for the run in `out`.
+fn the_gap_caveat(out: &Path) -> String {
+    let run_file = common::files(out, "run-", ".json").remove(0);
+    let (code, text, err) = outcome(
+        common::pqcprof()
+            .args(["report", "--format", "markdown", "-o", "-"])
+            .arg(&run_file),
+    );
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("NVML left gaps in "))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(text.matches("NVML left gaps in ").count(), 1, "{text}");
+    lines[0].to_string()
+}
+
+#[test]
+fn a_refused_field_and_a_hung_call_reach_the_reports_caveats() {
+    if nvrtc_or_skip("a_refused_field_and_a_hung_call_reach_the_reports_caveats").is_none() {
+        return;
+    }
+    for (knob, says) in [
+        (
+            "NVML_REFUSE",
+            "NVML left gaps in 2 of 2 runs (memory used), the first: memory used: not measured, NVML answered no sample (nvmlDeviceGetMemoryInfo_v2: ",
+        ),
+        (
+            "NVML_HANG",
+            "NVML left gaps in 2 of 2 runs (NVML hung), the first: NVML hung: the sampler's calls did not return within 2 s",
+        ),
+    ] {
+        let call = if knob == "NVML_REFUSE" {
+            "nvmlDeviceGetMemoryInfo_v2"
+        } else {
+            "nvmlDeviceGetUtilizationRates"
+        };
+        let d = tempfile::tempdir().unwrap();
+        let (code, stdout, stderr) = gpu(
+            d.path(),
+            &[(knob, call)],
+            "--alg ML-KEM-512 --op keygen --batch 64 --runs 2",
+        );
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        common::assert_has(&the_gap_caveat(d.path()), &[says]);
+    }
 }
 
 #[test]

@@ -49,12 +49,29 @@ pub struct NvmlSampler {
 /// thread that waits on it is left behind).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// `f` on a thread of its own, waited for at most [`CALL_TIMEOUT`]; `Err`
-/// says it did not return in time (or no thread could be started).
-fn bounded<T: Send + 'static>(
+/// What hung: set by the first NVML call in this process that did not
+/// return within [`CALL_TIMEOUT`] (see [`bounded`]); NVML is not called
+/// after it.
+static HUNG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Marks NVML hung in this process, for good; the first mark is kept and
+/// returned.
+fn mark_hung(why: String) -> String {
+    HUNG.get_or_init(|| why).clone()
+}
+
+/// `f`, an NVML call named `what`, on a thread of its own, waited for at
+/// most [`CALL_TIMEOUT`]. `Err` says it did not return in time (NVML is
+/// then called no more in this process: every later `bounded` call answers
+/// that first `Err` at once), or that no thread could be started. Every
+/// NVML call pqcprof makes goes through here: the sampler's and `check`'s.
+pub fn bounded<T: Send + 'static>(
     what: &str,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, String> {
+    if let Some(h) = HUNG.get() {
+        return Err(h.clone());
+    }
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name("pqcprof-nvml-call".into())
@@ -63,12 +80,17 @@ fn bounded<T: Send + 'static>(
         })
         .map_err(|e| format!("no thread for the NVML call {what}: {e}"))?;
     rx.recv_timeout(CALL_TIMEOUT).map_err(|_| {
-        format!(
+        mark_hung(format!(
             "NVML hung: {what} did not return within {} s; NVML is not called again in this process",
             CALL_TIMEOUT.as_secs()
-        )
+        ))
     })
 }
+
+/// The calls `Nvml::init` makes, as [`bounded`] names them: nvml-wrapper
+/// reads the driver version right after `nvmlInit_v2`.
+pub const INIT_CALLS: &str =
+    "nvmlInit_v2 or the nvmlSystemGetDriverVersion nvml-wrapper's initialisation makes after it";
 
 /// Every NVML function pqcprof calls through nvml-wrapper (which panics on
 /// a missing one, `nvmlShutdown` included, when it is dropped).
@@ -139,10 +161,11 @@ impl NvmlSampler {
     pub fn new(pci_bus_id: &str, cuda_ordinal: usize, period: Duration) -> anyhow::Result<Self> {
         library().map_err(anyhow::Error::msg)?;
         let id = pci_bus_id.to_string();
-        let (nvml, index, matched) = bounded("nvmlInit_v2 and the device lookup", move || {
-            open(&id, cuda_ordinal)
-        })
-        .map_err(anyhow::Error::msg)??;
+        let (nvml, index, matched) =
+            bounded(&format!("{INIT_CALLS}, or the device lookup"), move || {
+                open(&id, cuda_ordinal)
+            })
+            .map_err(anyhow::Error::msg)??;
         Ok(NvmlSampler {
             nvml: Arc::new(nvml),
             index,
@@ -442,6 +465,7 @@ impl Sampler for NvmlSampler {
                         "NVML hung: the sampler's calls did not return within {} s; nothing of this run was recorded and NVML is not called again in this process",
                         CALL_TIMEOUT.as_secs()
                     );
+                    mark_hung(h.clone());
                     self.hung = Some(h.clone());
                     (RunUsage::default(), None).with_gap(&h)
                 }

@@ -370,16 +370,26 @@ fn probe_driver_once() -> (Component, Option<u32>, Vec<GpuInfo>) {
     (Component::yes(detail), api, gpus)
 }
 
+/// NVML and its driver version, each call bounded as the sampler's are
+/// (`monitor::nvml::bounded`): one that hangs is named, not waited for.
 fn probe_nvml() -> Component {
-    if let Err(why) = crate::monitor::nvml::library() {
+    use crate::monitor::nvml::{bounded, library, INIT_CALLS};
+    if let Err(why) = library() {
         return Component::no(why);
     }
-    match nvml_wrapper::Nvml::init() {
-        Ok(nvml) => match nvml.sys_driver_version() {
-            Ok(v) => Component::yes(format!("driver {v}")),
-            Err(e) => Component::yes(format!("present (driver version unavailable: {e})")),
-        },
-        Err(e) => Component::no(format!("NVML could not be loaded: {e}")),
+    let nvml = match bounded(INIT_CALLS, || {
+        nvml_wrapper::Nvml::init().map_err(|e| e.to_string())
+    }) {
+        Ok(Ok(nvml)) => nvml,
+        Ok(Err(e)) => return Component::no(format!("NVML could not be loaded: {e}")),
+        Err(hung) => return Component::no(hung),
+    };
+    match bounded("nvmlSystemGetDriverVersion", move || {
+        nvml.sys_driver_version().map_err(|e| e.to_string())
+    }) {
+        Ok(Ok(v)) => Component::yes(format!("driver {v}")),
+        Ok(Err(e)) => Component::yes(format!("present (driver version unavailable: {e})")),
+        Err(hung) => Component::no(hung),
     }
 }
 

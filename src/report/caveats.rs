@@ -4,7 +4,8 @@
 //! times its floor (the empty window), those whose device-side hold ended
 //! before the host had queued the window's work in some run (a latency
 //! refused for it among them), and those measured while NVML reported
-//! power or thermal throttling, one line each.
+//! power or thermal throttling, or with gaps in what NVML answered, one
+//! line each.
 
 use crate::core::units;
 use crate::report::model::{Dataset, Entry};
@@ -60,6 +61,9 @@ fn line(e: &Entry) -> Option<String> {
             c.sm_clock_max_mhz.map_or("?".into(), |v| format!("{v:.0}"))
         ));
     }
+    if let Some(g) = sampler_gaps(&r.usage) {
+        why.push(g);
+    }
     (!why.is_empty()).then(|| {
         format!(
             "{} {} {} batch {} ({}, {}): {}",
@@ -75,6 +79,26 @@ fn line(e: &Entry) -> Option<String> {
             why.join("; ")
         )
     })
+}
+
+/// What the NVML sampler could not measure over a record's runs, in one
+/// clause however many figures and runs it hit (NVML gone mid-run fails
+/// every figure): the runs, the figures, and the first gap in full.
+fn sampler_gaps(usage: &[crate::monitor::RunUsage]) -> Option<String> {
+    let all = || usage.iter().flat_map(|u| &u.gaps);
+    let first = all().next()?;
+    let mut figures: Vec<&str> = vec![];
+    for f in all().map(|g| g.split(": ").next().unwrap_or(g)) {
+        if !figures.contains(&f) {
+            figures.push(f);
+        }
+    }
+    Some(format!(
+        "NVML left gaps in {} of {} runs ({}), the first: {first}",
+        usage.iter().filter(|u| !u.gaps.is_empty()).count(),
+        usage.len(),
+        figures.join(", ")
+    ))
 }
 
 /// A hold that ended before the host had queued the window's work, and
