@@ -11,12 +11,16 @@ use crate::probe::gpu;
 use serde::Serialize;
 
 /// The names `--backend` takes with `--vectors`, and what each runs.
-pub const BACKENDS: [(&str, &str); 5] = [
+pub const BACKENDS: [(&str, &str); 6] = [
     (
         "native-host",
         "cuda/native compiled for the CPU (the kernels' own source)",
     ),
     ("liboqs", "liboqs, statically linked"),
+    (
+        "openssl",
+        "OpenSSL's own ML-KEM and ML-DSA (the vendored OpenSSL)",
+    ),
     (
         "native-gpu:thread",
         "the one-thread-per-operation kernels, on GPU 0",
@@ -42,7 +46,11 @@ fn expand(backends: &[String]) -> Vec<String> {
         .filter(|b| !b.is_empty())
         .collect();
     let given = if given.is_empty() {
-        let mut d = vec!["native-host".to_string(), "liboqs".to_string()];
+        let mut d = vec![
+            "native-host".to_string(),
+            "liboqs".to_string(),
+            "openssl".to_string(),
+        ];
         if gpu::no_usable_gpu(&gpu::probe()).is_none() {
             d.push("native-gpu".into());
         }
@@ -67,6 +75,7 @@ fn subject(name: &str) -> Result<Box<dyn Subject>, String> {
     match name {
         "native-host" | "native" | "host" => return Ok(Box::new(subjects::NativeHost)),
         "liboqs" | "liboqs-cpu" => return Ok(Box::new(subjects::Liboqs)),
+        "openssl" | "openssl-cpu" => return Ok(Box::new(super::openssl::OpenSsl)),
         _ => {}
     }
     let variant = name

@@ -14,6 +14,7 @@ pub mod acvp;
 pub mod case;
 pub mod command;
 pub mod kernels;
+pub mod openssl;
 pub mod runner;
 pub mod subjects;
 pub mod table;
