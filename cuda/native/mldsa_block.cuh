@@ -320,6 +320,7 @@ template <int LEVEL> struct mldsa_blk_sign_smem {
     pqc_u8 ct[64];
     pqc_u8 w1[P::K * P::POLY_W1];
     pqc_u32 op;
+    pqc_u32 bad; // set-up: 1 when the key's s1 or s2 is out of range
     pqc_u32 hints[P::K];
 };
 
@@ -454,6 +455,9 @@ __device__ __forceinline__ int mldsa_sign_attempt_block(mldsa_blk_sign_smem<LEVE
 
 // Prepares message `op` in the block's workspace: mu, rho'', A^ and
 // NTT(s1), NTT(s2), NTT(t0) (mldsa_sign_setup's work, spread over the block).
+// sm.bad: 1 when a coefficient of s1 or s2 lies outside [-eta, eta]
+// (mldsa_sk_in_range's check, each thread on a stride of the unpacked
+// coefficients, OR-ed by a barrier), else 0.
 template <int LEVEL>
 __device__ __forceinline__ void mldsa_sign_setup_block(mldsa_blk_sign_smem<LEVEL> &sm, pqc_i32 *ws,
                                                        const pqc_u8 *sk, const pqc_u8 *msg, pqc_u32 msg_len,
@@ -490,6 +494,11 @@ __device__ __forceinline__ void mldsa_sign_setup_block(mldsa_blk_sign_smem<LEVEL
                               1 << (MLDSA_D - 1), -1);
     }
     __syncthreads();
+    // s1 and s2 unpacked are eta - packed: below -eta where packed > 2 eta.
+    int bad = 0;
+    MLDSA_BLK_FOR(c, (P::L + P::K) * MLDSA_N) bad |= sm.u.p[c >> 8][c & 255] < -P::ETA;
+    bad = __syncthreads_or(bad);
+    if (threadIdx.x == 0) sm.bad = (pqc_u32)bad;
     mldsa_blk_ntt(&sm.u.p[0][0], P::L + 2 * P::K);
     MLDSA_BLK_FOR(c, (P::L + 2 * P::K) * MLDSA_N) ws[W::S1 + c] = sm.u.p[c >> 8][c & 255];
     __syncthreads();
@@ -515,20 +524,14 @@ __device__ __forceinline__ void mldsa_sign_block(pqc_u8 *sig_all, pqc_u32 sig_st
         if (op >= n) return;
         pqc_u8 *sig = sig_all + (pqc_size)op * sig_stride;
         const pqc_u8 *sk = sk_all + (pqc_size)op * P::SK_BYTES;
-        if (!mldsa_sk_in_range<LEVEL>(sk)) {
-            MLDSA_BLK_FOR(j, P::SIG_BYTES) sig[j] = 0;
-            __syncthreads(); // every thread has read sm.op before thread 0 takes the next
-            continue;
-        }
         mldsa_sign_setup_block<LEVEL>(sm, ws, sk, msg_all + (pqc_size)op * msg_len, msg_len, ctx, ctx_len,
                                       rnd_all + (pqc_size)op * 32);
-        int iter = 0;
-        while (!mldsa_sign_attempt_block<LEVEL>(sm, sig, ws, iter * P::L)) {
-            if (++iter == MLDSA_SIGN_MAX_ITER) {
-                MLDSA_BLK_FOR(j, P::SIG_BYTES) sig[j] = 0;
-                break;
-            }
-        }
+        // A key out of range (sm.bad, set before the set-up's last barrier)
+        // makes no attempt and gets an all-zero signature, as one that
+        // reaches the attempt limit does.
+        int iter = sm.bad ? MLDSA_SIGN_MAX_ITER : 0;
+        while (iter < MLDSA_SIGN_MAX_ITER && !mldsa_sign_attempt_block<LEVEL>(sm, sig, ws, iter * P::L)) ++iter;
+        if (iter == MLDSA_SIGN_MAX_ITER) MLDSA_BLK_FOR(j, P::SIG_BYTES) sig[j] = 0;
         // No barrier here: every thread read sm.op right after the barrier
         // above, before the attempts' barriers, so thread 0 cannot store the
         // next one before all have read this one; and the barrier above
