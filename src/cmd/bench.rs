@@ -115,8 +115,40 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
         .map(|s| (started + std::time::Duration::from_secs_f64(s), s));
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
-    let outcome = session::run(plan, RunFile::new(meta, config), &out, &cancel)?;
+    let mut run = RunFile::new(meta, config);
+    run.vectors = run_vectors(&plan, &opts);
+    let outcome = session::run(plan, run, &out, &cancel)?;
     Ok(conclude(&outcome, &opts, only, &out))
+}
+
+/// The vectors on the code behind each backend ready to measure: every
+/// case on liboqs, a sample on the native kernel variant asked for (each
+/// variant when none was).
+fn run_vectors(
+    plan: &crate::measure::plan::Plan,
+    opts: &BenchOptions,
+) -> Vec<crate::schema::vectors::BackendVectors> {
+    let variants = match opts.kernel {
+        Some(v) => vec![v],
+        None => crate::backend::native_gpu::sizing::Variant::ALL.to_vec(),
+    };
+    let mut out = vec![];
+    for slot in &plan.slots {
+        if let crate::measure::plan::Slot::Ready { backend, .. } = slot {
+            let name = backend.name();
+            if !out
+                .iter()
+                .any(|v: &crate::schema::vectors::BackendVectors| v.backend == name)
+            {
+                out.extend(crate::vectors::record::for_backend(
+                    name,
+                    &variants,
+                    opts.device,
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// What `check` says of the GPU backends, for the plan's slots.

@@ -114,7 +114,16 @@ pub fn sweep(args: &SweepArgs) -> Result<i32> {
         print!("{}", list(&entries));
         return Ok(exit::OK);
     }
-    let done = crate::sweep::run_sweep(&opts, &entries, &args.out)?;
+    // The vectors on the ML-KEM/ML-DSA code of each library swept.
+    let mut libraries: Vec<&str> = entries.iter().map(|e| e.provider.backend()).collect();
+    libraries.dedup();
+    libraries.sort_unstable();
+    libraries.dedup();
+    let vectors = libraries
+        .iter()
+        .flat_map(|b| crate::vectors::record::for_backend(b, &[], 0))
+        .collect();
+    let done = crate::sweep::run_sweep(&opts, &entries, &args.out, vectors)?;
     println!("Run file: {}", done.run_path.display());
     for c in &done.csvs {
         println!("CSV: {}", c.display());

@@ -154,6 +154,39 @@ pub fn context_line(ds: &Dataset) -> String {
 /// A row of the metadata table: `(name, value)`.
 type MetaRow = (String, String);
 
+/// Which vector suites the code behind each measured backend passed:
+/// `backend[:variant]: ACVP … + Wycheproof …, P/N passed`, or "not run"
+/// for a backend the file has no vectors for (every backend of an older
+/// file).
+fn vectors_row(run: &LoadedRun) -> Option<MetaRow> {
+    let mut backends: Vec<&str> = run
+        .records
+        .iter()
+        .map(|(_, r)| r.backend.as_str())
+        .collect();
+    backends.sort_unstable();
+    backends.dedup();
+    let mut each = vec![];
+    for b in backends {
+        let mut found = run
+            .vectors
+            .iter()
+            .filter(|(_, v)| v.backend == b)
+            .peekable();
+        if found.peek().is_none() {
+            each.push(format!("{b}: not run"));
+        }
+        for (_, v) in found {
+            let name = match &v.variant {
+                Some(k) => format!("{b}:{k}"),
+                None => b.to_string(),
+            };
+            each.push(format!("{name}: {}", v.line()));
+        }
+    }
+    (!each.is_empty()).then(|| ("Known-answer vectors".into(), each.join("; ")))
+}
+
 /// The metadata and settings of one file as (name, value) rows: the
 /// machine, its GPUs and Slurm rank, how the run ended and how busy the
 /// machine was, then the settings.
@@ -189,6 +222,7 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<MetaRow> {
             .collect();
         v.push(("Floor (median empty window)".into(), each.join(", ")));
     }
+    v.extend(vectors_row(run));
     v.push((
         "Records".into(),
         format!(

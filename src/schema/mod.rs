@@ -17,3 +17,4 @@ pub mod read;
 pub mod record;
 pub mod run_file;
 pub mod shape;
+pub mod vectors;

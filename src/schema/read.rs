@@ -55,6 +55,9 @@ pub struct LoadedRun {
     pub offload: Option<crate::schema::offload::OffloadRun>,
     /// Readable floors per backend and thread count (`floor`).
     pub floor: Vec<(usize, crate::schema::run_file::Floor)>,
+    /// The vectors run on each backend's code (`vectors`; none in older
+    /// files).
+    pub vectors: Vec<(usize, crate::schema::vectors::BackendVectors)>,
 }
 
 /// The longest string field a report shows; longer ones (a 200 MB host
@@ -182,6 +185,12 @@ pub fn parse_run(
         &mut warnings,
     );
     let floor = typed_array::<crate::schema::run_file::Floor>(&top, "floor", false, &mut warnings);
+    let vectors = typed_array::<crate::schema::vectors::BackendVectors>(
+        &top,
+        "vectors",
+        false,
+        &mut warnings,
+    );
     let cluster = cluster_of(&top, &mut warnings);
     let sweep = sweep_of(&top, &mut warnings);
     let offload = block_of(
@@ -211,6 +220,7 @@ pub fn parse_run(
             sweep,
             offload,
             floor,
+            vectors,
         },
         warnings,
     ))

@@ -49,6 +49,10 @@ pub struct RunFile {
     /// What batched requests waited (`pqcprof offload` run files only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offload: Option<crate::schema::offload::OffloadRun>,
+    /// The known-answer vectors run on each measured implementation's code
+    /// when the run began (absent in older files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vectors: Vec<crate::schema::vectors::BackendVectors>,
 }
 
 /// The floor of one backend at one thread count.
@@ -151,6 +155,7 @@ impl RunFile {
             hybrid_overhead: vec![],
             floor: vec![],
             offload: None,
+            vectors: vec![],
         }
     }
 }

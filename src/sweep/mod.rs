@@ -52,7 +52,13 @@ pub struct Swept {
 /// `pqcprof sweep`'s measurement: `entries` measured one by one into a run
 /// file and CSVs in `out` (written after each), then the symmetric
 /// primitives, then the files written complete.
-pub fn run_sweep(opts: &SweepOptions, entries: &[Entry], out: &Path) -> Result<Swept> {
+/// `vectors`: the run file's vectors section (computed by the caller).
+pub fn run_sweep(
+    opts: &SweepOptions,
+    entries: &[Entry],
+    out: &Path,
+    vectors: Vec<crate::schema::vectors::BackendVectors>,
+) -> Result<Swept> {
     let out = crate::write::output::ensure_writable_dir(out)?;
     let meta = crate::probe::system::collect(None);
     let device = Device {
@@ -61,6 +67,7 @@ pub fn run_sweep(opts: &SweepOptions, entries: &[Entry], out: &Path) -> Result<S
         memory_total_mb: meta.memory_total_mb,
     };
     let mut run = RunFile::new(meta, sweep_config(opts));
+    run.vectors = vectors;
     let writer = start_files(&out, &run, entries)?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());

@@ -2,26 +2,10 @@
 //! keeps.
 
 use super::case::{Report, Subject};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// One vector suite's result on one implementation, as a run file keeps it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct SuiteResult {
-    /// "ACVP" or "Wycheproof".
-    pub source: String,
-    /// The release of the vectors.
-    pub version: String,
-    /// Cases asked of the implementation.
-    pub cases: usize,
-    /// Passed.
-    pub passed: usize,
-    /// Failed.
-    pub failed: usize,
-    /// Not applicable (the implementation's API cannot express them).
-    pub not_applicable: usize,
-}
+pub use crate::schema::vectors::SuiteResult;
 
 /// Per source: the summary of a report.
 pub fn suites(r: &Report) -> Vec<SuiteResult> {
