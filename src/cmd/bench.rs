@@ -116,18 +116,23 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
     let mut run = RunFile::new(meta, config);
-    run.vectors = run_vectors(&plan, &opts);
+    run.vectors = run_vectors(&plan, &opts, args.vectors);
     let outcome = session::run(plan, run, &out, &cancel)?;
     Ok(conclude(&outcome, &opts, only, &out))
 }
 
-/// The vectors on the code behind each backend ready to measure: every
-/// case on liboqs, a sample on the native kernel variant asked for (each
-/// variant when none was).
+/// The vectors of the measured parameter sets on the code behind each
+/// backend ready to measure: every case on liboqs, a sample on the native
+/// kernel variant asked for (each variant when none was). None in a
+/// `--fresh-process` child: its parent ran them.
 fn run_vectors(
     plan: &crate::measure::plan::Plan,
     opts: &BenchOptions,
+    extent: crate::vectors::record::Extent,
 ) -> Vec<crate::schema::vectors::BackendVectors> {
+    if opts.fresh_child {
+        return vec![];
+    }
     let variants = match opts.kernel {
         Some(v) => vec![v],
         None => crate::backend::native_gpu::sizing::Variant::ALL.to_vec(),
@@ -142,8 +147,10 @@ fn run_vectors(
             {
                 out.extend(crate::vectors::record::for_backend(
                     name,
+                    &plan.algorithms,
                     &variants,
                     opts.device,
+                    extent,
                 ));
             }
         }

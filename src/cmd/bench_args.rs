@@ -139,6 +139,19 @@ pub struct BenchArgs {
         allow_negative_numbers = true
     )]
     pub launch_target_ms: f64,
+    /// Known-answer vectors (NIST ACVP, Wycheproof) of the measured
+    /// parameter sets, run before measuring on the code of each backend
+    /// and kept in the run file: sample (every case on liboqs, the first 4
+    /// of each group on each GPU kernel variant), full (every case
+    /// everywhere) or none
+    #[arg(
+        long,
+        value_name = "EXTENT",
+        value_enum,
+        default_value = "sample",
+        env = "PQCPROF_VECTORS"
+    )]
+    pub vectors: crate::vectors::record::Extent,
     /// Folder for results.
     #[arg(long, value_name = "DIR", default_value = "outputs")]
     pub out: PathBuf,

@@ -1,9 +1,11 @@
 //! `pqcprof sweep`: its arguments, their checks, and the sweep run with
 //! the files it wrote named on standard output.
 
+use crate::core::catalog::Algorithm;
 use crate::core::exit;
 use crate::sweep::filter::Filter;
 use crate::sweep::options::{list, select, SweepOptions, MIN_WINDOW_SECONDS};
+use crate::sweep::registry::Entry;
 use crate::sweep::timing::Window;
 use anyhow::{bail, Result};
 use clap::Args;
@@ -60,6 +62,18 @@ pub struct SweepArgs {
     /// Skip the symmetric primitives.
     #[arg(long)]
     pub no_symmetric: bool,
+    /// Known-answer vectors (NIST ACVP, Wycheproof) of the ML-KEM and
+    /// ML-DSA parameter sets swept, run first on each library's code and
+    /// kept in the run file: sample or full (both every case on a CPU
+    /// library) or none
+    #[arg(
+        long,
+        value_name = "EXTENT",
+        value_enum,
+        default_value = "sample",
+        env = "PQCPROF_VECTORS"
+    )]
+    pub vectors: crate::vectors::record::Extent,
     /// Folder for the run file and the CSVs.
     #[arg(long, value_name = "DIR", default_value = "outputs")]
     pub out: PathBuf,
@@ -114,15 +128,7 @@ pub fn sweep(args: &SweepArgs) -> Result<i32> {
         print!("{}", list(&entries));
         return Ok(exit::OK);
     }
-    // The vectors on the ML-KEM/ML-DSA code of each library swept.
-    let mut libraries: Vec<&str> = entries.iter().map(|e| e.provider.backend()).collect();
-    libraries.dedup();
-    libraries.sort_unstable();
-    libraries.dedup();
-    let vectors = libraries
-        .iter()
-        .flat_map(|b| crate::vectors::record::for_backend(b, &[], 0))
-        .collect();
+    let vectors = sweep_vectors(&entries, args.vectors);
     let done = crate::sweep::run_sweep(&opts, &entries, &args.out, vectors)?;
     println!("Run file: {}", done.run_path.display());
     for c in &done.csvs {
@@ -136,6 +142,27 @@ pub fn sweep(args: &SweepArgs) -> Result<i32> {
         );
     }
     Ok(done.code)
+}
+
+/// The vectors of the ML-KEM and ML-DSA parameter sets swept, on the code
+/// of each library that measures them (every case).
+fn sweep_vectors(
+    entries: &[Entry],
+    extent: crate::vectors::record::Extent,
+) -> Vec<crate::schema::vectors::BackendVectors> {
+    let mut by_library: std::collections::BTreeMap<&str, Vec<Algorithm>> = Default::default();
+    for e in entries.iter().filter(|e| e.unavailable.is_none()) {
+        if let Ok(alg) = e.name.parse::<Algorithm>() {
+            let algs = by_library.entry(e.provider.backend()).or_default();
+            if !algs.contains(&alg) {
+                algs.push(alg);
+            }
+        }
+    }
+    by_library
+        .iter()
+        .flat_map(|(b, algs)| crate::vectors::record::for_backend(b, algs, &[], 0, extent))
+        .collect()
 }
 
 #[cfg(test)]

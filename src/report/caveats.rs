@@ -11,13 +11,33 @@ use crate::core::units;
 use crate::report::model::{Dataset, Entry};
 use crate::schema::record::{HoldCheck, Mode, StoppedBy, FLOOR_MULTIPLE};
 
-/// One line per cut or throttled record, emulated ones included.
+/// One line per cut or throttled record, emulated ones included, then one
+/// per measured backend whose code failed known-answer vectors when its
+/// run began.
 pub fn caveats(ds: &Dataset) -> Vec<String> {
-    ds.entries
+    let mut out: Vec<String> = ds
+        .entries
         .iter()
         .chain(ds.emulated.iter())
         .filter_map(line)
-        .collect()
+        .collect();
+    for run in ds.runs {
+        for (_, v) in &run.vectors {
+            let failed = v.totals().2;
+            if failed > 0 {
+                let name = match &v.variant {
+                    Some(k) => format!("{}:{k}", v.backend),
+                    None => v.backend.clone(),
+                };
+                out.push(format!(
+                    "{name} ({}): its code failed {failed} known-answer vector case(s) when the run began ({}); its figures are those of an implementation that gives other answers than the standard's vectors (pqcprof check --vectors shows which)",
+                    run.label,
+                    v.line()
+                ));
+            }
+        }
+    }
+    out
 }
 
 fn line(e: &Entry) -> Option<String> {

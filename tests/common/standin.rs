@@ -153,7 +153,8 @@ pub fn racecheck_env(lib: &Path, reports: &Path) -> Vec<(String, String)> {
 /// `pqcprof` on the racecheck build in `lib`, its reports under `reports`.
 pub fn racecheck_pqcprof(lib: &Path, reports: &Path) -> assert_cmd::Command {
     let mut c = super::pqcprof();
-    c.env("PQCPROF_PTX_CACHE", ptx_cache());
+    c.env("PQCPROF_PTX_CACHE", ptx_cache())
+        .env("PQCPROF_VECTORS", NO_VECTORS);
     for (k, v) in racecheck_env(lib, reports) {
         c.env(k, v);
     }
@@ -179,12 +180,20 @@ pub fn library_path() -> String {
     p
 }
 
+/// `--vectors` for the stand-in runs of tests about other things: the
+/// known-answer vectors a measuring run begins with would add launches
+/// that their knobs (a fault at the Nth launch, a slow device, copy logs)
+/// count. tests/vectors.rs runs them on the stand-in.
+pub const NO_VECTORS: &str = "none";
+
 /// `pqcprof` running on the stand-in, with `knobs` as
-/// `PQCPROF_STANDIN_<NAME>=<value>` (e.g. `("SMS", "1")`).
+/// `PQCPROF_STANDIN_<NAME>=<value>` (e.g. `("SMS", "1")`), without the
+/// vectors at the start of a run ([`NO_VECTORS`]).
 pub fn pqcprof(knobs: &[(&str, &str)]) -> assert_cmd::Command {
     let mut c = super::pqcprof();
     c.env("LD_LIBRARY_PATH", library_path())
-        .env("PQCPROF_PTX_CACHE", ptx_cache());
+        .env("PQCPROF_PTX_CACHE", ptx_cache())
+        .env("PQCPROF_VECTORS", NO_VECTORS);
     for (k, v) in knobs {
         c.env(format!("PQCPROF_STANDIN_{k}"), v);
     }
