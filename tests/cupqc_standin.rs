@@ -105,6 +105,20 @@ fn offload_refused(request: &str) -> String {
 mod without_the_sdk {
     use super::*;
 
+    /// The vectors on cuPQC need a build with its SDK: the message says so
+    /// and how to get one, exit 1.
+    #[test]
+    fn vectors_on_cupqc_say_how_to_enable_it() {
+        pqcprof()
+            .args(["check", "--vectors", "--backend", "cupqc"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(
+                "--backend cupqc: this build has no cupqc backend",
+            ))
+            .stderr(predicate::str::contains("scripts/fetch-cupqc"));
+    }
+
     #[test]
     fn offload_with_cupqc_says_how_to_enable_it_and_writes_nothing() {
         let stderr = offload_refused("--alg ML-DSA-65 --op sign");
@@ -230,6 +244,20 @@ mod with_the_shim {
     fn offload_on_the_standin_is_refused_before_anything_runs() {
         let stderr = offload_refused("--alg ML-KEM-768 --op encaps");
         common::assert_has(&stderr, &["STAND-IN", "refuses"]);
+    }
+
+    /// The stand-in computes no FIPS outputs: the vector runner refuses it
+    /// as the backend does, exit 1, nothing run.
+    #[cfg(pqcprof_cupqc_standin)]
+    #[test]
+    fn vectors_on_the_standin_are_refused() {
+        pqcprof()
+            .args(["check", "--vectors", "--backend", "cupqc"])
+            .assert()
+            .code(1)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains("--backend cupqc:"))
+            .stderr(predicate::str::contains("STAND-IN"));
     }
 
     #[cfg(pqcprof_cupqc_standin)]

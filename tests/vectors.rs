@@ -240,11 +240,14 @@ fn check_vectors_prints_the_table_and_refuses_an_unknown_backend() {
         ],
     );
     let (code, _, err) =
-        common::outcome(common::pqcprof().args(["check", "--vectors", "--backend", "cupqc"]));
+        common::outcome(common::pqcprof().args(["check", "--vectors", "--backend", "cuda"]));
     assert_eq!(code, 1, "{err}");
     common::assert_has(
         &err,
-        &["\"cupqc\" cannot run vectors; valid: native-host, liboqs"],
+        &[
+            "\"cuda\" cannot run vectors; valid: native-host, liboqs",
+            "cupqc",
+        ],
     );
 }
 

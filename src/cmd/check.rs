@@ -24,7 +24,8 @@ pub struct CheckArgs {
     #[arg(long, conflicts_with = "require_gpu")]
     pub vectors: bool,
     /// With --vectors: the implementations to run (native-host, liboqs,
-    /// openssl, native-gpu), comma-separated; default all.
+    /// openssl, native-gpu, cupqc), comma-separated; default all this build
+    /// and machine can run.
     #[arg(long = "backend", value_name = "NAMES", requires = "vectors")]
     pub backend: Vec<String>,
     /// With --vectors: only the first N cases of each group, the invalid

@@ -11,7 +11,7 @@ use crate::probe::gpu;
 use serde::Serialize;
 
 /// The names `--backend` takes with `--vectors`, and what each runs.
-pub const BACKENDS: [(&str, &str); 6] = [
+pub const BACKENDS: [(&str, &str); 7] = [
     (
         "native-host",
         "cuda/native compiled for the CPU (the kernels' own source)",
@@ -33,6 +33,10 @@ pub const BACKENDS: [(&str, &str); 6] = [
         "native-gpu:block",
         "the block-per-operation ML-DSA kernels, on GPU 0",
     ),
+    (
+        "cupqc",
+        "NVIDIA cuPQC's decapsulation and verification, on GPU 0 (builds with its SDK)",
+    ),
 ];
 
 /// The names `--backend` was given, each list split, `native-gpu` standing
@@ -53,6 +57,10 @@ fn expand(backends: &[String]) -> Vec<String> {
         ];
         if gpu::no_usable_gpu(&gpu::probe()).is_none() {
             d.push("native-gpu".into());
+            let cupqc = crate::backend::cupqc::build_info();
+            if cupqc.built && !cupqc.standin {
+                d.push("cupqc".into());
+            }
         }
         d
     } else {
@@ -76,6 +84,9 @@ fn subject(name: &str) -> Result<Box<dyn Subject>, String> {
         "native-host" | "native" | "host" => return Ok(Box::new(subjects::NativeHost)),
         "liboqs" | "liboqs-cpu" => return Ok(Box::new(subjects::Liboqs)),
         "openssl" | "openssl-cpu" => return Ok(Box::new(super::openssl::OpenSsl)),
+        "cupqc" => {
+            return super::cupqc::open(0).map_err(|e| format!("--backend cupqc: {e:#}"));
+        }
         _ => {}
     }
     let variant = name

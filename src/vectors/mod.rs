@@ -13,6 +13,7 @@
 pub mod acvp;
 pub mod case;
 pub mod command;
+pub mod cupqc;
 pub mod kernels;
 pub mod openssl;
 pub mod record;

@@ -88,8 +88,8 @@ fn run_on(
 
 /// The vectors of `algs` on the code behind `backend` as a run's records
 /// name it, by `extent`: `liboqs-cpu` and `openssl-cpu` every case;
-/// `native-gpu` each of `variants` on GPU `ordinal`, the sample or every
-/// case. Other backends: none.
+/// `native-gpu` each of `variants` and `cupqc` on GPU `ordinal`, the
+/// sample or every case. Other backends: none.
 pub fn for_backend(
     backend: &str,
     algs: &[Algorithm],
@@ -118,6 +118,10 @@ pub fn for_backend(
                 }
             })
             .collect(),
+        crate::backend::cupqc::BACKEND_NAME => vec![match extent.gpu_plan() {
+            None => not_run(backend, None, algs, SKIPPED),
+            Some(plan) => run_on(backend, None, algs, plan, super::cupqc::open(ordinal)),
+        }],
         _ => vec![],
     }
 }
