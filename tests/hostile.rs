@@ -476,3 +476,46 @@ fn a_run_killed_at_once_leaves_no_empty_run_file() {
         assert_eq!(v["format"], "pqcprof-run");
     }
 }
+
+#[test]
+fn plan_leaves_out_records_at_odds_with_their_runs_or_out_of_bounds() {
+    let d = tempfile::tempdir().unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plan/ml-kem-768-encaps.json");
+    let mut v = read_json(&fixture);
+    // Test only: batch 64's batch time a thousand times its runs', batch
+    // 256 made a batch of 0.
+    let records = v["records"].as_array_mut().unwrap();
+    let r64 = records.iter_mut().find(|r| r["batch"] == 64).unwrap();
+    let ms = r64["batch_ms"].as_f64().unwrap() * 1000.0;
+    r64["batch_ms"] = ms.into();
+    let r256 = records.iter_mut().find(|r| r["batch"] == 256).unwrap();
+    r256["batch"] = 0.into();
+    let f = d.path().join("odd.json");
+    std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (code, out, err) = outcome(
+        bounded(60)
+            .args(["plan", "--from"])
+            .arg(&f)
+            .args(["--alg", "ML-KEM-768", "--op", "encaps", "--rate", "2000"])
+            .args(["--handoff-ms", "0", "--json"]),
+    );
+    assert_eq!(code, 0, "{err}");
+    let named = |batch: &str, what: &str| {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("ML-KEM-768 encaps on liboqs-cpu, batch {batch}")))
+            .unwrap_or_else(|| panic!("batch {batch}: {err}"));
+        common::assert_has(line, &["odd.json", what, "left out"]);
+    };
+    named("64", "batch_ms (as a rate)");
+    named("0", "batch 0: an ok record");
+    let plan: Value = serde_json::from_str(&out).unwrap();
+    let batches: Vec<u64> = plan["curve"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["batch"].as_u64().unwrap())
+        .collect();
+    assert_eq!(batches, [1, 4, 16], "{out}");
+}

@@ -2,7 +2,8 @@
 //! cluster job into one run file, with cluster totals.
 //!
 //! Each rank's file is read as `report` reads files (a bad record costs
-//! only itself). Differences of configuration (within a role: GPU ranks
+//! only itself; a record out of bounds or at odds with its own runs is
+//! left out and named, see [`crate::schema::agreement`]). Differences of configuration (within a role: GPU ranks
 //! against GPU ranks), of pqcprof version and of commit are named in the
 //! merged file and on standard error, never hidden. A rank the batch
 //! script expected (its `expected-ranks` file, else the task count each
@@ -11,7 +12,8 @@
 
 use crate::analyse::aggregate;
 use crate::schema::cluster::{Cluster, RankFile};
-use crate::schema::read::{not_regular_kind, read_run, LoadedRun};
+use crate::schema::load::read_checked;
+use crate::schema::read::{not_regular_kind, LoadedRun};
 use crate::schema::record::Record;
 use crate::schema::run_file::RunFile;
 use anyhow::{bail, Context};
@@ -562,7 +564,7 @@ fn read_ranks(files: &[PathBuf]) -> Vec<LoadedRun> {
     let mut by_start: std::collections::HashMap<(String, String), Vec<usize>> =
         std::collections::HashMap::new();
     for (i, f) in files.iter().enumerate() {
-        match read_run(f, &format!("F{}", i + 1)) {
+        match read_checked(f, &format!("F{}", i + 1)) {
             Ok((run, warnings)) => {
                 for w in warnings {
                     log::warn!(
