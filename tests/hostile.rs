@@ -519,3 +519,75 @@ fn plan_leaves_out_records_at_odds_with_their_runs_or_out_of_bounds() {
         .collect();
     assert_eq!(batches, [1, 4, 16], "{out}");
 }
+
+/// Every line of `err` that mentions `what`, checked to be few and short:
+/// at most `lines` lines (however long the list behind them), each at
+/// most 400 characters.
+fn few_lines<'a>(err: &'a str, what: &str, lines: usize) -> Vec<&'a str> {
+    let found: Vec<&str> = err.lines().filter(|l| l.contains(what)).collect();
+    assert!(
+        !found.is_empty() && found.len() <= lines && found.iter().all(|l| l.len() <= 400),
+        "{} lines:\n{err}",
+        found.len()
+    );
+    found
+}
+
+#[test]
+fn long_lists_are_said_as_a_count_and_the_first_few() {
+    let d = tempfile::tempdir().unwrap();
+    let t = read_json(&tiny_run(&d.path().join("t")));
+    // Sixty folders with no run file: the error names the count, not each.
+    let empty: Vec<PathBuf> = (0..60)
+        .map(|i| {
+            let p = d.path().join(format!("empty-folder-number-{i:02}"));
+            std::fs::create_dir_all(&p).unwrap();
+            p
+        })
+        .collect();
+    let (code, _, err) = outcome(
+        bounded(60)
+            .arg("merge")
+            .args(&empty)
+            .arg("-o")
+            .arg(d.path().join("m.json")),
+    );
+    assert_eq!(code, 1, "{err}");
+    let said = few_lines(&err, "no usable run file", 2);
+    common::assert_has(said[0], &["the 60 inputs", "and 57 more", "-v"]);
+    // A job of 1000 ranks of which one wrote its file: 999 missing ranks,
+    // three named and a count of the rest.
+    let job = d.path().join("job");
+    rank_file(&t, &job.join("r0/run-0.json"), 0, 1000);
+    let out = d.path().join("merged.json");
+    let (code, _, err) = merge(&job, &out);
+    assert_eq!(code, 3, "{err}");
+    let said = few_lines(&err, "missing:", 4);
+    assert!(said[3].contains("996 more, 999 in all"), "{err}");
+    assert_eq!(
+        read_json(&out)["cluster"]["missing"]
+            .as_array()
+            .unwrap()
+            .len(),
+        999
+    );
+    // A file of 200 records at odds with their runs: three named, then one
+    // line with the count.
+    let mut v = t.clone();
+    let mut r = v["records"][0].clone();
+    r["ops_per_sec"] = 1e-3.into();
+    v["records"] = Value::Array(vec![r; 200]);
+    let f = d.path().join("odd.json");
+    std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (_, _, err) = outcome(
+        bounded(60)
+            .arg("report")
+            .arg(&f)
+            .args(["--format", "markdown", "-o", "-"]),
+    );
+    let said = few_lines(&err, "left out", 4);
+    assert!(
+        said[3].contains("197 more record(s) left out, 200 in all"),
+        "{err}"
+    );
+}

@@ -11,6 +11,7 @@
 //! is merged, marked incomplete.
 
 use crate::analyse::aggregate;
+use crate::core::listing::{few, SHOWN};
 use crate::schema::cluster::{Cluster, RankFile};
 use crate::schema::load::read_checked;
 use crate::schema::read::{not_regular_kind, LoadedRun};
@@ -185,20 +186,32 @@ fn role_of(run: &LoadedRun) -> String {
 
 /// Values of one field across ranks, named when they differ:
 /// `pqcprof version differs: 0.1.0 (gpu rank 0, gpu rank 1); 0.2.0 (cpu rank 0)`.
+/// Past a few values, or a few ranks to a value, a count and the first few
+/// (the whole list at `-v`), so a job of thousands of ranks gets a line,
+/// not a page.
 fn difference(what: &str, ranks: &[(&RankFile, String)]) -> Option<String> {
     let mut by_value: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (r, v) in ranks {
         by_value.entry(v.as_str()).or_default().push(r.label());
     }
     (by_value.len() > 1).then(|| {
-        format!(
-            "{what} differs: {}",
-            by_value
-                .iter()
-                .map(|(v, who)| format!("{v} ({})", who.join(", ")))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )
+        let values: Vec<String> = by_value
+            .iter()
+            .map(|(v, who)| {
+                let ranks = if who.len() > SHOWN {
+                    format!("{} ranks: {}", who.len(), few(what, who, SHOWN, ", "))
+                } else {
+                    who.join(", ")
+                };
+                format!("{v} ({ranks})")
+            })
+            .collect();
+        let shown = few(what, &values, SHOWN, "; ");
+        if values.len() > SHOWN {
+            format!("{what} differs: {} values: {shown}", values.len())
+        } else {
+            format!("{what} differs: {shown}")
+        }
     })
 }
 
@@ -618,13 +631,18 @@ fn nothing_usable(inputs: &[PathBuf], expected: &BTreeMap<String, usize>) -> any
     for (role, n) in expected {
         missing.push(format!("{n} {role} rank(s)"));
     }
+    let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
     anyhow::anyhow!(
         "no usable run file found in {}{}",
-        inputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
+        if shown.len() > 1 {
+            format!(
+                "the {} inputs {}",
+                shown.len(),
+                few("the inputs", &shown, SHOWN, ", ")
+            )
+        } else {
+            shown.join(", ")
+        },
         if missing.is_empty() {
             String::new()
         } else {
