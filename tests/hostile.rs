@@ -591,3 +591,54 @@ fn long_lists_are_said_as_a_count_and_the_first_few() {
         "{err}"
     );
 }
+
+#[test]
+fn plan_names_the_backend_nearest_a_mistyped_one_first() {
+    let d = tempfile::tempdir().unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plan/ml-kem-768-encaps.json");
+    let mut v = read_json(&fixture);
+    // Test only: the same records under five backends, liboqs-cpu last.
+    let first = v["records"][0].clone();
+    let records: Vec<Value> = [
+        "openssl-cpu",
+        "native-gpu",
+        "cupqc",
+        "other-cpu",
+        "liboqs-cpu",
+    ]
+    .iter()
+    .map(|b| {
+        let mut r = first.clone();
+        r["backend"] = (*b).into();
+        r
+    })
+    .collect();
+    v["records"] = Value::Array(records);
+    let f = d.path().join("five.json");
+    std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (code, _, err) = outcome(
+        bounded(60)
+            .args(["plan", "--from"])
+            .arg(&f)
+            .args([
+                "--backend",
+                "libqs-cpu",
+                "--alg",
+                "ML-KEM-768",
+                "--op",
+                "encaps",
+            ])
+            .args(["--rate", "100", "--handoff-ms", "0"]),
+    );
+    assert_eq!(code, 1, "{err}");
+    let said = few_lines(&err, "kind(s) of throughput record here", 1);
+    common::assert_has(
+        said[0],
+        &[
+            "5 kind(s)",
+            "the closest: liboqs-cpu ML-KEM-768 encaps",
+            "with -v",
+        ],
+    );
+}
