@@ -1,23 +1,31 @@
-//! Bounded mutation fuzzing of what pqcprof reads from outside: run files
-//! (`schema::read::parse_run`), trace files (`offload::arrivals::parse_trace`)
-//! and command lines (clap's parser, then `offload`'s and `plan`'s checks).
+//! Fuzzing of what pqcprof reads from outside: run files
+//! (`schema::read::parse_run`, then the checks every reader applies),
+//! trace files (`offload::arrivals::parse_trace`) and command lines
+//! (clap's parser, then `offload`'s and `plan`'s checks), with `bolero`.
 //!
-//! The seeds are the files under `tests/corpus/`; each round mutates one
-//! (flips, inserts, deletes, repeats a slice, or splices in a hostile token:
-//! `1e308`, `NaN`, a byte-order mark, a deep bracket) and feeds it to the
-//! reader. A reader may refuse anything; it may not panic. A panic prints
-//! the input (and writes it under the target folder) so it can become a
-//! seed and a regression test.
+//! Each input bolero makes is read as a seed and its mutations: the first
+//! byte picks one of the files under `tests/corpus/<kind>/`, and each
+//! following group of four bytes is one mutation of it (flip a bit, insert,
+//! delete or repeat a slice, overwrite a byte, or splice in a hostile token:
+//! `1e308`, `NaN`, a byte-order mark, a deep bracket), at a position the
+//! group gives. A first byte of 255 feeds the rest as it is. A reader may
+//! refuse anything; it may not panic.
 //!
-//! Mutation on the stable toolchain rather than libFuzzer: `cargo fuzz`
-//! needs a nightly compiler and a sanitizer runtime this project's CI does
-//! not install; the mutator here is seeded, so a failure repeats. Each
-//! target runs for `PQCPROF_FUZZ_SECONDS` (default 5) seconds.
+//! Under `cargo test` bolero's random engine runs each target for
+//! `PQCPROF_FUZZ_SECONDS` seconds (default 5, at most 60; the three run at
+//! once), after the seeds themselves and every input kept under
+//! `tests/__fuzz__/<target>/crashes/` and `corpus/`: a panic prints
+//! `BOLERO_RANDOM_SEED=...`, which repeats it, and the input, which is
+//! kept there as a regression test. `scripts/fuzz SECONDS` runs the same
+//! targets longer, under libFuzzer (`cargo bolero test`) where
+//! cargo-bolero and a nightly toolchain are installed, else with the same
+//! random engine.
 
+use bolero::check;
 use clap::Parser;
-use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 const TOKENS: &[&[u8]] = &[
     b"1e308",
@@ -71,113 +79,136 @@ fn corpus(kind: &str) -> Vec<Vec<u8>> {
     files.iter().map(|f| std::fs::read(f).unwrap()).collect()
 }
 
-fn mutate(rng: &mut impl Rng, input: &mut Vec<u8>) {
-    for _ in 0..rng.random_range(1..=4) {
-        let len = input.len();
-        match rng.random_range(0..6) {
-            0 if len > 0 => {
-                let i = rng.random_range(0..len);
-                input[i] ^= 1 << rng.random_range(0..8);
+/// Applies one mutation `[what, position (2 bytes), argument]` to `input`.
+fn apply(input: &mut Vec<u8>, op: &[u8]) {
+    let len = input.len();
+    let at = ((usize::from(op[1]) << 8 | usize::from(op[2])) * (len + 1)) >> 16;
+    let arg = op[3];
+    match op[0] % 6 {
+        0 if at < len => input[at] ^= 1 << (arg % 8),
+        1 => input.insert(at, arg),
+        2 if at < len => {
+            let end = (at + usize::from(arg % 16) + 1).min(len);
+            input.drain(at..end);
+        }
+        3 if at < len => {
+            let end = (at + usize::from(arg % 64) + 1).min(len);
+            let slice = input[at..end].to_vec();
+            input.splice(end..end, slice);
+        }
+        4 => {
+            let t = TOKENS[usize::from(arg) % TOKENS.len()];
+            // Replace the number or word there, when there is one.
+            let end = input[at..]
+                .iter()
+                .position(|c| !(c.is_ascii_alphanumeric() || b".-+".contains(c)))
+                .map_or(len, |p| at + p);
+            input.splice(at..end, t.iter().copied());
+        }
+        5 if at < len => input[at] = arg,
+        _ => {}
+    }
+}
+
+/// The input bolero's `bytes` stand for: a seed and its mutations (at
+/// most 64), or, after a first byte of 255, the bytes themselves.
+fn decode(seeds: &[Vec<u8>], bytes: &[u8]) -> Vec<u8> {
+    match bytes.split_first() {
+        None => seeds[0].clone(),
+        Some((255, raw)) => raw.to_vec(),
+        Some((pick, ops)) => {
+            let mut input = seeds[usize::from(*pick) % seeds.len()].clone();
+            for op in ops.chunks_exact(4).take(64) {
+                apply(&mut input, op);
             }
-            1 => {
-                let i = rng.random_range(0..=len);
-                input.insert(i, rng.random());
-            }
-            2 if len > 0 => {
-                let i = rng.random_range(0..len);
-                let j = (i + rng.random_range(1..=16)).min(len);
-                input.drain(i..j);
-            }
-            3 if len > 0 => {
-                let i = rng.random_range(0..len);
-                let j = (i + rng.random_range(1..=64)).min(len);
-                let slice = input[i..j].to_vec();
-                input.splice(j..j, slice);
-            }
-            _ => {
-                let t = TOKENS[rng.random_range(0..TOKENS.len())];
-                let i = rng.random_range(0..=len);
-                // Replace the number or word there, when there is one.
-                let end = input[i..]
-                    .iter()
-                    .position(|c| !(c.is_ascii_alphanumeric() || b".-+".contains(c)))
-                    .map_or(len, |p| i + p);
-                input.splice(i..end, t.iter().copied());
-            }
+            input
         }
     }
 }
 
-/// Feeds mutated seeds of `kind` to `target` for the time allowed; a
-/// panic fails with the input.
-fn fuzz(kind: &str, seed: u64, target: impl Fn(&[u8])) {
-    let seeds = corpus(kind);
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let until = Instant::now() + seconds();
-    let mut rounds = 0u64;
-    // The seeds themselves first.
-    for s in &seeds {
-        target(s);
-    }
-    while Instant::now() < until {
-        let mut input = seeds[rng.random_range(0..seeds.len())].clone();
-        mutate(&mut rng, &mut input);
-        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| target(&input)));
-        if ok.is_err() {
-            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-{kind}-crash"));
-            std::fs::write(&out, &input).unwrap();
-            panic!(
-                "{kind}: round {rounds} panicked on {} bytes, written to {}: {:?}",
-                input.len(),
-                out.display(),
-                String::from_utf8_lossy(&input)
-            );
+/// A run file read as `report`, `merge` and `plan` read one, and compared
+/// with itself as `compare` does.
+fn run_file(b: &[u8]) {
+    if let Ok((mut run, _)) = pqcprof::schema::read::parse_run(b, Path::new("f.json"), "F1") {
+        let _ = pqcprof::report::change::compare(&run, &run, 0.01);
+        for w in pqcprof::schema::agreement::leave_out(&mut run) {
+            assert!(w.message.contains("left out"), "{w:?}");
         }
-        rounds += 1;
+        assert!(run
+            .records
+            .iter()
+            .all(|(_, r)| pqcprof::schema::agreement::problem(r).is_none()));
     }
-    eprintln!("{kind}: {rounds} mutated inputs, no panic");
-    assert!(rounds > 0);
+}
+
+fn trace(b: &[u8]) {
+    if let Ok(t) = pqcprof::offload::arrivals::parse_trace(&String::from_utf8_lossy(b)) {
+        assert!(t.len() >= 2 && t.windows(2).all(|w| w[0] <= w[1]));
+        assert!(*t.last().unwrap() <= pqcprof::core::bounded::WINDOW_MAX);
+    }
+}
+
+fn args(b: &[u8]) {
+    use pqcprof::cmd::cli::{Cli, Command};
+    let text = String::from_utf8_lossy(b);
+    let words = std::iter::once("pqcprof").chain(text.split_whitespace());
+    let Ok(cli) = Cli::try_parse_from(words) else {
+        return;
+    };
+    match cli.command {
+        Command::Offload(a) => {
+            if let Ok(s) = pqcprof::cmd::offload::settings(&a) {
+                assert!(s.window.is_finite());
+            }
+        }
+        Command::Plan(p) => {
+            let _ = p.load.options().policy(4096, "top");
+        }
+        _ => {}
+    }
 }
 
 #[test]
 fn the_run_file_reader_never_panics() {
-    fuzz("run", 1, |b| {
-        if let Ok((run, _)) = pqcprof::schema::read::parse_run(b, Path::new("f.json"), "F1") {
-            // What was read compares with itself without a panic.
-            let _ = pqcprof::report::change::compare(&run, &run, 0.01);
-        }
-    });
+    let seeds = corpus("run");
+    seeds.iter().for_each(|s| run_file(s));
+    let n = AtomicUsize::new(0);
+    check!(name = "run_file")
+        .with_test_time(seconds())
+        .with_max_len(1024)
+        .for_each(|b| {
+            n.fetch_add(1, Ordering::Relaxed);
+            run_file(&decode(&seeds, b))
+        });
+    eprintln!("run_file: {} inputs, no panic", n.into_inner());
 }
 
 #[test]
 fn the_trace_reader_never_panics() {
-    fuzz("trace", 2, |b| {
-        if let Ok(t) = pqcprof::offload::arrivals::parse_trace(&String::from_utf8_lossy(b)) {
-            assert!(t.len() >= 2 && t.windows(2).all(|w| w[0] <= w[1]));
-            assert!(*t.last().unwrap() <= pqcprof::core::bounded::WINDOW_MAX);
-        }
-    });
+    let seeds = corpus("trace");
+    seeds.iter().for_each(|s| trace(s));
+    let n = AtomicUsize::new(0);
+    check!(name = "trace")
+        .with_test_time(seconds())
+        .with_max_len(1024)
+        .for_each(|b| {
+            n.fetch_add(1, Ordering::Relaxed);
+            trace(&decode(&seeds, b))
+        });
+    eprintln!("trace: {} inputs, no panic", n.into_inner());
 }
 
 #[test]
 fn the_argument_parsers_never_panic() {
-    use pqcprof::cmd::cli::{Cli, Command};
-    fuzz("args", 3, |b| {
-        let text = String::from_utf8_lossy(b);
-        let words = std::iter::once("pqcprof").chain(text.split_whitespace());
-        let Ok(cli) = Cli::try_parse_from(words) else {
-            return;
-        };
-        match cli.command {
-            Command::Offload(a) => {
-                if let Ok(s) = pqcprof::cmd::offload::settings(&a) {
-                    assert!(s.window.is_finite());
-                }
-            }
-            Command::Plan(p) => {
-                let _ = p.load.options().policy(4096, "top");
-            }
-            _ => {}
-        }
-    });
+    let seeds = corpus("args");
+    seeds.iter().for_each(|s| args(s));
+    let n = AtomicUsize::new(0);
+    check!(name = "args")
+        .with_test_time(seconds())
+        .with_max_len(1024)
+        .for_each(|b| {
+            n.fetch_add(1, Ordering::Relaxed);
+            args(&decode(&seeds, b))
+        });
+    eprintln!("args: {} inputs, no panic", n.into_inner());
 }

@@ -476,3 +476,169 @@ fn a_run_killed_at_once_leaves_no_empty_run_file() {
         assert_eq!(v["format"], "pqcprof-run");
     }
 }
+
+#[test]
+fn plan_leaves_out_records_at_odds_with_their_runs_or_out_of_bounds() {
+    let d = tempfile::tempdir().unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plan/ml-kem-768-encaps.json");
+    let mut v = read_json(&fixture);
+    // Test only: batch 64's batch time a thousand times its runs', batch
+    // 256 made a batch of 0.
+    let records = v["records"].as_array_mut().unwrap();
+    let r64 = records.iter_mut().find(|r| r["batch"] == 64).unwrap();
+    let ms = r64["batch_ms"].as_f64().unwrap() * 1000.0;
+    r64["batch_ms"] = ms.into();
+    let r256 = records.iter_mut().find(|r| r["batch"] == 256).unwrap();
+    r256["batch"] = 0.into();
+    let f = d.path().join("odd.json");
+    std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (code, out, err) = outcome(
+        bounded(60)
+            .args(["plan", "--from"])
+            .arg(&f)
+            .args(["--alg", "ML-KEM-768", "--op", "encaps", "--rate", "2000"])
+            .args(["--handoff-ms", "0", "--json"]),
+    );
+    assert_eq!(code, 0, "{err}");
+    let named = |batch: &str, what: &str| {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("ML-KEM-768 encaps on liboqs-cpu, batch {batch}")))
+            .unwrap_or_else(|| panic!("batch {batch}: {err}"));
+        common::assert_has(line, &["odd.json", what, "left out"]);
+    };
+    named("64", "batch_ms (as a rate)");
+    named("0", "batch 0: an ok record");
+    let plan: Value = serde_json::from_str(&out).unwrap();
+    let batches: Vec<u64> = plan["curve"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["batch"].as_u64().unwrap())
+        .collect();
+    assert_eq!(batches, [1, 4, 16], "{out}");
+}
+
+/// Every line of `err` that mentions `what`, checked to be few and short:
+/// at most `lines` lines (however long the list behind them), each at
+/// most 400 characters.
+fn few_lines<'a>(err: &'a str, what: &str, lines: usize) -> Vec<&'a str> {
+    let found: Vec<&str> = err.lines().filter(|l| l.contains(what)).collect();
+    assert!(
+        !found.is_empty() && found.len() <= lines && found.iter().all(|l| l.len() <= 400),
+        "{} lines:\n{err}",
+        found.len()
+    );
+    found
+}
+
+#[test]
+fn long_lists_are_said_as_a_count_and_the_first_few() {
+    let d = tempfile::tempdir().unwrap();
+    let t = read_json(&tiny_run(&d.path().join("t")));
+    // Sixty folders with no run file: the error names the count, not each.
+    let empty: Vec<PathBuf> = (0..60)
+        .map(|i| {
+            let p = d.path().join(format!("empty-folder-number-{i:02}"));
+            std::fs::create_dir_all(&p).unwrap();
+            p
+        })
+        .collect();
+    let (code, _, err) = outcome(
+        bounded(60)
+            .arg("merge")
+            .args(&empty)
+            .arg("-o")
+            .arg(d.path().join("m.json")),
+    );
+    assert_eq!(code, 1, "{err}");
+    let said = few_lines(&err, "no usable run file", 2);
+    common::assert_has(said[0], &["the 60 inputs", "and 57 more", "-v"]);
+    // A job of 1000 ranks of which one wrote its file: 999 missing ranks,
+    // three named and a count of the rest.
+    let job = d.path().join("job");
+    rank_file(&t, &job.join("r0/run-0.json"), 0, 1000);
+    let out = d.path().join("merged.json");
+    let (code, _, err) = merge(&job, &out);
+    assert_eq!(code, 3, "{err}");
+    let said = few_lines(&err, "missing:", 4);
+    assert!(said[3].contains("996 more, 999 in all"), "{err}");
+    assert_eq!(
+        read_json(&out)["cluster"]["missing"]
+            .as_array()
+            .unwrap()
+            .len(),
+        999
+    );
+    // A file of 200 records at odds with their runs: three named, then one
+    // line with the count.
+    let mut v = t.clone();
+    let mut r = v["records"][0].clone();
+    r["ops_per_sec"] = 1e-3.into();
+    v["records"] = Value::Array(vec![r; 200]);
+    let f = d.path().join("odd.json");
+    std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (_, _, err) = outcome(
+        bounded(60)
+            .arg("report")
+            .arg(&f)
+            .args(["--format", "markdown", "-o", "-"]),
+    );
+    let said = few_lines(&err, "left out", 4);
+    assert!(
+        said[3].contains("197 more record(s) left out, 200 in all"),
+        "{err}"
+    );
+}
+
+#[test]
+fn plan_names_the_backend_nearest_a_mistyped_one_first() {
+    let d = tempfile::tempdir().unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plan/ml-kem-768-encaps.json");
+    let mut v = read_json(&fixture);
+    // Test only: the same records under five backends, liboqs-cpu last.
+    let first = v["records"][0].clone();
+    let records: Vec<Value> = [
+        "openssl-cpu",
+        "native-gpu",
+        "cupqc",
+        "other-cpu",
+        "liboqs-cpu",
+    ]
+    .iter()
+    .map(|b| {
+        let mut r = first.clone();
+        r["backend"] = (*b).into();
+        r
+    })
+    .collect();
+    v["records"] = Value::Array(records);
+    let f = d.path().join("five.json");
+    std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (code, _, err) = outcome(
+        bounded(60)
+            .args(["plan", "--from"])
+            .arg(&f)
+            .args([
+                "--backend",
+                "libqs-cpu",
+                "--alg",
+                "ML-KEM-768",
+                "--op",
+                "encaps",
+            ])
+            .args(["--rate", "100", "--handoff-ms", "0"]),
+    );
+    assert_eq!(code, 1, "{err}");
+    let said = few_lines(&err, "kind(s) of throughput record here", 1);
+    common::assert_has(
+        said[0],
+        &[
+            "5 kind(s)",
+            "the closest: liboqs-cpu ML-KEM-768 encaps",
+            "with -v",
+        ],
+    );
+}

@@ -303,3 +303,38 @@ fn ranks_of_other_commands_keep_their_sections_or_are_refused_by_name() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_rank_record_at_odds_with_its_runs_or_out_of_bounds_is_left_out_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("77");
+    rank(&job, 0, 2, "node-a");
+    let other = rank(&job, 1, 2, "node-b");
+    // Rank 1's record states a thousand times the throughput its runs
+    // give; a copy of it (test only) has a negative run time.
+    let mut v = read_json(&other);
+    let mut neg = v["records"][0].clone();
+    let r = &mut v["records"][0];
+    let ops = r["ops_per_sec"].as_f64().unwrap() * 1000.0;
+    r["ops_per_sec"] = ops.into();
+    r["throughput_ops_per_sec"]["median"] = ops.into();
+    neg["run_seconds"][1] = (-0.5).into();
+    v["records"].as_array_mut().unwrap().push(neg);
+    std::fs::write(&other, serde_json::to_vec(&v).unwrap()).unwrap();
+    let merged_path = d.path().join("cluster-run.json");
+    let (code, out, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&merged_path));
+    assert_eq!(code, 0, "{out}{stderr}");
+    let name = "ML-KEM-512 keygen on liboqs-cpu, batch 32";
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(name)).collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    let file = other.display().to_string();
+    for (line, what) in lines.iter().zip(["ops_per_sec", "run_seconds[1] -0.5"]) {
+        common::assert_has(line, &[&file, what, "left out"]);
+    }
+    assert!(lines[0].contains("disagrees with its runs"), "{stderr}");
+    // The rest is merged: rank 0's record alone.
+    let m = read_json(&merged_path);
+    let records = m["records"].as_array().unwrap();
+    assert_eq!(records.len(), 1, "{stderr}");
+    assert_eq!(records[0]["rank"], 0);
+}

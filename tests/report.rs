@@ -55,10 +55,19 @@ fn scale(r: &mut Value, factor: f64) {
         t["ci95"]["low"] = json!(t["ci95"]["low"].as_f64().unwrap() * factor);
         t["ci95"]["high"] = json!(t["ci95"]["high"].as_f64().unwrap() * factor);
     }
-    // The runs themselves, which change intervals are computed from.
+    // The runs themselves, which change intervals are computed from, and
+    // the batch time they give.
+    stretch(r, 1.0 / factor);
+}
+
+/// Multiplies a record's run times and batch time by `factor`.
+fn stretch(r: &mut Value, factor: f64) {
     if let Some(runs) = r["run_seconds"].as_array() {
-        let scaled: Vec<f64> = runs.iter().map(|x| x.as_f64().unwrap() / factor).collect();
+        let scaled: Vec<f64> = runs.iter().map(|x| x.as_f64().unwrap() * factor).collect();
         r["run_seconds"] = json!(scaled);
+    }
+    if let Some(ms) = r["batch_ms"].as_f64() {
+        r["batch_ms"] = json!(ms * factor);
     }
 }
 
@@ -179,6 +188,9 @@ fn synthetic_run(dir: &Path) -> PathBuf {
             r["backend"] = json!("native-gpu");
             r["provider"] = json!("pqcprof-native");
             r["device"] = json!({"kind": "gpu", "name": "SYNTHETIC GPU", "memory_total_mb": 1000});
+            // Its runs time `batch` operations, not the CPU record's.
+            let cpu_batch = r["batch"].as_f64().unwrap();
+            stretch(&mut r, batch as f64 / cpu_batch);
             r["batch"] = json!(batch);
             scale(&mut r, factor);
             // The timed runs' own readings (too short to quote) say 7 µJ;
@@ -1291,6 +1303,9 @@ fn kernel_variants_are_shown_side_by_side_with_their_ratio() {
         r["backend"] = json!("native-gpu");
         r["provider"] = json!("pqcprof-native");
         r["device"] = json!({"kind": "gpu", "name": "SYNTHETIC GPU", "memory_total_mb": 1000});
+        // Runs of 4096 operations at `factor` times the CPU's speed.
+        let cpu_batch = r["batch"].as_f64().unwrap();
+        stretch(&mut r, 4096.0 / cpu_batch / factor);
         r["batch"] = json!(4096);
         r["ops_per_sec"] = json!(r["ops_per_sec"].as_f64().unwrap() * factor);
         let t = &mut r["throughput_ops_per_sec"];
@@ -1479,4 +1494,51 @@ fn a_backend_that_failed_vectors_gets_a_caveat() {
     let good = write(dir.path(), "good.json", &v);
     let (_, md, _) = report(&[&good], &["--format", "markdown", "-o", "-"]);
     assert!(!md.contains("known-answer vector case"), "{md}");
+}
+
+#[test]
+fn records_at_odds_with_their_runs_or_out_of_bounds_are_left_out_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = read(real_run());
+    let total = v["records"].as_array().unwrap().len();
+    let name = |r: &Value| {
+        format!(
+            "{} {} on {}, batch {}",
+            r["algorithm"].as_str().unwrap(),
+            r["operation"].as_str().unwrap().to_lowercase(),
+            r["backend"].as_str().unwrap(),
+            r["batch"]
+        )
+    };
+    // Test only: a stated throughput 1000x its runs', a negative run time,
+    // a batch of 0.
+    let records = v["records"].as_array_mut().unwrap();
+    let r = &mut records[0];
+    let ops = r["ops_per_sec"].as_f64().unwrap() * 1000.0;
+    r["ops_per_sec"] = json!(ops);
+    r["throughput_ops_per_sec"]["median"] = json!(ops);
+    records[1]["run_seconds"][0] = json!(-1.0);
+    records[2]["batch"] = json!(0);
+    let names = [name(&records[0]), name(&records[1]), name(&records[2])];
+    let f = write(dir.path(), "odd.json", &v);
+    let md = dir.path().join("r.md");
+    let (code, out, err) = report(&[&f], &["--format", "markdown", "-o", md.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let whats = [
+        "disagrees with its runs",
+        "run_seconds[0] -1 is not a time",
+        "batch 0: an ok record",
+    ];
+    for (i, (name, what)) in names.iter().zip(whats).enumerate() {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("`records[{i}]`")))
+            .unwrap_or_else(|| panic!("records[{i}]: {err}"));
+        common::assert_has(line, &["odd.json", name, what, "left out"]);
+    }
+    // The report goes on with the rest.
+    assert!(
+        out.contains(&format!("1 run file, {} records", total - 3)),
+        "{out}"
+    );
 }

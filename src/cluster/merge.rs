@@ -2,7 +2,8 @@
 //! cluster job into one run file, with cluster totals.
 //!
 //! Each rank's file is read as `report` reads files (a bad record costs
-//! only itself). Differences of configuration (within a role: GPU ranks
+//! only itself; a record out of bounds or at odds with its own runs is
+//! left out and named, see [`crate::schema::agreement`]). Differences of configuration (within a role: GPU ranks
 //! against GPU ranks), of pqcprof version and of commit are named in the
 //! merged file and on standard error, never hidden. A rank the batch
 //! script expected (its `expected-ranks` file, else the task count each
@@ -10,8 +11,10 @@
 //! is merged, marked incomplete.
 
 use crate::analyse::aggregate;
+use crate::core::listing::{few, SHOWN};
 use crate::schema::cluster::{Cluster, RankFile};
-use crate::schema::read::{not_regular_kind, read_run, LoadedRun};
+use crate::schema::load::read_checked;
+use crate::schema::read::{not_regular_kind, LoadedRun};
 use crate::schema::record::Record;
 use crate::schema::run_file::RunFile;
 use anyhow::{bail, Context};
@@ -183,20 +186,32 @@ fn role_of(run: &LoadedRun) -> String {
 
 /// Values of one field across ranks, named when they differ:
 /// `pqcprof version differs: 0.1.0 (gpu rank 0, gpu rank 1); 0.2.0 (cpu rank 0)`.
+/// Past a few values, or a few ranks to a value, a count and the first few
+/// (the whole list at `-v`), so a job of thousands of ranks gets a line,
+/// not a page.
 fn difference(what: &str, ranks: &[(&RankFile, String)]) -> Option<String> {
     let mut by_value: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (r, v) in ranks {
         by_value.entry(v.as_str()).or_default().push(r.label());
     }
     (by_value.len() > 1).then(|| {
-        format!(
-            "{what} differs: {}",
-            by_value
-                .iter()
-                .map(|(v, who)| format!("{v} ({})", who.join(", ")))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )
+        let values: Vec<String> = by_value
+            .iter()
+            .map(|(v, who)| {
+                let ranks = if who.len() > SHOWN {
+                    format!("{} ranks: {}", who.len(), few(what, who, SHOWN, ", "))
+                } else {
+                    who.join(", ")
+                };
+                format!("{v} ({ranks})")
+            })
+            .collect();
+        let shown = few(what, &values, SHOWN, "; ");
+        if values.len() > SHOWN {
+            format!("{what} differs: {} values: {shown}", values.len())
+        } else {
+            format!("{what} differs: {shown}")
+        }
     })
 }
 
@@ -562,7 +577,7 @@ fn read_ranks(files: &[PathBuf]) -> Vec<LoadedRun> {
     let mut by_start: std::collections::HashMap<(String, String), Vec<usize>> =
         std::collections::HashMap::new();
     for (i, f) in files.iter().enumerate() {
-        match read_run(f, &format!("F{}", i + 1)) {
+        match read_checked(f, &format!("F{}", i + 1)) {
             Ok((run, warnings)) => {
                 for w in warnings {
                     log::warn!(
@@ -616,13 +631,18 @@ fn nothing_usable(inputs: &[PathBuf], expected: &BTreeMap<String, usize>) -> any
     for (role, n) in expected {
         missing.push(format!("{n} {role} rank(s)"));
     }
+    let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
     anyhow::anyhow!(
         "no usable run file found in {}{}",
-        inputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
+        if shown.len() > 1 {
+            format!(
+                "the {} inputs {}",
+                shown.len(),
+                few("the inputs", &shown, SHOWN, ", ")
+            )
+        } else {
+            shown.join(", ")
+        },
         if missing.is_empty() {
             String::new()
         } else {

@@ -47,19 +47,37 @@ fn say_merged(merged: &RunFile, output: &Path) -> i32 {
     for d in &c.differences {
         log::warn!("difference: {}", printable(d));
     }
-    for m in &c.missing {
-        log::warn!("missing: {}", printable(m));
-    }
-    for r in c.ranks.iter().filter(|r| !r.complete) {
-        log::warn!(
-            "incomplete: {} ({}) did not finish its run",
-            printable(&r.label()),
-            printable(&r.file)
-        );
-    }
+    warn_each("missing", &c.missing, "cluster.missing");
+    let incomplete: Vec<String> = c
+        .ranks
+        .iter()
+        .filter(|r| !r.complete)
+        .map(|r| format!("{} ({}) did not finish its run", r.label(), r.file))
+        .collect();
+    warn_each("incomplete", &incomplete, "cluster.ranks");
     if !c.complete {
         log::error!("the merged run is marked incomplete");
         return exit::SOME_FAILED;
     }
     crate::schema::record::exit_for_failures(&merged.records)
+}
+
+/// One warning line per item, `tag: item`, for the first few; past those,
+/// one line with the count of the rest (each at `-v`, all of them in the
+/// merged file's `field`).
+fn warn_each(tag: &str, items: &[String], field: &str) {
+    let shown = crate::core::listing::SHOWN;
+    for m in items.iter().take(shown) {
+        log::warn!("{tag}: {}", printable(m));
+    }
+    if items.len() > shown {
+        for m in &items[shown..] {
+            log::debug!("{tag}: {}", printable(m));
+        }
+        log::warn!(
+            "{tag}: {} more, {} in all (each with -v; all in the merged file's `{field}`)",
+            items.len() - shown,
+            items.len()
+        );
+    }
 }

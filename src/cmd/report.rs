@@ -47,11 +47,16 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         } else {
             log::error!(
                 "only published results were given ({}); add at least one pqcprof run file to set them beside; no report written",
-                set.imported
-                    .iter()
-                    .map(|f| f.path.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                crate::core::listing::few(
+                    "the published results given",
+                    &set
+                        .imported
+                        .iter()
+                        .map(|f| f.path.display().to_string())
+                        .collect::<Vec<_>>(),
+                    crate::core::listing::SHOWN,
+                    ", "
+                )
             );
         }
         return Ok(exit::ERROR);

@@ -36,7 +36,12 @@ pub fn first_complete(candidates: &[String], symbols: &[&str]) -> Result<Option<
             "{name} lacks {} of the {} functions pqcprof calls ({}): it is partial or from another version; install a complete one",
             missing.len(),
             symbols.len(),
-            missing.join(", ")
+            crate::core::listing::few(
+                &format!("the functions {name} lacks"),
+                &missing,
+                crate::core::listing::SHOWN,
+                ", "
+            )
         ));
     }
     Ok(None)

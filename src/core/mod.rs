@@ -7,6 +7,7 @@ pub mod bounded;
 pub mod catalog;
 pub mod dynlib;
 pub mod exit;
+pub mod listing;
 pub mod stats;
 pub mod units;
 pub mod waves;

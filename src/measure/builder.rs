@@ -248,7 +248,12 @@ fn multi_device_batch(req: &BatchRequest) -> anyhow::Result<usize> {
         BatchRequest::List(v) if v.len() == 1 => Ok(v[0]),
         BatchRequest::List(v) => bail!(
             "invalid --batch {} with several devices: a run over several GPUs measures one batch size (--batch N); run batch lists on one --device",
-            v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(",")
+            crate::core::listing::few(
+                "the batch sizes given",
+                &v.iter().map(|b| b.to_string()).collect::<Vec<_>>(),
+                crate::core::listing::SHOWN,
+                ","
+            )
         ),
         BatchRequest::Sweep(_) => bail!(
             "invalid --batch-sweep with several devices: a run over several GPUs measures one batch size (--batch N); run a batch sweep on one --device"

@@ -332,7 +332,7 @@ fn missing(records: &[Record], backend: &str, alg: Algorithm, op: Operation) -> 
             "no batch time for {want}: {same_key} record(s) of it are here, but none is an ok throughput record with `batch_ms` (a sweep's records time a window of operations, not batches); {hint}"
         );
     }
-    let mut kinds: Vec<(usize, String)> = Vec::new();
+    let mut kinds: Vec<((usize, usize, usize), String)> = Vec::new();
     for r in records.iter().filter(|r| r.mode == Mode::Throughput) {
         let k = format!(
             "{} {} {} threads {}",
@@ -342,11 +342,18 @@ fn missing(records: &[Record], backend: &str, alg: Algorithm, op: Operation) -> 
             r.threads
         );
         if !kinds.iter().any(|(_, s)| *s == k) {
-            // Closer: the same algorithm, then the same backend, then the
+            // Closer: the same algorithm, then the backend nearest the
+            // name given (by edit distance: a typed name's slip), then the
             // same operation.
-            let score = 4 * usize::from(r.algorithm != alg.name())
-                + 2 * usize::from(!r.backend.eq_ignore_ascii_case(backend))
-                + usize::from(r.operation != op);
+            let distance = crate::core::listing::edit_distance(
+                &r.backend.to_lowercase(),
+                &backend.to_lowercase(),
+            );
+            let score = (
+                usize::from(r.algorithm != alg.name()),
+                distance,
+                usize::from(r.operation != op),
+            );
             kinds.push((score, k));
         }
     }

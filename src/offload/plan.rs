@@ -5,6 +5,7 @@ use super::options::LoadOptions;
 use super::words::{describe_arrivals, fmt_rate, percentiles};
 use super::{arrivals, curve, latency, planner};
 use crate::core::catalog::{Algorithm, Operation};
+use crate::core::units::printable;
 use arrivals::Arrivals;
 use latency::Slo;
 use planner::Point;
@@ -119,7 +120,7 @@ fn batch_times(args: &PlanInput) -> anyhow::Result<(curve::Curve, String)> {
         );
         return Ok((curve, here));
     };
-    let (run, warnings) = crate::schema::load::read_run(from, "F1").map_err(|e| {
+    let (run, warnings) = crate::schema::load::read_checked(from, "F1").map_err(|e| {
         let field = if e.field.is_empty() {
             String::new()
         } else {
@@ -128,7 +129,12 @@ fn batch_times(args: &PlanInput) -> anyhow::Result<(curve::Curve, String)> {
         anyhow::anyhow!("--from {}: {field}{}", from.display(), e.message)
     })?;
     for w in warnings {
-        log::warn!("{}: field `{}`: {}", from.display(), w.field, w.message);
+        log::warn!(
+            "{}: field `{}`: {}",
+            from.display(),
+            printable(&w.field),
+            printable(&w.message)
+        );
     }
     let records: Vec<_> = run.records.into_iter().map(|(_, r)| r).collect();
     Ok((curve_of(args, from, &records)?, from.display().to_string()))

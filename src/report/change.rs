@@ -19,6 +19,7 @@
 use crate::core::catalog::Operation;
 use crate::core::stats;
 use crate::core::units;
+use crate::schema::agreement::problem;
 use crate::schema::load::LoadedRun;
 use crate::schema::record::{Mode, Record, Status};
 use std::collections::BTreeMap;
@@ -255,8 +256,9 @@ pub enum Change {
     Duplicate(String),
     /// Only in the new file.
     Added,
-    /// A record whose throughput disagrees with its own runs (the file
-    /// says which and how): left out, not compared.
+    /// A record whose throughput disagrees with its own runs, or whose
+    /// numbers are out of bounds (the file says which and how; see
+    /// [`crate::schema::agreement`]): left out, not compared.
     Inconsistent(String),
 }
 
@@ -290,51 +292,6 @@ fn throughput(r: &Record) -> Option<f64> {
         }
     }
     .filter(|m| m.is_finite() && *m > 0.0)
-}
-
-/// How far a record's stated throughput may lie from the one its runs
-/// give (`batch` operations in the median of `run_seconds`) before the two
-/// are said to disagree: a factor of 10 either way. Window timing at
-/// several threads and the filtering of outliers move the two apart by far
-/// less; a figure off by more was not made from these runs.
-pub const AGREEMENT_FACTOR: f64 = 10.0;
-
-/// Why a record's throughput cannot be compared: its `ops_per_sec` or its
-/// throughput median disagrees with its runs (see [`AGREEMENT_FACTOR`]).
-/// `None` when they agree, or when there are no runs to check against.
-pub fn disagreement(r: &Record) -> Option<String> {
-    if r.mode != Mode::Throughput || r.status != Status::Ok {
-        return None;
-    }
-    let mut secs: Vec<f64> = r
-        .run_seconds
-        .iter()
-        .copied()
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .collect();
-    if secs.is_empty() || r.batch == 0 {
-        return None;
-    }
-    secs.sort_by(f64::total_cmp);
-    let median = secs[secs.len() / 2];
-    let from_runs = r.batch as f64 / median;
-    let stated = [
-        ("ops_per_sec", r.ops_per_sec),
-        (
-            "throughput_ops_per_sec.median",
-            r.throughput_ops_per_sec.as_ref().map(|t| t.median),
-        ),
-    ];
-    stated.into_iter().find_map(|(field, v)| {
-        let v = v?;
-        let agrees = v.is_finite() && v > 0.0 && (v / from_runs).abs().ln().abs() <= AGREEMENT_FACTOR.ln();
-        (!agrees).then(|| {
-            format!(
-                "{field} {v:e} disagrees with its runs ({} operations in a median run of {median:e} s: {from_runs:.6e}/s), more than a factor of {AGREEMENT_FACTOR}",
-                r.batch
-            )
-        })
-    })
 }
 
 /// Matches the records of two runs and measures the change; `threshold`
@@ -384,10 +341,10 @@ pub fn compare(old: &LoadedRun, new: &LoadedRun, threshold: f64) -> Vec<Line> {
             let change = match matched {
                 None if throughput(o).is_some() => Change::Lost,
                 None => Change::Gone,
-                Some((_, n)) if disagreement(o).or(disagreement(n)).is_some() => {
-                    let (which, why) = match disagreement(o) {
+                Some((_, n)) if problem(o).or(problem(n)).is_some() => {
+                    let (which, why) = match problem(o) {
                         Some(w) => ("old", w),
-                        None => ("new", disagreement(n).unwrap_or_default()),
+                        None => ("new", problem(n).unwrap_or_default()),
                     };
                     Change::Inconsistent(format!("the {which} record's {why}"))
                 }

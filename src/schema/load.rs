@@ -1,5 +1,6 @@
-//! Loading a set of run files for `report` and `compare`: every file read
-//! forgivingly ([`crate::schema::read`]), duplicates left out, and machine
+//! Loading a set of run files for `report`: every file read forgivingly
+//! ([`crate::schema::read`]), records whose numbers cannot be believed
+//! left out ([`crate::schema::agreement`]), duplicates left out, and machine
 //! fields that disagree between files of one host named, so nothing is
 //! counted twice or compared unknowingly.
 
@@ -8,7 +9,7 @@ pub use crate::schema::read::{
     parse_run, read_run, LoadedRun, MAX_FILE_BYTES, MAX_RECORDS, MAX_SAMPLES, MAX_STRING_CHARS,
 };
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Something wrong with an input file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,16 @@ pub struct LoadSet {
     pub imported: Vec<crate::schema::imported::ImportedFile>,
 }
 
+/// Reads one run file as every reader but `compare` does: [`read_run`],
+/// then every record whose numbers are out of bounds or whose throughput
+/// disagrees with its runs left out, one warning each
+/// ([`crate::schema::agreement::leave_out`]).
+pub fn read_checked(path: &Path, label: &str) -> Result<(LoadedRun, Vec<Warning>), FileError> {
+    let (mut run, mut warnings) = read_run(path, label)?;
+    warnings.extend(crate::schema::agreement::leave_out(&mut run));
+    Ok((run, warnings))
+}
+
 /// Reads every file; files that cannot be used are named in `problems`
 /// and left out, the rest are checked against each other. Linear in the
 /// number of files: each file is compared only with the earlier files that
@@ -62,7 +73,7 @@ pub fn load_all(paths: &[PathBuf]) -> LoadSet {
     for path in paths {
         let label = format!("F{}", set.runs.len() + 1);
         let shown = path.display().to_string();
-        match read_run(path, &label) {
+        match read_checked(path, &label) {
             Ok((run, warnings)) => {
                 for w in warnings {
                     set.problems.push(Problem {

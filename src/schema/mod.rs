@@ -6,6 +6,7 @@
 //! ([`imported`]).
 
 pub mod aggregate;
+pub mod agreement;
 pub mod cluster;
 pub mod device;
 pub mod diagnose;

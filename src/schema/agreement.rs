@@ -1,0 +1,206 @@
+//! Whether a record's numbers can be believed: every time finite and not
+//! negative, an ok record's batch and threads at least 1, and its stated
+//! throughput (or batch time) within [`AGREEMENT_FACTOR`] of the one its
+//! own runs give. Every reader of run files applies it: `report`, `merge`
+//! and `plan --from` leave such a record out ([`leave_out`]), each with one
+//! line naming the file, the record and what is wrong; `compare` lists it
+//! as left out, not compared.
+
+use crate::core::listing::SHOWN;
+use crate::schema::diagnose::Warning;
+use crate::schema::read::LoadedRun;
+use crate::schema::record::{Mode, Record, Status};
+
+/// How far a record's stated throughput may lie from the one its runs
+/// give (`batch` operations in the median of `run_seconds`) before the two
+/// are said to disagree: a factor of 10 either way. Window timing at
+/// several threads and the filtering of outliers move the two apart by far
+/// less; a figure off by more was not made from these runs.
+pub const AGREEMENT_FACTOR: f64 = 10.0;
+
+/// The median of the finite, positive times in `secs`; `None` without one.
+fn median_seconds(secs: &[f64]) -> Option<f64> {
+    let mut s: Vec<f64> = secs
+        .iter()
+        .copied()
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .collect();
+    s.sort_by(f64::total_cmp);
+    s.get(s.len() / 2).copied()
+}
+
+/// The first stated rate of `stated` (field name, operations per second)
+/// further than [`AGREEMENT_FACTOR`] from `batch` operations in the median
+/// of `secs`, in words.
+fn first_disagreeing(batch: usize, secs: &[f64], stated: &[(&str, Option<f64>)]) -> Option<String> {
+    let median = median_seconds(secs)?;
+    let from_runs = batch as f64 / median;
+    stated.iter().find_map(|(field, v)| {
+        let v = (*v)?;
+        let agrees = v.is_finite() && v > 0.0 && (v / from_runs).ln().abs() <= AGREEMENT_FACTOR.ln();
+        (!agrees).then(|| {
+            format!(
+                "{field} {v:e} disagrees with its runs ({batch} operations in a median run of {median:e} s: {from_runs:.6e}/s), more than a factor of {AGREEMENT_FACTOR}"
+            )
+        })
+    })
+}
+
+/// Why a record's throughput cannot be used: its `ops_per_sec`, its
+/// throughput median or its batch time (`batch_ms`, and the end-to-end
+/// ones) disagrees with its runs (see [`AGREEMENT_FACTOR`]). `None` when
+/// they agree, or when there are no runs to check against.
+pub fn disagreement(r: &Record) -> Option<String> {
+    if r.mode != Mode::Throughput || r.status != Status::Ok || r.batch == 0 {
+        return None;
+    }
+    // A batch time of `ms` milliseconds is a rate of batch / (ms / 1000).
+    let rate_of_ms = |ms: Option<f64>| ms.map(|m| r.batch as f64 / (m / 1e3));
+    let stated = [
+        ("ops_per_sec", r.ops_per_sec),
+        (
+            "throughput_ops_per_sec.median",
+            r.throughput_ops_per_sec.as_ref().map(|t| t.median),
+        ),
+        ("batch_ms (as a rate)", rate_of_ms(r.batch_ms)),
+    ];
+    first_disagreeing(r.batch, &r.run_seconds, &stated).or_else(|| {
+        let e = r.end_to_end.as_ref()?;
+        let stated = [
+            ("end_to_end.ops_per_sec", e.ops_per_sec),
+            ("end_to_end.batch_ms (as a rate)", rate_of_ms(e.batch_ms)),
+        ];
+        first_disagreeing(r.batch, &e.run_seconds, &stated)
+    })
+}
+
+/// Why a record's numbers are out of bounds: a time that is not a finite
+/// number of 0 or more (`run_seconds`, `batch_ms`, latency), or an ok
+/// record with a batch or thread count of 0. `None` when all are in bounds.
+pub fn out_of_bounds(r: &Record) -> Option<String> {
+    if r.status == Status::Ok && r.batch == 0 {
+        return Some("batch 0: an ok record times at least one operation".into());
+    }
+    if r.status == Status::Ok && r.threads == 0 {
+        return Some("threads 0: an ok record runs on at least one thread".into());
+    }
+    let bad = |v: f64| !(v.is_finite() && v >= 0.0);
+    let runs = |field: &'static str, secs: &[f64]| {
+        secs.iter()
+            .position(|s| bad(*s))
+            .map(|i| (format!("{field}[{i}]"), secs[i]))
+    };
+    let single =
+        |field: &'static str, v: Option<f64>| v.filter(|v| bad(*v)).map(|v| (field.to_string(), v));
+    let e2e = r.end_to_end.as_ref();
+    let latency = r.latency_us.as_ref().map(|l| l.median);
+    let found = runs("run_seconds", &r.run_seconds)
+        .or_else(|| single("batch_ms", r.batch_ms))
+        .or_else(|| single("latency_us.median", latency))
+        .or_else(|| e2e.and_then(|e| runs("end_to_end.run_seconds", &e.run_seconds)))
+        .or_else(|| e2e.and_then(|e| single("end_to_end.batch_ms", e.batch_ms)));
+    found.map(|(field, v)| {
+        format!("{field} {v} is not a time: times must be finite numbers of 0 or more")
+    })
+}
+
+/// Why a record is left out by every reader: out of bounds, or its
+/// throughput at odds with its runs; `None` for a record that can be used.
+pub fn problem(r: &Record) -> Option<String> {
+    out_of_bounds(r).or_else(|| disagreement(r))
+}
+
+/// The record in words, as a message names it: `ML-KEM-512 keygen on
+/// liboqs-cpu, batch 2`.
+pub fn record_name(r: &Record) -> String {
+    crate::core::units::printable(&format!(
+        "{} {} on {}, batch {}",
+        r.algorithm,
+        r.operation.cli_name(),
+        r.backend,
+        r.batch
+    ))
+}
+
+/// Leaves out of `run` every record [`problem`] finds fault with; returns
+/// one warning per record left out, naming it and what is wrong, for the
+/// first few ([`SHOWN`]); past those, one warning with the count of the
+/// rest, each of them logged at debug level (`-v`).
+pub fn leave_out(run: &mut LoadedRun) -> Vec<Warning> {
+    let mut warnings = vec![];
+    let mut more = 0usize;
+    let path = crate::core::units::printable(&run.path.display().to_string());
+    run.records.retain(|(i, r)| match problem(r) {
+        None => true,
+        Some(why) => {
+            let w = Warning {
+                field: format!("records[{i}]"),
+                message: format!("{}: {why}; this record is left out", record_name(r)),
+            };
+            if warnings.len() < SHOWN {
+                warnings.push(w);
+            } else {
+                log::debug!("{path}: field `{}`: {}", w.field, w.message);
+                more += 1;
+            }
+            false
+        }
+    });
+    if more > 0 {
+        warnings.push(Warning {
+            field: "records".into(),
+            message: format!(
+                "{more} more record(s) left out, {} in all, each out of bounds or at odds with its runs (each named with -v)",
+                more + SHOWN
+            ),
+        });
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::{Kind, Operation};
+    use crate::schema::device::{Device, DeviceKind};
+
+    fn ok(batch: usize, secs: Vec<f64>, ops: f64) -> Record {
+        Record {
+            status: Status::Ok,
+            batch,
+            run_seconds: secs,
+            ops_per_sec: Some(ops),
+            ..Record::unmeasured(
+                "liboqs-cpu".into(),
+                Device {
+                    kind: DeviceKind::Cpu,
+                    name: "cpu".into(),
+                    memory_total_mb: 0,
+                },
+                "liboqs".into(),
+                "ML-KEM-512".into(),
+                "ML-KEM".into(),
+                Kind::Kem,
+                Operation::KeyGen,
+            )
+        }
+    }
+
+    #[test]
+    fn agreeing_records_pass_and_the_rest_are_named() {
+        assert_eq!(problem(&ok(10, vec![0.01, 0.01, 0.011], 1000.0)), None);
+        // Off by 100x.
+        let p = problem(&ok(10, vec![0.01; 3], 10.0)).unwrap();
+        assert!(p.contains("ops_per_sec 1e1 disagrees"), "{p}");
+        // A batch time 100x the runs'.
+        let mut r = ok(10, vec![0.01; 3], 1000.0);
+        r.batch_ms = Some(1000.0);
+        assert!(problem(&r).unwrap().contains("batch_ms"));
+        let p = problem(&ok(0, vec![0.01], 1000.0)).unwrap();
+        assert!(p.starts_with("batch 0"), "{p}");
+        let p = problem(&ok(10, vec![0.01, -1.0], 1000.0)).unwrap();
+        assert!(p.contains("run_seconds[1] -1 is not a time"), "{p}");
+        let p = problem(&ok(10, vec![f64::INFINITY], 1000.0)).unwrap();
+        assert!(p.contains("inf is not a time"), "{p}");
+    }
+}
