@@ -15,6 +15,7 @@ pub mod case;
 pub mod command;
 pub mod kernels;
 pub mod openssl;
+pub mod plugin;
 pub mod runner;
 pub mod subjects;
 pub mod table;
