@@ -250,8 +250,30 @@ fn offload_serves_through_the_rustcrypto_example() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("200"), "{text}");
+    // The run file and the CSV say which plugin served.
+    let files: Vec<PathBuf> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let json = files
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "json"));
+    let run: Value = serde_json::from_slice(&std::fs::read(json.unwrap()).unwrap()).unwrap();
+    let plugin = &run["offload"]["plugin"];
+    assert_eq!(plugin["name"], "rustcrypto", "{run:#}");
+    assert_eq!(plugin["abi_version"], 1);
+    let csv = files
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "csv"));
+    let csv = std::fs::read_to_string(csv.unwrap()).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(at("plugin"), "rustcrypto", "{csv}");
+    assert_eq!(at("plugin_abi"), "1");
+    assert_eq!(at("plugin_memory"), "host");
+    assert_eq!(at("plugin_sha256").len(), 64);
 }
 
 #[test]

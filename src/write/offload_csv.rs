@@ -68,6 +68,15 @@ fn cells(o: &OffloadRun, p: Option<&Point>) -> Vec<(String, String)> {
         "energy_per_request_mj".into(),
         energy.map_or(String::new(), |e| format!("{e:.6}")),
     ));
+    // The plugin serving (`--backend plugin:PATH`), empty for the others.
+    let plugin = |f: fn(&crate::schema::plugin::PluginInfo) -> String| {
+        p.and(o.plugin.as_ref()).map_or(String::new(), f)
+    };
+    c.push(("plugin".into(), plugin(|i| i.name.clone())));
+    c.push(("plugin_version".into(), plugin(|i| i.version.clone())));
+    c.push(("plugin_abi".into(), plugin(|i| i.abi_version.to_string())));
+    c.push(("plugin_sha256".into(), plugin(|i| i.sha256.clone())));
+    c.push(("plugin_memory".into(), plugin(|i| i.memory.name().into())));
     c
 }
 
@@ -140,6 +149,7 @@ mod tests {
     #[test]
     fn one_row_per_point_under_one_header_every_column_filled_where_known() {
         let o = OffloadRun {
+            plugin: None,
             backend: "liboqs-cpu".into(),
             algorithm: "ML-KEM-768".into(),
             operation: "encaps".into(),

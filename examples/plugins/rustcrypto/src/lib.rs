@@ -165,7 +165,7 @@ static DESCRIPTOR: Descriptor = Descriptor {
     abi_version: 1,
     name: c"rustcrypto".as_ptr(),
     version: concat!(
-        "ml-kem 0.3, ml-dsa 0.1 (plugin ",
+        "ml-kem 0.3 + ml-dsa 0.1 (plugin ",
         env!("CARGO_PKG_VERSION"),
         ")\0"
     )
