@@ -229,6 +229,13 @@ impl BenchArgs {
         let devices = parse_devices(self.device.as_deref().unwrap_or("0"))?;
         self.check_context(&context, &algorithms)?;
         let backends = parse_backends(&self.backends)?;
+        if self.fresh_process
+            && backends
+                .iter()
+                .any(|b| b.starts_with(crate::backend::plugin::PREFIX))
+        {
+            bail!("invalid --fresh-process with a plugin backend: a plugin already runs in a worker process of its own (docs/plugins.md); leave --fresh-process out or measure the plugin in a run of its own");
+        }
         let threads = self.cpu_threads(&batch)?;
         Ok(BenchOptions {
             algorithms,

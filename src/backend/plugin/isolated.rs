@@ -84,6 +84,26 @@ fn signal_name(sig: i32) -> String {
     format!("{name} (signal {sig})")
 }
 
+/// Makes the worker end when the thread that started it ends (Linux: the
+/// kernel sends it SIGKILL), so a measuring process killed with SIGKILL
+/// leaves no plugin running, hung or not.
+fn die_with_parent(c: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec only the async-signal-safe prctl runs.
+        unsafe {
+            c.pre_exec(|| {
+                let sig = libc::SIGKILL as libc::c_ulong;
+                if libc::prctl(libc::PR_SET_PDEATHSIG, sig, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
 /// A running worker and the lines it answers.
 struct Worker {
     child: Child,
@@ -96,14 +116,14 @@ impl Worker {
     fn start(path: &Path, by: Instant) -> anyhow::Result<(Worker, Reply)> {
         let exe =
             std::env::current_exe().context("finding this pqcprof to start a plugin worker")?;
-        let mut child = Command::new(exe)
-            .arg("plugin-worker")
+        let mut cmd = Command::new(exe);
+        cmd.arg("plugin-worker")
             .arg(path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("starting a plugin worker process")?;
+            .stderr(Stdio::inherit());
+        die_with_parent(&mut cmd);
+        let mut child = cmd.spawn().context("starting a plugin worker process")?;
         let stdin = child.stdin.take().ok_or_else(|| anyhow!("worker stdin"))?;
         let stdout = child
             .stdout
