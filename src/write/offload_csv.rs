@@ -181,7 +181,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         let header: Vec<&str> = lines[0].split(',').collect();
-        assert_eq!(header.len(), 15 + 4 * 5 + 1);
+        assert_eq!(header.len(), 15 + 4 * 5 + 1 + 5);
         let at = |row: usize, name: &str| -> String {
             let i = header.iter().position(|h| *h == name).unwrap();
             lines[row].split(',').nth(i).unwrap().to_string()
@@ -197,6 +197,9 @@ mod tests {
         assert_eq!(at(1, "gate_checked_ops"), "");
         assert_eq!(at(1, "energy_per_request_mj"), "0.500000");
         assert_eq!(at(2, "energy_per_request_mj"), "");
+        // No plugin served: its columns are empty.
+        assert_eq!(at(1, "plugin"), "");
+        assert_eq!(at(1, "plugin_sha256"), "");
         assert_eq!(quoted("a,b".into()), "\"a,b\"");
     }
 }
