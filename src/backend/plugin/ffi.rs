@@ -509,3 +509,46 @@ impl Buffers<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_buffer_of_another_size_is_named_with_both_lengths() {
+        let (ek, m) = (vec![0u8; 2 * 1184], vec![0u8; 64]);
+        let (mut c, mut k) = (vec![0u8; 2 * 1088 - 1], vec![0u8; 64]);
+        let b = Buffers::KemEncaps {
+            ek: &ek,
+            m: &m,
+            c: &mut c,
+            k: &mut k,
+        };
+        let e = b
+            .check_sizes(Algorithm::MlKem768, Operation::Encaps, 2)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "buffer c: expected 2176 bytes (2 x 1088), got 2175");
+        // The right sizes pass; the buffers of another operation do not.
+        c.push(0);
+        let b = Buffers::KemEncaps {
+            ek: &ek,
+            m: &m,
+            c: &mut c,
+            k: &mut k,
+        };
+        assert!(b
+            .check_sizes(Algorithm::MlKem768, Operation::Encaps, 2)
+            .is_ok());
+        let b = Buffers::KemEncaps {
+            ek: &ek,
+            m: &m,
+            c: &mut c,
+            k: &mut k,
+        };
+        let e = b
+            .check_sizes(Algorithm::MlDsa65, Operation::Encaps, 2)
+            .unwrap_err();
+        assert!(e.to_string().contains("not those of ML-DSA-65"), "{e}");
+    }
+}

@@ -140,7 +140,7 @@ impl Plugin {
         }
         bufs.check_sizes(alg, op, batch)
             .with_context(|| format!("plugin {} {alg} {op}", self.info.name))?;
-        let mut msg = vec![0u8; 512];
+        let mut msg = [0u8; 512];
         let call = Call::host(alg, &mut msg);
         // SAFETY: every buffer has the length passed beside it, checked
         // against the standard above; the function pointer is the one the
