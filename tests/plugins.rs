@@ -421,6 +421,27 @@ fn a_hang_is_bounded_by_the_deadline() {
 }
 
 #[test]
+fn what_a_plugin_prints_is_never_taken_for_an_answer() {
+    // Each key generation prints a line shaped like the worker's answer
+    // with a timing of a nanosecond.
+    let lib = fixture("PRINTS");
+    let (recs, err, code) = bench_beside_liboqs(&lib, &["--op", "keygen"]);
+    assert_eq!(code, 0, "{err}");
+    let p = plugin_records(&recs);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0]["status"], "ok", "{:#}", p[0]);
+    let seconds = p[0]["run_seconds"].as_array().unwrap();
+    assert!(
+        seconds.iter().all(|s| s.as_f64().unwrap() > 1e-7),
+        "{seconds:?}"
+    );
+    assert!(
+        err.contains("Seconds"),
+        "the plugin's line goes to standard error"
+    );
+}
+
+#[test]
 fn a_bad_plugin_name_on_the_command_line_is_refused() {
     pqcprof()
         .args(["bench", "--backend", "plugin:", "--runs", "1"])
