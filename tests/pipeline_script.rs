@@ -480,3 +480,34 @@ fn clean_asks_then_removes_builds_venv_caches_and_outputs() {
         text(&o)
     );
 }
+
+#[test]
+fn plugins_from_the_environment_join_the_main_run_and_the_offload_sweeps() {
+    let (d, root) = setup();
+    let plugins = [("PQCPROF_PLUGINS", "/p/liba.so:/p/libb.so,/q/libc.so")];
+    let (o, log) = run(&d, &root, &["--no-fetch"], &plugins);
+    assert!(o.status.success(), "{}", text(&o));
+    let bench = "pqcprof bench --out outputs --backend liboqs-cpu,plugin:/p/liba.so,plugin:/p/libb.so,plugin:/q/libc.so";
+    assert!(log.contains(bench), "{log}");
+    for p in ["/p/liba.so", "/p/libb.so", "/q/libc.so"] {
+        let l = format!("pqcprof offload --backend plugin:{p} --alg ML-KEM-768 --op encaps");
+        assert!(log.contains(&l), "{l}: {log}");
+    }
+    // A ready GPU backend stays in the main run beside the plugins.
+    let (d, root) = setup();
+    let (o, log) = run(
+        &d,
+        &root,
+        &["--no-fetch"],
+        &[plugins[0], ("STANDIN_GPU", "1")],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        log.contains("--backend liboqs-cpu,native-gpu,plugin:/p/liba.so"),
+        "{log}"
+    );
+    // Without the variable the main run names no backend: every ready one.
+    let (d, root) = setup();
+    let (_, log) = run(&d, &root, &["--no-fetch"], &[]);
+    assert!(log.contains("pqcprof bench --out outputs\n"), "{log}");
+}

@@ -12,6 +12,7 @@ pub mod mock;
 pub mod native_gpu;
 pub mod null;
 pub mod parallel;
+pub mod plugin;
 
 use crate::core::catalog::{Algorithm, Operation};
 use std::time::Duration;
@@ -151,6 +152,11 @@ pub trait Backend {
     }
     /// The device it runs on.
     fn device(&self) -> Device;
+    /// The plugin behind it (`--backend plugin:PATH`), said in every
+    /// record; `None` for the built-in backends.
+    fn plugin(&self) -> Option<crate::schema::plugin::PluginInfo> {
+        None
+    }
     /// Whether it implements `op` of `alg`; by default, every operation
     /// the algorithm has.
     fn supports(&self, alg: Algorithm, op: Operation) -> bool {

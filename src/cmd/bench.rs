@@ -208,7 +208,15 @@ fn log_slots(slots: &[Slot]) {
 fn options(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<BenchOptions> {
     let mut opts = args.validate()?;
     if let Some(names) = only {
-        if opts.backends.iter().any(|b| !names.contains(&b.as_str())) {
+        // `cpu` also takes host plugins (plugin:PATH).
+        let host_plugin = |b: &str| {
+            names.contains(&liboqs::NAME) && b.starts_with(crate::backend::plugin::PREFIX)
+        };
+        if opts
+            .backends
+            .iter()
+            .any(|b| !names.contains(&b.as_str()) && !host_plugin(b))
+        {
             bail!(
                 "this command runs only {}; use `pqcprof bench --backend ...` for others",
                 names.join(", ")

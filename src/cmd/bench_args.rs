@@ -29,7 +29,8 @@ pub struct BenchArgs {
     /// Operations to measure (keygen, encaps, decaps, sign, verify); default all.
     #[arg(long = "op", value_name = "OPS")]
     pub operations: Vec<String>,
-    /// Backends to run (liboqs-cpu or liboqs, native-gpu or native, cupqc); default every ready one.
+    /// Backends to run (liboqs-cpu or liboqs, native-gpu or native, cupqc, plugin:PATH for a
+    /// plugin library, several allowed); default every ready one.
     #[arg(long = "backend", value_name = "NAMES")]
     pub backends: Vec<String>,
     /// Operations per timed batch, or a list of batches: 1,32,1k,32k,1M (k
@@ -241,6 +242,13 @@ impl BenchArgs {
         let devices = parse_devices(self.device.as_deref().unwrap_or("0"))?;
         self.check_context(&context, &algorithms)?;
         let backends = parse_backends(&self.backends)?;
+        if self.fresh_process
+            && backends
+                .iter()
+                .any(|b| b.starts_with(crate::backend::plugin::PREFIX))
+        {
+            bail!("invalid --fresh-process with a plugin backend: a plugin already runs in a worker process of its own (docs/plugins.md); leave --fresh-process out or measure the plugin in a run of its own");
+        }
         let threads = self.cpu_threads(&batch)?;
         Ok(BenchOptions {
             algorithms,
@@ -487,6 +495,20 @@ fn parse_operations(given: &[String], algorithms: &[Algorithm]) -> anyhow::Resul
     Ok(operations)
 }
 
+/// The library path of a `plugin:PATH` backend name (the prefix in any
+/// case), `None` for another name; an empty path is refused.
+pub fn plugin_path(b: &str) -> anyhow::Result<Option<&str>> {
+    let prefix = crate::backend::plugin::PREFIX;
+    if b.len() < prefix.len() || !b[..prefix.len()].eq_ignore_ascii_case(prefix) {
+        return Ok(None);
+    }
+    let path = b[prefix.len()..].trim();
+    if path.is_empty() {
+        bail!("invalid --backend '{b}': plugin: takes the plugin library's path (plugin:./libmykem.so)");
+    }
+    Ok(Some(path))
+}
+
 /// The backends named in `--backend`, short names (`native`, `liboqs`)
 /// in any case accepted, each once, in the order given.
 fn parse_backends(given: &[String]) -> anyhow::Result<Vec<String>> {
@@ -498,6 +520,13 @@ fn parse_backends(given: &[String]) -> anyhow::Result<Vec<String>> {
         .map(str::trim)
         .filter(|b| !b.is_empty())
     {
+        if let Some(path) = plugin_path(b)? {
+            let name = format!("{}{path}", crate::backend::plugin::PREFIX);
+            if !backends.contains(&name) {
+                backends.push(name);
+            }
+            continue;
+        }
         // Short names, as users write them, in any case.
         let lower = b.to_ascii_lowercase();
         let b = match lower.as_str() {
@@ -507,7 +536,7 @@ fn parse_backends(given: &[String]) -> anyhow::Result<Vec<String>> {
         };
         if !valid.contains(&b) {
             bail!(
-                "unknown backend '{b}'; valid: {} (or native, liboqs)",
+                "unknown backend '{b}'; valid: {}, plugin:PATH (or native, liboqs)",
                 valid.join(", ")
             );
         }

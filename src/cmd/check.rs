@@ -12,6 +12,7 @@ use serde::Serialize;
 
 /// Options of `check`.
 #[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("vector_runs").args(["vectors", "plugin"]).multiple(true))]
 pub struct CheckArgs {
     /// Print the probe as JSON instead of text.
     #[arg(long)]
@@ -28,9 +29,14 @@ pub struct CheckArgs {
     /// and machine can run.
     #[arg(long = "backend", value_name = "NAMES", requires = "vectors")]
     pub backend: Vec<String>,
-    /// With --vectors: only the first N cases of each group, the invalid
-    /// ones first (default: every case).
-    #[arg(long, value_name = "N", requires = "vectors", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Load a plugin library (include/pqcprof_plugin.h), check its ABI
+    /// version and sizes, and run the vectors on it (exit 3 on any failure);
+    /// see docs/plugins.md.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["require_gpu", "vectors"])]
+    pub plugin: Vec<std::path::PathBuf>,
+    /// With --vectors or --plugin: only the first N cases of each group,
+    /// the invalid ones first (default: every case).
+    #[arg(long, value_name = "N", requires = "vector_runs", value_parser = clap::value_parser!(u32).range(1..))]
     pub sample: Option<u32>,
 }
 
@@ -343,6 +349,15 @@ struct CheckReport<'a> {
 /// `pqcprof check`: prints (or writes as JSON) what the machine offers and
 /// each backend's verdict; exit 3 with `--require-gpu` and no ready GPU.
 pub fn check(args: &CheckArgs) -> anyhow::Result<i32> {
+    if !args.plugin.is_empty() {
+        let mut out = std::io::stdout().lock();
+        return crate::vectors::command::run_plugins(
+            &args.plugin,
+            args.sample,
+            args.json,
+            &mut out,
+        );
+    }
     if args.vectors {
         let mut out = std::io::stdout().lock();
         return crate::vectors::command::run(&args.backend, args.sample, args.json, &mut out);

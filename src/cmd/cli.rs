@@ -105,7 +105,16 @@ pub enum Command {
     /// Write man pages (pqcprof.1 and one per command) into a folder.
     #[command(after_help = MAN_EXAMPLES)]
     Man(super::completions::ManArgs),
+    /// Internal: the process a plugin (--backend plugin:PATH) is measured
+    /// in, answering its parent pqcprof on a pipe.
+    #[command(name = "plugin-worker", hide = true, after_help = PLUGIN_WORKER_EXAMPLES)]
+    PluginWorker(super::plugin_worker::PluginWorkerArgs),
 }
+
+/// `plugin-worker`'s example (pqcprof starts it itself).
+const PLUGIN_WORKER_EXAMPLES: &str = "\
+Examples:
+  pqcprof plugin-worker ./libmykem.so    what `bench --backend plugin:./libmykem.so` starts";
 
 /// `check`'s examples.
 const CHECK_EXAMPLES: &str = "\
@@ -114,7 +123,9 @@ Examples:
   pqcprof check --json           the same as JSON
   pqcprof check --require-gpu    exit 3 unless a GPU backend is ready
   pqcprof check --vectors --backend native-host
-                                 NIST ACVP and Wycheproof vectors on the kernels' host build";
+                                 NIST ACVP and Wycheproof vectors on the kernels' host build
+  pqcprof check --plugin ./libmykem.so
+                                 a plugin's ABI and sizes checked, then the vectors on it";
 
 /// `bench`'s examples.
 const BENCH_EXAMPLES: &str = "\
@@ -122,14 +133,16 @@ Examples:
   pqcprof bench                                        every ready backend, default settings
   pqcprof bench --alg ML-KEM-768 --op encaps --batch 1,32,1k
   pqcprof bench --backend native --batch-sweep --runs auto
-  pqcprof bench --backend native --device all --batch 100k   every GPU of the node at once";
+  pqcprof bench --backend native --device all --batch 100k   every GPU of the node at once
+  pqcprof bench --backend liboqs,plugin:./libmykem.so --alg mlkem   a plugin beside liboqs";
 
 /// `cpu`'s examples.
 const CPU_EXAMPLES: &str = "\
 Examples:
   pqcprof cpu --alg mlkem --threads 1,all
   pqcprof cpu --alg ML-DSA-65 --op sign --latency
-  pqcprof cpu --batch-sweep 4k --threads 1";
+  pqcprof cpu --batch-sweep 4k --threads 1
+  pqcprof cpu --backend liboqs,plugin:./libmykem.so --threads 1,all";
 
 /// `gpu`'s examples.
 const GPU_EXAMPLES: &str = "\

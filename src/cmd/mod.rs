@@ -20,6 +20,7 @@ pub mod logging;
 pub mod merge;
 pub mod offload;
 pub mod plan;
+pub mod plugin_worker;
 pub mod report;
 pub mod sizes;
 pub mod sweep;
@@ -48,5 +49,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Kernels(a) => kernels::kernels(&a),
         Command::Completions(a) => completions::completions(&a, Cli::command()),
         Command::Man(a) => completions::man(&a, Cli::command()),
+        Command::PluginWorker(a) => plugin_worker::plugin_worker(&a),
     }
 }

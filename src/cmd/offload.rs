@@ -14,18 +14,34 @@ use crate::offload::request::{Batching, Rates, Request, Settings};
 use clap::Args;
 use std::path::PathBuf;
 
+/// `--backend`: one of the built-in names or `plugin:PATH`.
+fn offload_backend(s: &str) -> Result<String, String> {
+    let built_in = [liboqs::NAME, native_gpu::NAME, cupqc::BACKEND_NAME];
+    if built_in.contains(&s) {
+        return Ok(s.to_string());
+    }
+    match super::bench_args::plugin_path(s) {
+        Ok(Some(path)) => Ok(format!("{}{path}", crate::backend::plugin::PREFIX)),
+        Ok(None) => Err(format!("valid: {}, plugin:PATH", built_in.join(", "))),
+        Err(e) => Err(format!("{e:#}")),
+    }
+}
+
 /// Options of `offload`.
 #[derive(Debug, Args, Clone)]
 pub struct OffloadArgs {
     /// The backend serving the batches: liboqs on CPU threads, the
-    /// project's kernels on a GPU (one stream per worker), or NVIDIA cuPQC
+    /// project's kernels on a GPU (one stream per worker), NVIDIA cuPQC
     /// on a GPU (where this build has it; each prepared batch its own
-    /// stream).
+    /// stream), or plugin:PATH, a host plugin library (a worker process
+    /// per serving thread) [possible values: liboqs-cpu, native-gpu,
+    /// cupqc, plugin:PATH]
     #[arg(
         long,
         value_name = "NAME",
         default_value = liboqs::NAME,
-        value_parser = [liboqs::NAME, native_gpu::NAME, cupqc::BACKEND_NAME]
+        hide_possible_values = true,
+        value_parser = offload_backend
     )]
     pub backend: String,
     /// The GPU that serves (its CUDA ordinal), for native-gpu and cupqc

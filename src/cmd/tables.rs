@@ -8,8 +8,16 @@ use crate::schema::run_file::RunFile;
 pub fn summary_table(run: &RunFile) -> String {
     // The interval printed is the median's own (distribution-free), not the
     // mean's: the mean's can miss the median entirely on skewed runs.
+    // As wide as the longest backend name (a plugin's can be long).
+    let w = run
+        .records
+        .iter()
+        .map(|r| r.backend.len())
+        .max()
+        .unwrap_or(0)
+        .max(14);
     let mut s = format!(
-        "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7} {:>14}  {}\n",
+        "{:<w$} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7} {:>14}  {}\n",
         "backend",
         "thr",
         "algorithm",
@@ -34,7 +42,7 @@ pub fn summary_table(run: &RunFile) -> String {
             Status::Skipped => "skipped",
         };
         s += &format!(
-            "{:<14} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7} {:>14}  {}\n",
+            "{:<w$} {:>3}  {:<12} {:<7} {:>7}  {:>14} {:>10} {:>7} {:>14}  {}\n",
             r.backend,
             r.threads,
             r.algorithm,

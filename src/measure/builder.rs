@@ -382,6 +382,51 @@ fn cupqc_slot(gpu: &GpuProbe, opts: &BenchOptions, ready: &Readiness) -> Slot {
     gpu_slot(open_cupqc(opts.device, opts), opts, not_ready)
 }
 
+/// A plugin (`--backend plugin:PATH`) loaded in its worker process, on
+/// the host's thread counts when it is thread-safe (else one thread), or,
+/// refused, a backend whose every record fails with the reason.
+fn plugin_slot(path: &std::path::Path, opts: &BenchOptions, host: &system::Host) -> Slot {
+    let device = Device {
+        kind: DeviceKind::Cpu,
+        name: host.cpu.clone(),
+        memory_total_mb: host.memory_total_mb,
+    };
+    let deadline = opts
+        .deadline_s
+        .map(|s| opts.started + Duration::from_secs_f64(s));
+    use crate::backend::plugin::isolated::{PluginBackend, RefusedPlugin};
+    let sampler = Box::new(HostSampler::new(
+        Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(HOST_PERIOD_MS) / 1000.0),
+        host.cores_logical,
+    ));
+    let batches = slot_batches(
+        &opts.batch,
+        DEFAULT_CPU_BATCH,
+        crate::core::batching::CPU_SWEEP_TOP,
+    );
+    match PluginBackend::open(path, device.clone(), deadline) {
+        Ok(backend) => Slot::Ready {
+            threads: if backend.info.thread_safe {
+                opts.threads.clone()
+            } else {
+                vec![1]
+            },
+            backend: Box::new(backend),
+            sampler,
+            batches,
+        },
+        Err(e) => {
+            log::error!("{e:#}");
+            Slot::Ready {
+                backend: Box::new(RefusedPlugin::new(path, format!("{e:#}"), device)),
+                sampler,
+                threads: vec![1],
+                batches,
+            }
+        }
+    }
+}
+
 /// One slot per backend asked for: ready (with its sampler and batches),
 /// several devices at once, or not ready with the reason. `ordinals` are
 /// the GPUs to run on (resolved against the driver's list), `ready` what
@@ -414,6 +459,9 @@ pub fn slots(
                 crate::core::batching::CPU_SWEEP_TOP,
             ),
         });
+    }
+    for path in crate::backend::plugin::paths(&opts.backends) {
+        slots.push(plugin_slot(&path, opts, host));
     }
     if ordinals.len() > 1 {
         let batch = multi_device_batch(&opts.batch)?;

@@ -160,6 +160,9 @@ impl Backend for Watched<'_> {
     fn device(&self) -> crate::schema::device::Device {
         self.inner.device()
     }
+    fn plugin(&self) -> Option<crate::schema::plugin::PluginInfo> {
+        self.inner.plugin()
+    }
     fn supports(&self, alg: Algorithm, op: Operation) -> bool {
         self.inner.supports(alg, op)
     }

@@ -54,6 +54,7 @@ fn blank_record(
         message_bytes: (alg.kind() == Kind::Signature).then_some(cfg.batch.message_size),
         sizes: alg.sizes(),
         emulated: backend.emulated(),
+        plugin: backend.plugin(),
         ..Record::unmeasured(
             backend.name().to_string(),
             backend.device(),

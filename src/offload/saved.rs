@@ -92,6 +92,8 @@ pub fn open_run_file(
                 .into()
         } else if args.backend == cupqc::BACKEND_NAME {
             "cupqc: entropy generated on the host (ChaCha20 seeded by the OS) before timing".into()
+        } else if args.backend.starts_with(crate::backend::plugin::PREFIX) {
+            "plugin: every input generated on the host before timing (seeds, m, rnd, messages), passed to the plugin".into()
         } else {
             "liboqs-cpu: liboqs's RNG inside each call (system randomness)".into()
         },
@@ -104,6 +106,7 @@ pub fn open_run_file(
     let mut run = RunFile::new(system::collect(None), config);
     run.offload = Some(OffloadRun {
         backend: args.backend.clone(),
+        plugin: plugin_info(&args.backend, &served_on.device),
         algorithm: req.algorithm(),
         operation: req.operation(),
         mix: req.mix(),
@@ -163,4 +166,21 @@ impl std::fmt::Display for Stop {
             Stop::Failed(e) => write!(f, "failed: {e}"),
         }
     }
+}
+
+/// What the run file says of a plugin backend (`plugin:PATH`), read from a
+/// worker process of its own; `None` for a built-in backend.
+fn plugin_info(
+    backend: &str,
+    device: &crate::schema::device::Device,
+) -> Option<crate::schema::plugin::PluginInfo> {
+    let path = backend.strip_prefix(crate::backend::plugin::PREFIX)?;
+    crate::backend::plugin::isolated::PluginBackend::open(
+        std::path::Path::new(path),
+        device.clone(),
+        None,
+    )
+    .map(|b| b.info)
+    .map_err(|e| log::warn!("{e:#}"))
+    .ok()
 }

@@ -128,6 +128,13 @@ fn maker<'a>(
     move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
         let opened: Box<dyn Backend> = if gpu::is_gpu(backend) {
             gpu::open(backend, &ops, ordinal, true)?.backend
+        } else if let Some(path) = backend.strip_prefix(crate::backend::plugin::PREFIX) {
+            // One worker process per serving thread: a crash costs the point.
+            Box::new(crate::backend::plugin::isolated::PluginBackend::open(
+                std::path::Path::new(path),
+                cpu_device.clone(),
+                None,
+            )?)
         } else {
             Box::new(LiboqsCpu::new(cpu_device.clone()))
         };

@@ -14,6 +14,7 @@ pub mod imported;
 pub mod load;
 pub mod metadata;
 pub mod offload;
+pub mod plugin;
 pub mod read;
 pub mod record;
 pub mod run_file;

@@ -187,6 +187,10 @@ pub struct ContendedCurve {
 pub struct OffloadRun {
     /// The backend serving the batches.
     pub backend: String,
+    /// The plugin serving them (`--backend plugin:PATH`): name, version,
+    /// ABI version, the library's SHA-256, memory kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<crate::schema::plugin::PluginInfo>,
     /// The algorithm.
     pub algorithm: String,
     /// The operation (`keygen`, `encaps`, ...); with a mix, the mix's

@@ -216,6 +216,10 @@ pub struct Record {
     /// The GPU kernel timed (our own kernels only): launch and resources.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelInfo>,
+    /// The plugin that made the record (`--backend plugin:PATH`): name,
+    /// version, ABI version, the library's SHA-256, memory kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<crate::schema::plugin::PluginInfo>,
     /// The correctness gate after warm-up (and again after the last run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateReport>,
@@ -482,6 +486,7 @@ impl Record {
             message_bytes: None,
             timed_window: String::new(),
             kernel: None,
+            plugin: None,
             gate: None,
             iterations: None,
             run_seconds: vec![],

@@ -130,6 +130,38 @@ pub fn run(
             }
         }
     }
+    run_subjects(chosen, plan, json, out)
+}
+
+/// `check --plugin PATH`: loads each plugin (refused with why on a missing
+/// symbol, another ABI version, an unknown algorithm or a size that is not
+/// the standard's), says what it is and runs the vectors on it.
+pub fn run_plugins(
+    paths: &[std::path::PathBuf],
+    sample: Option<u32>,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<i32> {
+    let plan = sample.map_or(Plan::Full, |n| Plan::Sample(n as usize));
+    let mut chosen: Vec<Box<dyn Subject>> = Vec::new();
+    for p in paths {
+        let plugin = crate::backend::plugin::Plugin::load(p)?;
+        if !json {
+            writeln!(out, "{}", super::plugin::describe(&plugin))?;
+        }
+        chosen.push(Box::new(super::plugin::PluginSubject(plugin)));
+    }
+    run_subjects(chosen, plan, json, out)
+}
+
+/// Runs the vectors on each subject and writes the tables (or the JSON);
+/// exit 0 when no case failed, 3 when one did.
+fn run_subjects(
+    chosen: Vec<Box<dyn Subject>>,
+    plan: Plan,
+    json: bool,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<i32> {
     let mut entries = Vec::new();
     for mut s in chosen {
         let report = run_all(s.as_mut(), plan)?;

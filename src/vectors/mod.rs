@@ -16,6 +16,7 @@ pub mod command;
 pub mod cupqc;
 pub mod kernels;
 pub mod openssl;
+pub mod plugin;
 pub mod record;
 pub mod runner;
 pub mod subjects;

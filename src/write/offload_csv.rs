@@ -68,6 +68,15 @@ fn cells(o: &OffloadRun, p: Option<&Point>) -> Vec<(String, String)> {
         "energy_per_request_mj".into(),
         energy.map_or(String::new(), |e| format!("{e:.6}")),
     ));
+    // The plugin serving (`--backend plugin:PATH`), empty for the others.
+    let plugin = |f: fn(&crate::schema::plugin::PluginInfo) -> String| {
+        p.and(o.plugin.as_ref()).map_or(String::new(), f)
+    };
+    c.push(("plugin".into(), plugin(|i| i.name.clone())));
+    c.push(("plugin_version".into(), plugin(|i| i.version.clone())));
+    c.push(("plugin_abi".into(), plugin(|i| i.abi_version.to_string())));
+    c.push(("plugin_sha256".into(), plugin(|i| i.sha256.clone())));
+    c.push(("plugin_memory".into(), plugin(|i| i.memory.name().into())));
     c
 }
 
@@ -140,6 +149,7 @@ mod tests {
     #[test]
     fn one_row_per_point_under_one_header_every_column_filled_where_known() {
         let o = OffloadRun {
+            plugin: None,
             backend: "liboqs-cpu".into(),
             algorithm: "ML-KEM-768".into(),
             operation: "encaps".into(),
@@ -171,7 +181,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         let header: Vec<&str> = lines[0].split(',').collect();
-        assert_eq!(header.len(), 15 + 4 * 5 + 1);
+        assert_eq!(header.len(), 15 + 4 * 5 + 1 + 5);
         let at = |row: usize, name: &str| -> String {
             let i = header.iter().position(|h| *h == name).unwrap();
             lines[row].split(',').nth(i).unwrap().to_string()
@@ -187,6 +197,9 @@ mod tests {
         assert_eq!(at(1, "gate_checked_ops"), "");
         assert_eq!(at(1, "energy_per_request_mj"), "0.500000");
         assert_eq!(at(2, "energy_per_request_mj"), "");
+        // No plugin served: its columns are empty.
+        assert_eq!(at(1, "plugin"), "");
+        assert_eq!(at(1, "plugin_sha256"), "");
         assert_eq!(quoted("a,b".into()), "\"a,b\"");
     }
 }

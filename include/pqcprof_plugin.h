@@ -1,0 +1,207 @@
+/*
+ * pqcprof_plugin.h: the plugin ABI through which pqcprof gates, times and
+ * reports a batched ML-KEM (FIPS 203) or ML-DSA (FIPS 204) implementation
+ * that is not built into it.
+ *
+ * A plugin is a shared library (.so) that exports one C symbol,
+ * `pqcprof_plugin_v1`, a function returning a pointer to a constant
+ * `pqcprof_plugin_descriptor`. Any language that can export a C function and
+ * lay out a C struct can implement it (C, C++ with extern "C", Rust with
+ * #[no_mangle] extern "C" and #[repr(C)], Zig, ...).
+ *
+ * pqcprof reads the descriptor once, checks it (ABI version, algorithm
+ * names, the sizes each algorithm declares against FIPS 203/204) and refuses
+ * the plugin with a message naming what disagrees. It then calls the batched
+ * functions with buffers it allocated, each passed with its length in bytes
+ * (the whole batch), which pqcprof has checked against the standard's size
+ * times the batch. A plugin never allocates the buffers it is handed.
+ *
+ * Randomness is always an input: key generation gets its seeds, encapsulation
+ * its m, signing its rnd. So every output is a function of the inputs, and
+ * pqcprof compares it byte for byte with its reference implementation.
+ *
+ * Every function returns 0 on success. Any other value is a failure: pqcprof
+ * fails the record (it is never timed as a success) and shows the
+ * NUL-terminated message the plugin may write into `call->error` (at most
+ * `call->error_capacity` bytes, terminator included).
+ *
+ * Layout: every struct below is laid out as a C compiler lays it out on the
+ * platform (no packing). Sizes are `size_t`; bytes are `uint8_t`.
+ */
+#ifndef PQCPROF_PLUGIN_H
+#define PQCPROF_PLUGIN_H
+
+#include <stddef.h> /* size_t */
+#include <stdint.h> /* uint8_t, uint32_t */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI this header describes. A plugin sets `abi_version` to it; pqcprof
+ * refuses a descriptor with any other value. */
+#define PQCPROF_PLUGIN_ABI_VERSION 1
+
+/* The name of the one symbol pqcprof looks up (the entry point). */
+#define PQCPROF_PLUGIN_ENTRY "pqcprof_plugin_v1"
+
+/* Where the buffers a plugin is handed live. */
+#define PQCPROF_MEMORY_HOST 0   /* ordinary host memory; `stream` is NULL */
+#define PQCPROF_MEMORY_DEVICE 1 /* CUDA device memory on `device`; work goes on `stream` */
+
+/* Operation bits for `pqcprof_algorithm.operations`. */
+#define PQCPROF_OP_KEYGEN (1u << 0) /* ML-KEM.KeyGen_internal / ML-DSA.KeyGen_internal */
+#define PQCPROF_OP_ENCAPS (1u << 1) /* ML-KEM.Encaps_internal (m given) */
+#define PQCPROF_OP_DECAPS (1u << 2) /* ML-KEM.Decaps (implicit rejection included) */
+#define PQCPROF_OP_SIGN (1u << 3)   /* ML-DSA.Sign, pure, with a context and rnd given */
+#define PQCPROF_OP_VERIFY (1u << 4) /* ML-DSA.Verify, pure, with a context */
+
+/* What every batched call gets besides its buffers. */
+typedef struct pqcprof_call {
+    /* The parameter set: 512, 768 or 1024 for ML-KEM; 44, 65 or 87 for
+     * ML-DSA. Only sets the descriptor lists are asked for. */
+    uint32_t parameter_set;
+    /* Device plugins: the CUstream (as void*) to queue the work on; the call
+     * may return before the work ends, pqcprof synchronises the stream.
+     * Host plugins: NULL. */
+    void *stream;
+    /* Device plugins: the CUDA device ordinal the buffers live on.
+     * Host plugins: -1. */
+    int device;
+    /* Where the plugin may write a NUL-terminated message when it fails. */
+    char *error;
+    /* The bytes `error` holds, terminator included (0: write nothing). */
+    size_t error_capacity;
+} pqcprof_call;
+
+/* ML-KEM key generation: for each of `batch` items, (ek, dk) from the 64-byte
+ * seed d || z (FIPS 203 Algorithm 16, ML-KEM.KeyGen_internal).
+ *   seeds: batch * 64 bytes (d then z, per item), seeds_len its length
+ *   ek:    batch * ek bytes (800, 1184 or 1568 per item), written
+ *   dk:    batch * dk bytes (1632, 2400 or 3168 per item), written */
+typedef int (*pqcprof_mlkem_keygen_fn)(const pqcprof_call *call, size_t batch,
+                                       const uint8_t *seeds, size_t seeds_len,
+                                       uint8_t *ek, size_t ek_len,
+                                       uint8_t *dk, size_t dk_len);
+
+/* ML-KEM encapsulation: for each item, (c, K) from ek and the 32-byte m
+ * (FIPS 203 Algorithm 17, ML-KEM.Encaps_internal).
+ *   ek: batch * ek bytes, read
+ *   m:  batch * 32 bytes, read
+ *   c:  batch * c bytes (768, 1088 or 1568 per item), written
+ *   k:  batch * 32 bytes, written */
+typedef int (*pqcprof_mlkem_encaps_fn)(const pqcprof_call *call, size_t batch,
+                                       const uint8_t *ek, size_t ek_len,
+                                       const uint8_t *m, size_t m_len,
+                                       uint8_t *c, size_t c_len,
+                                       uint8_t *k, size_t k_len);
+
+/* ML-KEM decapsulation: for each item, K from dk and c (FIPS 203
+ * Algorithm 18); a ciphertext that does not re-encrypt gives the
+ * implicit-rejection key J(z || c), never an error.
+ *   dk: batch * dk bytes, read
+ *   c:  batch * c bytes, read
+ *   k:  batch * 32 bytes, written */
+typedef int (*pqcprof_mlkem_decaps_fn)(const pqcprof_call *call, size_t batch,
+                                       const uint8_t *dk, size_t dk_len,
+                                       const uint8_t *c, size_t c_len,
+                                       uint8_t *k, size_t k_len);
+
+/* ML-DSA key generation: for each item, (pk, sk) from the 32-byte seed xi
+ * (FIPS 204 Algorithm 6, ML-DSA.KeyGen_internal).
+ *   xi: batch * 32 bytes, read
+ *   pk: batch * pk bytes (1312, 1952 or 2592 per item), written
+ *   sk: batch * sk bytes (2560, 4032 or 4896 per item), written */
+typedef int (*pqcprof_mldsa_keygen_fn)(const pqcprof_call *call, size_t batch,
+                                       const uint8_t *xi, size_t xi_len,
+                                       uint8_t *pk, size_t pk_len,
+                                       uint8_t *sk, size_t sk_len);
+
+/* ML-DSA signing, pure form (FIPS 204 Algorithm 2 with its randomness given):
+ * for each item, the signature of message i under sk i with the shared
+ * context and the 32-byte rnd i (all zero: the deterministic variant).
+ *   sk:      batch * sk bytes, read
+ *   msg:     batch * msg_item bytes (item i at i * msg_item), read
+ *   msg_item: the bytes of each message (may be 0)
+ *   ctx:     the context, ctx_len bytes (0 to 255), the same for every item
+ *   rnd:     batch * 32 bytes, read
+ *   sig:     batch * sig bytes (2420, 3309 or 4627 per item), written */
+typedef int (*pqcprof_mldsa_sign_fn)(const pqcprof_call *call, size_t batch,
+                                     const uint8_t *sk, size_t sk_len,
+                                     const uint8_t *msg, size_t msg_len, size_t msg_item,
+                                     const uint8_t *ctx, size_t ctx_len,
+                                     const uint8_t *rnd, size_t rnd_len,
+                                     uint8_t *sig, size_t sig_len);
+
+/* ML-DSA verification, pure form (FIPS 204 Algorithm 3): for each item,
+ * whether sig i is a valid signature of message i under pk i and the context.
+ *   pk:  batch * pk bytes, read
+ *   msg, msg_item, ctx: as for signing
+ *   sig: batch * sig bytes, read
+ *   ok:  batch bytes, written: 1 accepted, 0 rejected (a rejection is not an
+ *        error; return non-zero only when the call itself failed) */
+typedef int (*pqcprof_mldsa_verify_fn)(const pqcprof_call *call, size_t batch,
+                                       const uint8_t *pk, size_t pk_len,
+                                       const uint8_t *msg, size_t msg_len, size_t msg_item,
+                                       const uint8_t *ctx, size_t ctx_len,
+                                       const uint8_t *sig, size_t sig_len,
+                                       uint8_t *ok, size_t ok_len);
+
+/* One parameter set the plugin implements, with the sizes it uses. pqcprof
+ * checks every size against FIPS 203/204 and refuses the plugin on the first
+ * that differs; sizes that do not apply (a ciphertext for ML-DSA) are 0. */
+typedef struct pqcprof_algorithm {
+    /* "ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "ML-DSA-44", "ML-DSA-65" or
+     * "ML-DSA-87", exactly as written here. */
+    const char *name;
+    /* PQCPROF_OP_* bits: the operations implemented for this set. */
+    uint32_t operations;
+    /* Bytes of one public (encapsulation) key. */
+    size_t public_key_bytes;
+    /* Bytes of one secret (decapsulation) key. */
+    size_t secret_key_bytes;
+    /* ML-KEM: bytes of one ciphertext; ML-DSA: 0. */
+    size_t ciphertext_bytes;
+    /* ML-KEM: bytes of one shared secret (32); ML-DSA: 0. */
+    size_t shared_secret_bytes;
+    /* ML-DSA: bytes of one signature; ML-KEM: 0. */
+    size_t signature_bytes;
+} pqcprof_algorithm;
+
+/* What `pqcprof_plugin_v1` returns. It must stay valid, unchanged, while the
+ * library is loaded (a `static const` object is the usual way). */
+typedef struct pqcprof_plugin_descriptor {
+    /* PQCPROF_PLUGIN_ABI_VERSION, the version of this header compiled in. */
+    uint32_t abi_version;
+    /* Name shown in records and reports ("rustcrypto", "my-gpu-kem");
+     * letters, digits, '-', '_' and '.', at most 64 bytes. */
+    const char *name;
+    /* The implementation's own version string ("1.2.0"). */
+    const char *version;
+    /* PQCPROF_MEMORY_HOST or PQCPROF_MEMORY_DEVICE. */
+    uint32_t memory;
+    /* Host plugins: 1 when the functions may run on several threads at once
+     * (on disjoint parts of a batch), so pqcprof also times it at every
+     * thread count asked for; 0: one thread only. */
+    uint32_t thread_safe;
+    /* The parameter sets implemented: `algorithm_count` entries. */
+    const pqcprof_algorithm *algorithms;
+    size_t algorithm_count;
+    /* The batched functions; NULL for an operation the plugin does not
+     * implement (then no listed set may have its bit). */
+    pqcprof_mlkem_keygen_fn mlkem_keygen;
+    pqcprof_mlkem_encaps_fn mlkem_encaps;
+    pqcprof_mlkem_decaps_fn mlkem_decaps;
+    pqcprof_mldsa_keygen_fn mldsa_keygen;
+    pqcprof_mldsa_sign_fn mldsa_sign;
+    pqcprof_mldsa_verify_fn mldsa_verify;
+} pqcprof_plugin_descriptor;
+
+/* The entry point every plugin exports, by this name. */
+const pqcprof_plugin_descriptor *pqcprof_plugin_v1(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PQCPROF_PLUGIN_H */

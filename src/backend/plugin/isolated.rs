@@ -1,0 +1,516 @@
+//! A plugin measured from a worker process, so that its crash or hang
+//! cannot take the run down.
+//!
+//! The worker is this binary again (`pqcprof plugin-worker PATH`): it loads
+//! the plugin, prepares, times and gates its batches ([`super::batch`]) and
+//! answers one JSON line per request on a private pipe (the plugin's own
+//! standard output goes to standard error). The parent, [`PluginBackend`],
+//! is an ordinary [`Backend`]: each `Prepared` call is one request. A worker
+//! that dies (a signal, an exit) fails the record in progress with what
+//! ended it; one that does not answer by the run's deadline is killed and
+//! fails it the same way. The next record starts a new worker; the records
+//! before are already in the run file.
+
+use super::{Offer, PluginInfo};
+use crate::backend::{Backend, BatchConfig, Prepared};
+use crate::core::catalog::{Algorithm, Operation};
+use crate::schema::device::{Device, GateReport};
+use anyhow::{anyhow, bail, Context};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::rc::Rc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// The longest one request may take when the run has no deadline.
+pub const CALL_BOUND: Duration = Duration::from_secs(600);
+
+/// What the parent asks (a batch's fields as in `BatchConfig`).
+#[allow(missing_docs)]
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Request {
+    /// Make a batch ready.
+    Prepare {
+        alg: Algorithm,
+        op: Operation,
+        batch: usize,
+        threads: usize,
+        message_size: usize,
+        context: Vec<u8>,
+    },
+    /// Time prepared batch `0` once.
+    Run(usize),
+    /// Gate the last run of prepared batch `0`.
+    Check(usize),
+    /// Time an empty window of prepared batch `0`.
+    EmptyWindow(usize),
+}
+
+/// What the worker answers.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Reply {
+    /// The plugin loaded: what it is and offers (the first line).
+    Loaded {
+        /// What records say of it.
+        info: PluginInfo,
+        /// Each set it implements with its PQCPROF_OP_* bits.
+        offers: Vec<(Algorithm, u32)>,
+    },
+    /// A batch prepared: its number for later requests.
+    Prepared(usize),
+    /// A timed window, seconds.
+    Seconds(f64),
+    /// The gate passed.
+    Gate(GateReport),
+    /// The request failed: why.
+    Failed(String),
+}
+
+/// The name of a signal, for a failed record.
+fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("signal {sig}"),
+    };
+    format!("{name} (signal {sig})")
+}
+
+/// Makes the worker end when the thread that started it ends (Linux: the
+/// kernel sends it SIGKILL), so a measuring process killed with SIGKILL
+/// leaves no plugin running, hung or not.
+fn die_with_parent(c: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec only the async-signal-safe prctl runs.
+        unsafe {
+            c.pre_exec(|| {
+                let sig = libc::SIGKILL as libc::c_ulong;
+                if libc::prctl(libc::PR_SET_PDEATHSIG, sig, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// A running worker and the lines it answers.
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    path: PathBuf,
+}
+
+impl Worker {
+    fn start(path: &Path, by: Instant) -> anyhow::Result<(Worker, Reply)> {
+        let exe =
+            std::env::current_exe().context("finding this pqcprof to start a plugin worker")?;
+        let mut cmd = Command::new(exe);
+        cmd.arg("plugin-worker")
+            .arg(path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        die_with_parent(&mut cmd);
+        let mut child = cmd.spawn().context("starting a plugin worker process")?;
+        let stdin = child.stdin.take().ok_or_else(|| anyhow!("worker stdin"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow!("worker stdout"))?;
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut w = Worker {
+            child,
+            stdin,
+            lines,
+            path: path.to_path_buf(),
+        };
+        let first = w.receive(by, "loading")?;
+        Ok((w, first))
+    }
+
+    /// The next answer, waiting until `by` at the latest.
+    fn receive(&mut self, by: Instant, what: &str) -> anyhow::Result<Reply> {
+        let wait = by.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => serde_json::from_str(&line)
+                .map_err(|e| anyhow!("the plugin worker answered something unreadable ({e})")),
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                bail!(
+                    "plugin {} {what}: no answer within {:.1} s (the run's deadline or the {} s bound per call); its worker process was killed",
+                    self.path.display(),
+                    wait.as_secs_f64(),
+                    CALL_BOUND.as_secs()
+                )
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                use std::os::unix::process::ExitStatusExt;
+                let status = self.child.wait().context("waiting for the plugin worker")?;
+                let how = match status.signal() {
+                    Some(s) => format!("was killed by {}", signal_name(s)),
+                    None => format!("exited with {status}"),
+                };
+                bail!(
+                    "plugin {} {what}: its worker process {how}",
+                    self.path.display()
+                )
+            }
+        }
+    }
+
+    fn ask(&mut self, req: &Request, by: Instant, what: &str) -> anyhow::Result<Reply> {
+        let line = serde_json::to_string(req)?;
+        if writeln!(self.stdin, "{line}")
+            .and_then(|_| self.stdin.flush())
+            .is_err()
+        {
+            // The worker is gone: `receive` says how it ended.
+            return self.receive(by, what);
+        }
+        match self.receive(by, what)? {
+            Reply::Failed(why) => Err(anyhow!("{why} (plugin {})", self.path.display())),
+            r => Ok(r),
+        }
+    }
+
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A plugin as a backend, measured in its worker process.
+pub struct PluginBackend {
+    /// What records say of it.
+    pub info: PluginInfo,
+    offers: Vec<Offer>,
+    name: String,
+    device: Device,
+    worker: Rc<RefCell<Option<Worker>>>,
+    /// When every request must have been answered (the run's deadline).
+    deadline: Option<Instant>,
+}
+
+/// The loaded plugin's description from a first answer.
+fn loaded(reply: Reply, path: &Path) -> anyhow::Result<(PluginInfo, Vec<Offer>)> {
+    match reply {
+        Reply::Loaded { info, offers } => Ok((
+            info,
+            offers
+                .into_iter()
+                .map(|(alg, operations)| Offer { alg, operations })
+                .collect(),
+        )),
+        Reply::Failed(why) => Err(anyhow!(why)),
+        other => bail!(
+            "plugin {}: unexpected first answer {other:?}",
+            path.display()
+        ),
+    }
+}
+
+impl PluginBackend {
+    /// Loads the plugin at `path` in a worker and reads what it offers;
+    /// `deadline` bounds every later request.
+    pub fn open(path: &Path, device: Device, deadline: Option<Instant>) -> anyhow::Result<Self> {
+        let bound = Instant::now() + CALL_BOUND;
+        let (worker, first) = Worker::start(path, deadline.map_or(bound, |d| d.min(bound)))?;
+        let (info, offers) = loaded(first, path)?;
+        if info.memory != super::Memory::Host {
+            bail!(
+                "plugin {}: memory kind: device plugins are not measured by this build; expected host, got device",
+                path.display()
+            );
+        }
+        Ok(PluginBackend {
+            name: super::backend_name(&info.name),
+            info,
+            offers,
+            device,
+            worker: Rc::new(RefCell::new(Some(worker))),
+            deadline,
+        })
+    }
+
+    fn by(&self) -> Instant {
+        let bound = Instant::now() + CALL_BOUND;
+        self.deadline.map_or(bound, |d| d.min(bound))
+    }
+}
+
+impl Backend for PluginBackend {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn provider(&self) -> &str {
+        "plugin"
+    }
+    fn device(&self) -> Device {
+        self.device.clone()
+    }
+    fn emulated(&self) -> bool {
+        false
+    }
+    fn supports(&self, alg: Algorithm, op: Operation) -> bool {
+        self.offers
+            .iter()
+            .any(|o| o.alg == alg && o.operations & super::op_bit(op) != 0)
+    }
+    fn plugin(&self) -> Option<PluginInfo> {
+        Some(self.info.clone())
+    }
+    fn prepare(
+        &mut self,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &BatchConfig,
+    ) -> anyhow::Result<Box<dyn Prepared>> {
+        let path = PathBuf::from(&self.info.path);
+        let mut slot = self.worker.borrow_mut();
+        if !slot.as_mut().is_some_and(Worker::alive) {
+            let (w, first) = Worker::start(&path, self.by())?;
+            let (info, _) = loaded(first, &path)?;
+            if info.sha256 != self.info.sha256 {
+                bail!("plugin {}: the library file changed during the run (SHA-256 {} at the start, {} now)", path.display(), self.info.sha256, info.sha256);
+            }
+            *slot = Some(w);
+        }
+        let threads = if self.info.thread_safe {
+            cfg.threads
+        } else {
+            1
+        };
+        let req = Request::Prepare {
+            alg,
+            op,
+            batch: cfg.batch,
+            threads,
+            message_size: cfg.message_size,
+            context: cfg.context.clone(),
+        };
+        let by = self.by();
+        let w = slot.as_mut().ok_or_else(|| anyhow!("no worker"))?;
+        let id = match w.ask(&req, by, &format!("{alg} {op} prepare"))? {
+            Reply::Prepared(id) => id,
+            other => bail!("unexpected answer to prepare: {other:?}"),
+        };
+        drop(slot);
+        Ok(Box::new(Remote {
+            id,
+            worker: self.worker.clone(),
+            what: format!("{alg} {op}"),
+            threads,
+            deadline: self.deadline,
+        }))
+    }
+}
+
+/// A batch prepared in the worker.
+struct Remote {
+    /// Its number in the worker.
+    id: usize,
+    worker: Rc<RefCell<Option<Worker>>>,
+    what: String,
+    threads: usize,
+    deadline: Option<Instant>,
+}
+
+impl Remote {
+    fn ask(&mut self, req: Request, step: &str) -> anyhow::Result<Reply> {
+        let bound = Instant::now() + CALL_BOUND;
+        let by = self.deadline.map_or(bound, |d| d.min(bound));
+        let mut slot = self.worker.borrow_mut();
+        let w = slot
+            .as_mut()
+            .ok_or_else(|| anyhow!("the plugin worker is gone"))?;
+        let r = w.ask(&req, by, &format!("{} {step}", self.what));
+        if r.is_err() && !w.alive() {
+            *slot = None;
+        }
+        r
+    }
+
+    fn seconds(&mut self, req: Request, step: &str) -> anyhow::Result<Duration> {
+        match self.ask(req, step)? {
+            Reply::Seconds(s) => Ok(Duration::from_secs_f64(s)),
+            other => bail!("unexpected answer to {step}: {other:?}"),
+        }
+    }
+}
+
+impl Prepared for Remote {
+    fn run(&mut self) -> anyhow::Result<Duration> {
+        self.seconds(Request::Run(self.id), "run")
+    }
+    fn check(&mut self) -> anyhow::Result<GateReport> {
+        match self.ask(Request::Check(self.id), "gate")? {
+            Reply::Gate(g) => Ok(g),
+            other => bail!("unexpected answer to the gate: {other:?}"),
+        }
+    }
+    fn threads(&self) -> usize {
+        self.threads
+    }
+    fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
+        Some(self.seconds(Request::EmptyWindow(self.id), "empty window"))
+    }
+    fn empty_window_method(&self) -> &'static str {
+        "in the plugin's worker process, the batch's own window around parts with no call: two clock reads on one thread; with several, the threads spawned, pinned and released at a barrier"
+    }
+    fn timed_window(&self) -> &'static str {
+        "wall clock around the plugin's batched call on buffers pqcprof allocated, in the plugin's worker process; with several threads (thread-safe plugins), one call per thread on a disjoint part, from releasing all threads to the last one's end; randomness given as inputs"
+    }
+}
+
+/// The worker's loop: loads `path`, then answers each request line on
+/// `out` until its input ends.
+pub fn serve(path: &Path, input: impl BufRead, mut out: impl Write) -> anyhow::Result<()> {
+    let mut say = |r: &Reply| -> anyhow::Result<()> {
+        writeln!(out, "{}", serde_json::to_string(r)?)?;
+        Ok(out.flush()?)
+    };
+    let plugin = match super::Plugin::load(path) {
+        Ok(p) => std::sync::Arc::new(p),
+        Err(e) => return say(&Reply::Failed(format!("{e:#}"))),
+    };
+    say(&Reply::Loaded {
+        info: plugin.info.clone(),
+        offers: plugin
+            .offers
+            .iter()
+            .map(|o| (o.alg, o.operations))
+            .collect(),
+    })?;
+    let mut batches: Vec<super::batch::HostBatch> = vec![];
+    for line in input.lines() {
+        let req: Request = serde_json::from_str(&line?)?;
+        say(&answer(&plugin, &mut batches, req))?;
+    }
+    Ok(())
+}
+
+/// The worker's answer to one request.
+fn answer(
+    plugin: &std::sync::Arc<super::Plugin>,
+    batches: &mut Vec<super::batch::HostBatch>,
+    req: Request,
+) -> Reply {
+    let id = match req {
+        Request::Prepare {
+            alg,
+            op,
+            batch,
+            threads,
+            message_size,
+            context,
+        } => {
+            let cfg = BatchConfig {
+                batch,
+                threads,
+                message_size,
+                context,
+            };
+            return match super::batch::HostBatch::new(plugin.clone(), alg, op, &cfg) {
+                Ok(b) => {
+                    batches.push(b);
+                    Reply::Prepared(batches.len() - 1)
+                }
+                Err(e) => Reply::Failed(format!("{e:#}")),
+            };
+        }
+        Request::Run(id) | Request::Check(id) | Request::EmptyWindow(id) => id,
+    };
+    let Some(b) = batches.get_mut(id) else {
+        return Reply::Failed(format!("no prepared batch {id}"));
+    };
+    match req {
+        Request::Run(_) => seconds(b.run()),
+        Request::EmptyWindow(_) => seconds(b.empty_window().unwrap_or(Ok(Duration::ZERO))),
+        Request::Check(_) => match b.check() {
+            Ok(g) => Reply::Gate(g),
+            Err(e) => Reply::Failed(format!("{e:#}")),
+        },
+        Request::Prepare { .. } => Reply::Failed("a second prepare".into()),
+    }
+}
+
+fn seconds(r: anyhow::Result<Duration>) -> Reply {
+    match r {
+        Ok(d) => Reply::Seconds(d.as_secs_f64()),
+        Err(e) => Reply::Failed(format!("{e:#}")),
+    }
+}
+
+/// A plugin that could not be loaded or was refused: every record it was
+/// asked for fails with the reason (a refused plugin is a failure of the
+/// run, not a backend that is merely absent here).
+pub struct RefusedPlugin {
+    name: String,
+    reason: String,
+    device: Device,
+}
+
+impl RefusedPlugin {
+    /// The refused plugin at `path`, named by its file name.
+    pub fn new(path: &Path, reason: String, device: Device) -> Self {
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        RefusedPlugin {
+            name: super::backend_name(&file),
+            reason,
+            device,
+        }
+    }
+}
+
+impl Backend for RefusedPlugin {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn provider(&self) -> &str {
+        "plugin"
+    }
+    fn device(&self) -> Device {
+        self.device.clone()
+    }
+    fn emulated(&self) -> bool {
+        false
+    }
+    fn prepare(
+        &mut self,
+        _alg: Algorithm,
+        _op: Operation,
+        _cfg: &BatchConfig,
+    ) -> anyhow::Result<Box<dyn Prepared>> {
+        Err(anyhow!("{}", self.reason))
+    }
+}
