@@ -590,6 +590,30 @@ fn long_lists_are_said_as_a_count_and_the_first_few() {
         said[3].contains("197 more record(s) left out, 200 in all"),
         "{err}"
     );
+    // A file of 200 records that cannot be read at all (a batch that is
+    // not a number): three named, then one line with the count, in every
+    // reader.
+    let mut v = t.clone();
+    let mut r = v["records"][0].clone();
+    r["batch"] = "eight".into();
+    v["records"] = Value::Array(vec![r; 200]);
+    let f = d.path().join("unreadable.json");
+    std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+    let good = d.path().join("good.json");
+    std::fs::write(&good, serde_json::to_vec(&t).unwrap()).unwrap();
+    let (f, good) = (f.display().to_string(), good.display().to_string());
+    for args in [
+        vec!["report".to_string(), f.clone(), "-o".into(), "-".into()],
+        vec!["compare".to_string(), good, f],
+    ] {
+        let (_, _, err) = outcome(bounded(60).args(&args));
+        let said = few_lines(&err, "unreadable.json", 5);
+        assert!(
+            said.iter()
+                .any(|l| l.contains("197 more warning(s) about this file, 200 in all")),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 #[test]

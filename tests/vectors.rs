@@ -436,3 +436,40 @@ fn a_gpu_run_keeps_the_sample_of_each_variant_it_may_measure() {
         .failure()
         .stderr(predicates::str::contains("'some'").and(predicates::str::contains("sample")));
 }
+
+/// Failed vectors at the start of a run are one warning line (how many,
+/// the first groups, where to see them), not the table: liboqs's AVX2
+/// verifier fails Wycheproof's ML-DSA-44 verification cases there.
+#[test]
+fn failed_vectors_at_the_start_of_a_run_are_one_line() {
+    if !has_avx2() {
+        return common::skipped(
+            "failed_vectors_at_the_start_of_a_run_are_one_line",
+            "this machine's hardware: no AVX2, so liboqs fails no vector here",
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = common::pqcprof()
+        .env_remove("PQCPROF_VECTORS")
+        .args(common::words(
+            "cpu --alg ML-DSA-44 --op verify --batch 4 --runs 2 --threads 1",
+        ))
+        .arg("--out")
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("vectors")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    common::assert_has(
+        lines[0],
+        &[
+            "38 of",
+            "failed on liboqs-cpu",
+            "mldsa_44_verify (38)",
+            "check --vectors",
+        ],
+    );
+    assert!(lines[0].len() < 400, "{}", lines[0]);
+}

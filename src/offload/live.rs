@@ -828,7 +828,7 @@ mod tests {
         // 1,000/s on two workers, batches up to 8 leaving as a worker
         // frees: side by side a batch takes about 5 ms, so both are busy
         // much of the time. p99 within 15% with the contended times, and
-        // off by more without them. Up to three tries, as above.
+        // off by more without them. Up to five tries, as above.
         let p = Policy {
             max_batch: 8,
             max_wait: 0.0,
@@ -839,15 +839,24 @@ mod tests {
         }
         .times(2000);
         let mut misses = vec![];
-        for _ in 0..3 {
+        'tries: for _ in 0..5 {
             let mut curve = measure_curve(&make, &sizes, 5, true, "").unwrap();
             let c = measure_contended(&make, 2, &sizes, 5).unwrap();
             assert_eq!(c.busy, 2);
+            // The times measured alone and side by side are the workers'
+            // own; a busy machine that kept the two from overlapping (or
+            // stretched a sleep) spoils the try, not the test.
             for (&(n, s), &(m, alone)) in c.points.iter().zip(&curve.points) {
                 assert_eq!(n, m);
                 let (slow, fast) = (crowded_time(n, 2), crowded_time(n, 1));
-                assert!(s >= 0.95 * slow && s < 1.5 * slow, "{n}: {s} s, {slow} s");
-                assert!(alone >= 0.95 * fast && alone < 1.5 * fast, "{n}: {alone} s");
+                if !(s >= 0.95 * slow
+                    && s < 1.5 * slow
+                    && alone >= 0.95 * fast
+                    && alone < 1.5 * fast)
+                {
+                    misses.push(format!("{n}: {s} s side by side ({slow} s meant), {alone} s alone ({fast} s meant)"));
+                    continue 'tries;
+                }
             }
             let w = run(&make, 2, p, &times, None).unwrap();
             let mut measured = Recorder::default();

@@ -32,6 +32,33 @@ pub struct Warning {
     pub message: String,
 }
 
+/// At most [`crate::core::listing::SHOWN`] warnings about one file, then
+/// one that counts the rest: a file with thousands of bad entries gives a
+/// few lines, not thousands. Each warning left unsaid is logged at debug
+/// level (`-v`).
+pub fn capped(path: &std::path::Path, warnings: Vec<Warning>) -> Vec<Warning> {
+    let shown = crate::core::listing::SHOWN;
+    if warnings.len() <= shown + 1 {
+        return warnings;
+    }
+    let more = warnings.len() - shown;
+    let mut rest = warnings.into_iter();
+    let mut out: Vec<Warning> = rest.by_ref().take(shown).collect();
+    let mut first = None;
+    for w in rest {
+        log::debug!("{}: field `{}`: {}", path.display(), w.field, w.message);
+        first.get_or_insert(w.field);
+    }
+    out.push(Warning {
+        field: format!("{} and after", first.unwrap_or_default()),
+        message: format!(
+            "{more} more warning(s) about this file, {} in all (each with -v)",
+            more + shown
+        ),
+    });
+    out
+}
+
 /// Reads every element of an array field one by one, so one bad element
 /// costs only itself.
 pub(crate) fn typed_array<T: DeserializeOwned>(

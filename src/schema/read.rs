@@ -131,7 +131,8 @@ pub fn read_run(path: &Path, label: &str) -> Result<(LoadedRun, Vec<Warning>), F
             ),
         ));
     }
-    parse_run(&bytes, path, label)
+    let (run, warnings) = parse_run(&bytes, path, label)?;
+    Ok((run, crate::schema::diagnose::capped(path, warnings)))
 }
 
 /// What `meta` describes when it is not a regular file: `a named pipe

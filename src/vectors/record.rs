@@ -4,6 +4,7 @@
 //! variant by default), so each figure is read beside the suites its
 //! implementation passed, from the same binary and libraries.
 
+use super::case::Report;
 use super::case::{Plan, Subject};
 use super::kernels::Kernels;
 use super::table::{render, suites};
@@ -74,9 +75,7 @@ fn run_on(
     };
     match subject.and_then(run) {
         Ok(r) => {
-            if r.totals().2 > 0 {
-                log::warn!("known-answer vectors failed on {backend}:\n{}", render(&r));
-            }
+            warn_failed(backend, variant, &r);
             out.suites = suites(&r);
             out.implementation = r.subject;
             out.plan = r.plan;
@@ -84,6 +83,31 @@ fn run_on(
         Err(e) => out.error = Some(format!("{e:#}")),
     }
     out
+}
+
+/// One warning line when cases failed on `backend`: how many, in which
+/// groups (the first few), and where to see them; the whole table at
+/// debug level (`-v`).
+fn warn_failed(backend: &str, variant: Option<Variant>, r: &Report) {
+    let (cases, _, failed, _) = r.totals();
+    if failed == 0 {
+        return;
+    }
+    let groups: Vec<String> = r
+        .groups
+        .iter()
+        .filter(|g| g.failed > 0)
+        .map(|g| format!("{} {} ({})", g.source, g.group, g.failed))
+        .collect();
+    let name = match variant {
+        Some(v) => format!("{backend}:{}", v.name()),
+        None => backend.to_string(),
+    };
+    log::warn!(
+        "known-answer vectors: {failed} of {cases} case(s) failed on {name}, in {}; the run goes on and its file says so (the table: pqcprof check --vectors)",
+        crate::core::listing::few("groups with failed vectors", &groups, 3, ", ")
+    );
+    log::debug!("{}", render(r));
 }
 
 /// The vectors of `algs` on the code behind `backend` as a run's records
