@@ -11,11 +11,9 @@ use pqcprof::vectors::openssl::OpenSsl;
 use pqcprof::vectors::subjects::{Liboqs, NativeHost};
 use pqcprof::vectors::{all_groups, run, Plan, Report};
 use predicates::prelude::*;
-use std::sync::OnceLock;
 
 fn groups() -> &'static [pqcprof::vectors::Group] {
-    static G: OnceLock<Vec<pqcprof::vectors::Group>> = OnceLock::new();
-    G.get_or_init(|| all_groups().expect("the vectors load"))
+    all_groups().expect("the vectors load")
 }
 
 fn failures(r: &Report) -> String {

@@ -25,12 +25,9 @@ pub fn caveats(ds: &Dataset) -> Vec<String> {
         for (_, v) in &run.vectors {
             let failed = v.totals().2;
             if failed > 0 {
-                let name = match &v.variant {
-                    Some(k) => format!("{}:{k}", v.backend),
-                    None => v.backend.clone(),
-                };
                 out.push(format!(
-                    "{name} ({}): its code failed {failed} known-answer vector case(s) when the run began ({}); its figures are those of an implementation that gives other answers than the standard's vectors (pqcprof check --vectors shows which)",
+                    "{} ({}): its code failed {failed} known-answer vector case(s) when the run began ({}); its figures are those of an implementation that gives other answers than the standard's vectors (pqcprof check --vectors shows which)",
+                    v.name(),
                     run.label,
                     v.line()
                 ));

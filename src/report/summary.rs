@@ -177,11 +177,7 @@ fn vectors_row(run: &LoadedRun) -> Option<MetaRow> {
             each.push(format!("{b}: not run"));
         }
         for (_, v) in found {
-            let name = match &v.variant {
-                Some(k) => format!("{b}:{k}"),
-                None => b.to_string(),
-            };
-            each.push(format!("{name}: {}", v.line()));
+            each.push(format!("{}: {}", v.name(), v.line()));
         }
     }
     (!each.is_empty()).then(|| ("Known-answer vectors".into(), each.join("; ")))

@@ -6,8 +6,7 @@
 //! line naming the file, the record and what is wrong; `compare` lists it
 //! as left out, not compared.
 
-use crate::core::listing::SHOWN;
-use crate::schema::diagnose::Warning;
+use crate::schema::diagnose::{capped_with, Warning};
 use crate::schema::read::LoadedRun;
 use crate::schema::record::{Mode, Record, Status};
 
@@ -124,38 +123,28 @@ pub fn record_name(r: &Record) -> String {
 
 /// Leaves out of `run` every record [`problem`] finds fault with; returns
 /// one warning per record left out, naming it and what is wrong, for the
-/// first few ([`SHOWN`]); past those, one warning with the count of the
+/// first few ([`crate::core::listing::SHOWN`]); past those, one warning with the count of the
 /// rest, each of them logged at debug level (`-v`).
 pub fn leave_out(run: &mut LoadedRun) -> Vec<Warning> {
     let mut warnings = vec![];
-    let mut more = 0usize;
-    let path = crate::core::units::printable(&run.path.display().to_string());
     run.records.retain(|(i, r)| match problem(r) {
         None => true,
         Some(why) => {
-            let w = Warning {
+            warnings.push(Warning {
                 field: format!("records[{i}]"),
                 message: format!("{}: {why}; this record is left out", record_name(r)),
-            };
-            if warnings.len() < SHOWN {
-                warnings.push(w);
-            } else {
-                log::debug!("{path}: field `{}`: {}", w.field, w.message);
-                more += 1;
-            }
+            });
             false
         }
     });
-    if more > 0 {
-        warnings.push(Warning {
-            field: "records".into(),
-            message: format!(
-                "{more} more record(s) left out, {} in all, each out of bounds or at odds with its runs (each named with -v)",
-                more + SHOWN
-            ),
-        });
+    capped_with(&run.path, warnings, |_, more, all| {
+        Warning {
+        field: "records".into(),
+        message: format!(
+            "{more} more record(s) left out, {all} in all, each out of bounds or at odds with its runs (each named with -v)"
+        ),
     }
-    warnings
+    })
 }
 
 #[cfg(test)]

@@ -37,25 +37,35 @@ pub struct Warning {
 /// few lines, not thousands. Each warning left unsaid is logged at debug
 /// level (`-v`).
 pub fn capped(path: &std::path::Path, warnings: Vec<Warning>) -> Vec<Warning> {
+    capped_with(path, warnings, |first, more, all| Warning {
+        field: format!("{first} and after"),
+        message: format!("{more} more warning(s) about this file, {all} in all (each with -v)"),
+    })
+}
+
+/// The first [`crate::core::listing::SHOWN`] of `warnings`, then, when
+/// there were more, the warning `summary` makes of (the first unsaid one's
+/// field, how many are unsaid, how many in all); each unsaid one is logged
+/// at debug level (`-v`).
+pub fn capped_with(
+    path: &std::path::Path,
+    warnings: Vec<Warning>,
+    summary: impl FnOnce(&str, usize, usize) -> Warning,
+) -> Vec<Warning> {
     let shown = crate::core::listing::SHOWN;
-    if warnings.len() <= shown + 1 {
+    if warnings.len() <= shown {
         return warnings;
     }
-    let more = warnings.len() - shown;
+    let all = warnings.len();
+    let path = crate::core::units::printable(&path.display().to_string());
     let mut rest = warnings.into_iter();
     let mut out: Vec<Warning> = rest.by_ref().take(shown).collect();
     let mut first = None;
     for w in rest {
-        log::debug!("{}: field `{}`: {}", path.display(), w.field, w.message);
+        log::debug!("{path}: field `{}`: {}", w.field, w.message);
         first.get_or_insert(w.field);
     }
-    out.push(Warning {
-        field: format!("{} and after", first.unwrap_or_default()),
-        message: format!(
-            "{more} more warning(s) about this file, {} in all (each with -v)",
-            more + shown
-        ),
-    });
+    out.push(summary(&first.unwrap_or_default(), all - shown, all));
     out
 }
 

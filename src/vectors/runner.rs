@@ -3,16 +3,28 @@
 use super::case::{Case, Group, GroupTally, Outcome, Plan, Report, Subject};
 use std::collections::BTreeMap;
 
-/// Every group of both sources.
-pub fn all_groups() -> anyhow::Result<Vec<Group>> {
-    let mut g = super::acvp::groups()?;
-    g.extend(super::wycheproof::groups()?);
-    Ok(g)
+/// Every group of both sources, read (and decompressed) once a process:
+/// a run that checks several implementations asks each the same cases.
+pub fn all_groups() -> anyhow::Result<&'static [Group]> {
+    static GROUPS: std::sync::OnceLock<Result<Vec<Group>, String>> = std::sync::OnceLock::new();
+    let read = || -> anyhow::Result<Vec<Group>> {
+        let mut g = super::acvp::groups()?;
+        g.extend(super::wycheproof::groups()?);
+        Ok(g)
+    };
+    match GROUPS.get_or_init(|| read().map_err(|e| format!("{e:#}"))) {
+        Ok(g) => Ok(g),
+        Err(e) => Err(anyhow::anyhow!("{e}")),
+    }
 }
 
 /// Runs `groups` on `subject` by `plan`.
-pub fn run(subject: &mut dyn Subject, groups: &[Group], plan: Plan) -> Report {
-    let mut out = Vec::with_capacity(groups.len());
+pub fn run<'a>(
+    subject: &mut dyn Subject,
+    groups: impl IntoIterator<Item = &'a Group>,
+    plan: Plan,
+) -> Report {
+    let mut out = Vec::new();
     for g in groups {
         let mut order: Vec<&Case> = g.cases.iter().collect();
         if let Plan::Sample(n) = plan {

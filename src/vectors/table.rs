@@ -91,5 +91,5 @@ pub fn render(r: &Report) -> String {
 /// be read.
 pub fn run_all(subject: &mut dyn Subject, plan: super::case::Plan) -> anyhow::Result<Report> {
     let groups = super::runner::all_groups()?;
-    Ok(super::runner::run(subject, &groups, plan))
+    Ok(super::runner::run(subject, groups, plan))
 }
