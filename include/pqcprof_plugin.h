@@ -45,7 +45,20 @@ extern "C" {
 /* The name of the one symbol pqcprof looks up (the entry point). */
 #define PQCPROF_PLUGIN_ENTRY "pqcprof_plugin_v1"
 
-/* Where the buffers a plugin is handed live. */
+/* Where the buffers a plugin is handed live.
+ *
+ * Host: every pointer is ordinary host memory; the call returns when its
+ * work is done; `stream` is NULL and `device` -1.
+ *
+ * Device: pqcprof opens `device`'s primary context (it is current on the
+ * calling thread during every call), allocates every buffer there and
+ * passes each as a CUdeviceptr cast to a pointer: the inputs, the outputs,
+ * the messages and the context too (a 0-byte buffer may be NULL). The
+ * plugin queues its work on `stream` and may return before it ends; pqcprof
+ * records a CUDA event on `stream` before the call and another after it,
+ * then synchronises the stream, so the timed window is from the first
+ * event to the second. A plugin that loads modules may do so on its first
+ * call: pqcprof warms every batch up untimed before it times it. */
 #define PQCPROF_MEMORY_HOST 0   /* ordinary host memory; `stream` is NULL */
 #define PQCPROF_MEMORY_DEVICE 1 /* CUDA device memory on `device`; work goes on `stream` */
 

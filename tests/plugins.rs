@@ -451,3 +451,62 @@ fn a_bad_plugin_name_on_the_command_line_is_refused() {
             "plugin: takes the plugin library's path",
         ));
 }
+
+/// The run file's `vectors` section of the one run file in `dir`.
+fn run_vectors(dir: &Path) -> Vec<Value> {
+    let file = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .expect("a run file");
+    let run: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    run["vectors"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_run_keeps_the_vectors_the_plugin_passed_in_its_worker() {
+    let lib = rustcrypto();
+    let out = tempfile::tempdir().unwrap();
+    let backend = format!("plugin:{}", lib.display());
+    // `gpu` takes plugins as `cpu` does: where one runs is its own.
+    pqcprof()
+        .args(["gpu", "--backend", &backend, "--alg", "ML-KEM-768"])
+        .args(["--op", "keygen", "--batch", "4", "--runs", "2", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let v = run_vectors(out.path());
+    let entry = v
+        .iter()
+        .find(|e| e["backend"] == "plugin-rustcrypto")
+        .unwrap_or_else(|| panic!("{v:#?}"));
+    assert_eq!(entry["parameter_sets"], serde_json::json!(["ML-KEM-768"]));
+    assert!(
+        entry["implementation"]
+            .as_str()
+            .unwrap()
+            .contains("plugin rustcrypto"),
+        "{entry:#}"
+    );
+    let suites = entry["suites"].as_array().unwrap();
+    let passed: u64 = suites.iter().map(|s| s["passed"].as_u64().unwrap()).sum();
+    let failed: u64 = suites.iter().map(|s| s["failed"].as_u64().unwrap()).sum();
+    assert!(passed > 0, "{entry:#}");
+    assert_eq!(failed, 0, "{entry:#}");
+}
+
+#[test]
+fn check_plugin_survives_a_plugin_that_crashes_and_names_the_signal() {
+    let lib = fixture("CRASH");
+    let o = pqcprof()
+        .args(["check", "--sample", "2", "--plugin"])
+        .arg(&lib)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    // pqcprof itself exits with its own code, not by the plugin's signal.
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("SIGSEGV"), "{err}");
+    assert!(err.contains("known-answer vectors"), "{err}");
+    assert!(err.contains(lib.to_str().unwrap()), "{err}");
+}

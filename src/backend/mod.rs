@@ -157,6 +157,17 @@ pub trait Backend {
     fn plugin(&self) -> Option<crate::schema::plugin::PluginInfo> {
         None
     }
+    /// A plugin's known-answer vectors of `algs`, run where it is measured
+    /// (its worker process): every case, or the first `sample` of each
+    /// group; the vector runner's report as JSON. `None` for the built-in
+    /// backends, whose vectors the run starts itself.
+    fn plugin_vectors(
+        &self,
+        _algs: &[Algorithm],
+        _sample: Option<usize>,
+    ) -> Option<anyhow::Result<serde_json::Value>> {
+        None
+    }
     /// Whether it implements `op` of `alg`; by default, every operation
     /// the algorithm has.
     fn supports(&self, alg: Algorithm, op: Operation) -> bool {

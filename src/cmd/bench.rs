@@ -141,10 +141,32 @@ fn run_vectors(
     for slot in &plan.slots {
         if let crate::measure::plan::Slot::Ready { backend, .. } = slot {
             let name = backend.name();
-            if !out
+            if out
                 .iter()
                 .any(|v: &crate::schema::vectors::BackendVectors| v.backend == name)
             {
+                continue;
+            }
+            if let Some(info) = backend.plugin() {
+                let device = info.memory == crate::schema::plugin::Memory::Device;
+                let algs: Vec<_> = plan
+                    .algorithms
+                    .iter()
+                    .copied()
+                    .filter(|&a| a.operations().iter().any(|&op| backend.supports(a, op)))
+                    .collect();
+                out.extend(crate::vectors::record::for_plugin(
+                    name,
+                    &algs,
+                    device,
+                    extent,
+                    |sample| {
+                        backend
+                            .plugin_vectors(&algs, sample)
+                            .unwrap_or_else(|| Err(anyhow::anyhow!("not a plugin")))
+                    },
+                ));
+            } else {
                 out.extend(crate::vectors::record::for_backend(
                     name,
                     &plan.algorithms,
@@ -208,14 +230,13 @@ fn log_slots(slots: &[Slot]) {
 fn options(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<BenchOptions> {
     let mut opts = args.validate()?;
     if let Some(names) = only {
-        // `cpu` also takes host plugins (plugin:PATH).
-        let host_plugin = |b: &str| {
-            names.contains(&liboqs::NAME) && b.starts_with(crate::backend::plugin::PREFIX)
-        };
+        // `cpu` and `gpu` also take plugins (plugin:PATH): the plugin's
+        // descriptor says where it runs (host or device memory).
+        let plugin = |b: &str| b.starts_with(crate::backend::plugin::PREFIX);
         if opts
             .backends
             .iter()
-            .any(|b| !names.contains(&b.as_str()) && !host_plugin(b))
+            .any(|b| !names.contains(&b.as_str()) && !plugin(b))
         {
             bail!(
                 "this command runs only {}; use `pqcprof bench --backend ...` for others",

@@ -509,6 +509,32 @@ pub fn plugin_path(b: &str) -> anyhow::Result<Option<&str>> {
     Ok(Some(path))
 }
 
+/// One `--backend` value split at its commas, except that a `plugin:PATH`
+/// keeps the commas of a path that names an existing file (the longest
+/// such run of pieces).
+fn split_backends(value: &str) -> Vec<String> {
+    let pieces: Vec<&str> = value.split(',').collect();
+    let mut out = vec![];
+    let mut i = 0;
+    while i < pieces.len() {
+        let mut end = i + 1;
+        if matches!(plugin_path(pieces[i].trim()), Ok(Some(_))) {
+            for j in (i + 2..=pieces.len()).rev() {
+                let joined = pieces[i..j].join(",");
+                if let Ok(Some(path)) = plugin_path(joined.trim()) {
+                    if std::path::Path::new(path).is_file() {
+                        end = j;
+                        break;
+                    }
+                }
+            }
+        }
+        out.push(pieces[i..end].join(","));
+        i = end;
+    }
+    out
+}
+
 /// The backends named in `--backend`, short names (`native`, `liboqs`)
 /// in any case accepted, each once, in the order given.
 fn parse_backends(given: &[String]) -> anyhow::Result<Vec<String>> {
@@ -516,10 +542,11 @@ fn parse_backends(given: &[String]) -> anyhow::Result<Vec<String>> {
     let mut backends: Vec<String> = vec![];
     for b in given
         .iter()
-        .flat_map(|b| b.split(','))
-        .map(str::trim)
+        .flat_map(|b| split_backends(b))
+        .map(|b| b.trim().to_string())
         .filter(|b| !b.is_empty())
     {
+        let b = b.as_str();
         if let Some(path) = plugin_path(b)? {
             let name = format!("{}{path}", crate::backend::plugin::PREFIX);
             if !backends.contains(&name) {
@@ -563,6 +590,30 @@ mod tests {
         let mut v = vec!["cpu"];
         v.extend_from_slice(extra);
         Cpu::try_parse_from(v).unwrap().args
+    }
+
+    #[test]
+    fn a_plugin_path_keeps_its_commas_when_the_file_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("lib,kem.so");
+        std::fs::write(&lib, b"").unwrap();
+        let lib = lib.display().to_string();
+        let value = format!("liboqs,plugin:{lib},native");
+        assert_eq!(
+            split_backends(&value),
+            ["liboqs", &format!("plugin:{lib}"), "native"]
+        );
+        // A path that names no file is split as any list is.
+        assert_eq!(
+            split_backends("plugin:/no/a,b.so"),
+            ["plugin:/no/a", "b.so"]
+        );
+        let o = args(&["--backend", &value]).validate().unwrap();
+        assert!(
+            o.backends.contains(&format!("plugin:{lib}")),
+            "{:?}",
+            o.backends
+        );
     }
 
     #[test]

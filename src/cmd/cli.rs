@@ -61,10 +61,12 @@ pub enum Command {
     /// Measure every ready backend (the pipeline's main step).
     #[command(after_help = BENCH_EXAMPLES)]
     Bench(super::bench_args::BenchArgs),
-    /// Measure the CPU baselines only (liboqs).
+    /// Measure the CPU baselines only (liboqs), and plugins named with
+    /// --backend plugin:PATH.
     #[command(after_help = CPU_EXAMPLES)]
     Cpu(super::bench_args::BenchArgs),
-    /// Measure the GPU backends only (native-gpu and cuPQC).
+    /// Measure the GPU backends only (native-gpu and cuPQC), and plugins
+    /// named with --backend plugin:PATH.
     #[command(after_help = GPU_EXAMPLES)]
     Gpu(super::bench_args::BenchArgs),
     /// Measure every algorithm liboqs and OpenSSL enable, plus composites
@@ -149,7 +151,8 @@ const GPU_EXAMPLES: &str = "\
 Examples:
   pqcprof gpu                                  native-gpu and cuPQC, where ready
   pqcprof gpu --alg ML-KEM-768 --cache cold --runs auto
-  pqcprof gpu --backend native --kernel warp --deadline 600";
+  pqcprof gpu --backend native --kernel warp --deadline 600
+  pqcprof gpu --backend native,plugin:./libmygpukem.so   a device plugin beside the native kernels";
 
 /// `sweep`'s examples.
 const SWEEP_EXAMPLES: &str = "\

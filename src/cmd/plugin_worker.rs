@@ -1,8 +1,8 @@
-//! `pqcprof plugin-worker PATH` (hidden): the process a plugin is measured
-//! in. The parent pqcprof starts it, writes one JSON request a line on its
-//! standard input and reads one JSON answer a line; the plugin's own
-//! writes to standard output are sent to standard error, so they can never
-//! be mistaken for an answer.
+//! `pqcprof plugin-worker [--device N] PATH` (hidden): the process a plugin
+//! is measured in. The parent pqcprof starts it, writes one JSON request a
+//! line on its standard input and reads one JSON answer a line; the
+//! plugin's own writes to standard output are sent to standard error, so
+//! they can never be mistaken for an answer.
 
 use clap::Args;
 use std::os::fd::FromRawFd;
@@ -11,6 +11,9 @@ use std::path::PathBuf;
 /// Arguments of the worker.
 #[derive(Debug, Args, Clone)]
 pub struct PluginWorkerArgs {
+    /// The CUDA ordinal a device plugin runs on (a host plugin ignores it).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
     /// The plugin library.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
@@ -28,6 +31,12 @@ pub fn plugin_worker(args: &PluginWorkerArgs) -> anyhow::Result<i32> {
         std::fs::File::from_raw_fd(fd)
     };
     let input = std::io::stdin().lock();
-    crate::backend::plugin::isolated::serve(&args.path, input, answers)?;
+    crate::backend::plugin::isolated::serve(
+        &args.path,
+        args.device,
+        input,
+        answers,
+        &crate::vectors::plugin::run_in_worker,
+    )?;
     Ok(crate::core::exit::OK)
 }

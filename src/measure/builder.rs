@@ -395,33 +395,50 @@ fn plugin_slot(path: &std::path::Path, opts: &BenchOptions, host: &system::Host)
         .deadline_s
         .map(|s| opts.started + Duration::from_secs_f64(s));
     use crate::backend::plugin::isolated::{PluginBackend, RefusedPlugin};
-    let sampler = Box::new(HostSampler::new(
-        Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(HOST_PERIOD_MS) / 1000.0),
-        host.cores_logical,
-    ));
-    let batches = slot_batches(
-        &opts.batch,
-        DEFAULT_CPU_BATCH,
-        crate::core::batching::CPU_SWEEP_TOP,
-    );
-    match PluginBackend::open(path, device.clone(), deadline) {
-        Ok(backend) => Slot::Ready {
-            threads: if backend.info.thread_safe {
-                opts.threads.clone()
-            } else {
-                vec![1]
+    let host_sampler = || {
+        Box::new(HostSampler::new(
+            Duration::from_secs_f64(opts.sample_period_ms.unwrap_or(HOST_PERIOD_MS) / 1000.0),
+            host.cores_logical,
+        )) as Box<dyn Sampler>
+    };
+    let cpu_batches = || {
+        slot_batches(
+            &opts.batch,
+            DEFAULT_CPU_BATCH,
+            crate::core::batching::CPU_SWEEP_TOP,
+        )
+    };
+    match PluginBackend::open(path, device.clone(), opts.device, deadline) {
+        // A device plugin: the GPU's NVML sampler and a GPU's batches.
+        Ok(backend) => match backend.gpu.clone() {
+            Some(g) => Slot::Ready {
+                sampler: gpu_sampler(&g.pci_bus_id, g.ordinal, opts),
+                threads: vec![1],
+                batches: slot_batches(
+                    &opts.batch,
+                    DEFAULT_GPU_BATCH,
+                    crate::core::batching::MAX_BATCH,
+                ),
+                backend: Box::new(backend),
             },
-            backend: Box::new(backend),
-            sampler,
-            batches,
+            None => Slot::Ready {
+                threads: if backend.info.thread_safe {
+                    opts.threads.clone()
+                } else {
+                    vec![1]
+                },
+                backend: Box::new(backend),
+                sampler: host_sampler(),
+                batches: cpu_batches(),
+            },
         },
         Err(e) => {
             log::error!("{e:#}");
             Slot::Ready {
                 backend: Box::new(RefusedPlugin::new(path, format!("{e:#}"), device)),
-                sampler,
+                sampler: host_sampler(),
                 threads: vec![1],
-                batches,
+                batches: cpu_batches(),
             }
         }
     }

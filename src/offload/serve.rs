@@ -133,6 +133,7 @@ fn maker<'a>(
             Box::new(crate::backend::plugin::isolated::PluginBackend::open(
                 std::path::Path::new(path),
                 cpu_device.clone(),
+                ordinal,
                 None,
             )?)
         } else {

@@ -2,7 +2,7 @@
 //! [`Case`] and its [`Outcome`], a [`Group`] and its tally.
 
 use crate::core::catalog::Algorithm;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use crate::backend::native_gpu::host_checked::DsaForm;
@@ -127,7 +127,7 @@ pub struct Group {
 }
 
 /// Per-group result.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct GroupTally {
     /// "ACVP" or "Wycheproof".
     pub source: String,
@@ -144,7 +144,7 @@ pub struct GroupTally {
     /// Not applicable, by reason.
     pub not_applicable: BTreeMap<String, usize>,
     /// The first failures: tcId and what differed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
 }
 
@@ -165,7 +165,7 @@ pub enum Plan {
 }
 
 /// Every group's tally for one subject.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     /// The subject's label.
     pub subject: String,

@@ -133,25 +133,85 @@ pub fn run(
     run_subjects(chosen, plan, json, out)
 }
 
-/// `check --plugin PATH`: loads each plugin (refused with why on a missing
-/// symbol, another ABI version, an unknown algorithm or a size that is not
-/// the standard's), says what it is and runs the vectors on it.
+/// `check --plugin PATH`: loads each plugin in a worker process (refused
+/// with why on a missing symbol, another ABI version, an unknown algorithm
+/// or a size that is not the standard's; a device plugin on GPU 0), says
+/// what it is and runs the vectors on it there, so a plugin that crashes
+/// or hangs ends its worker, not this command.
 pub fn run_plugins(
     paths: &[std::path::PathBuf],
     sample: Option<u32>,
     json: bool,
     out: &mut dyn std::io::Write,
 ) -> anyhow::Result<i32> {
-    let plan = sample.map_or(Plan::Full, |n| Plan::Sample(n as usize));
-    let mut chosen: Vec<Box<dyn Subject>> = Vec::new();
+    use crate::backend::plugin::isolated::PluginBackend;
+    let mut entries = Vec::new();
     for p in paths {
-        let plugin = crate::backend::plugin::Plugin::load(p)?;
+        let host = crate::schema::device::Device {
+            kind: crate::schema::device::DeviceKind::Cpu,
+            name: "host".into(),
+            memory_total_mb: 0,
+        };
+        let plugin = PluginBackend::open(p, host, 0, None)?;
         if !json {
-            writeln!(out, "{}", super::plugin::describe(&plugin))?;
+            writeln!(
+                out,
+                "{}",
+                super::plugin::describe(&plugin.info, plugin.offers())
+            )?;
+            if let Some(g) = &plugin.gpu {
+                let standin = if g.emulated {
+                    " (the CPU stand-in driver: correctness only)"
+                } else {
+                    ""
+                };
+                writeln!(
+                    out,
+                    "  device buffers on GPU {}, {}{standin}",
+                    g.ordinal, g.device.name
+                )?;
+            }
         }
-        chosen.push(Box::new(super::plugin::PluginSubject(plugin)));
+        let all = crate::core::catalog::Algorithm::ALL;
+        let value = plugin.vectors(&all, sample.map(|n| n as usize))?;
+        let report: Report = serde_json::from_value(value).map_err(|e| {
+            anyhow::anyhow!("the plugin worker's vectors report is unreadable: {e}")
+        })?;
+        emit(report, json, out, &mut entries)?;
     }
-    run_subjects(chosen, plan, json, out)
+    conclude(entries, json, out)
+}
+
+/// Writes one implementation's table (unless `json`) and keeps its entry.
+fn emit(
+    report: Report,
+    json: bool,
+    out: &mut dyn std::io::Write,
+    entries: &mut Vec<Entry>,
+) -> anyhow::Result<()> {
+    if !json {
+        writeln!(out, "{}", render(&report))?;
+        out.flush()?;
+    }
+    entries.push(Entry {
+        suites: suites(&report),
+        report,
+    });
+    Ok(())
+}
+
+/// The JSON of every entry (with `json`); exit 0 when no case failed, 3
+/// when one did.
+fn conclude(entries: Vec<Entry>, json: bool, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&entries)?)?;
+    }
+    let failed: usize = entries.iter().map(|e| e.report.totals().2).sum();
+    Ok(if failed > 0 {
+        exit::SOME_FAILED
+    } else {
+        exit::OK
+    })
 }
 
 /// Runs the vectors on each subject and writes the tables (or the JSON);
@@ -165,22 +225,7 @@ fn run_subjects(
     let mut entries = Vec::new();
     for mut s in chosen {
         let report = run_all(s.as_mut(), plan)?;
-        if !json {
-            writeln!(out, "{}", render(&report))?;
-            out.flush()?;
-        }
-        entries.push(Entry {
-            suites: suites(&report),
-            report,
-        });
+        emit(report, json, out, &mut entries)?;
     }
-    if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&entries)?)?;
-    }
-    let failed: usize = entries.iter().map(|e| e.report.totals().2).sum();
-    Ok(if failed > 0 {
-        exit::SOME_FAILED
-    } else {
-        exit::OK
-    })
+    conclude(entries, json, out)
 }

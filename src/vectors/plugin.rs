@@ -3,15 +3,15 @@
 //! gives passed as the plugin's inputs.
 
 use super::case::{na, DsaForm, Op, SignInput, Subject, VerifyInput};
-use crate::backend::plugin::ffi::Buffers;
-use crate::backend::plugin::Plugin;
+use crate::backend::plugin::batch::Caller;
+use crate::backend::plugin::ffi::HostBuffers;
+use crate::backend::plugin::{Offer, PluginInfo};
 use crate::core::catalog::{Algorithm, Operation};
+use std::sync::Arc;
 
 /// What a loaded plugin is and offers, in a few lines.
-pub fn describe(p: &Plugin) -> String {
-    let i = &p.info;
-    let sets: Vec<String> = p
-        .offers
+pub fn describe(i: &PluginInfo, offers: &[Offer]) -> String {
+    let sets: Vec<String> = offers
         .iter()
         .map(|o| {
             let ops: Vec<&str> = Operation::ALL
@@ -35,8 +35,9 @@ pub fn describe(p: &Plugin) -> String {
     )
 }
 
-/// A loaded plugin under the vectors.
-pub struct PluginSubject(pub Plugin);
+/// A loaded plugin under the vectors, called through `0` (device copies
+/// for a device plugin).
+pub struct PluginSubject(pub Arc<dyn Caller>);
 
 impl PluginSubject {
     /// The plugin's answer, or "not applicable" when it lacks `op` of `alg`.
@@ -44,10 +45,10 @@ impl PluginSubject {
         &self,
         alg: Algorithm,
         op: Operation,
-        bufs: Buffers<'_>,
+        bufs: HostBuffers<'_>,
         out: impl FnOnce() -> T,
     ) -> Op<T> {
-        if !self.0.supports(alg, op) {
+        if !self.0.plugin().supports(alg, op) {
             return na(&format!("the plugin does not implement {alg} {op}"));
         }
         Ok(self
@@ -64,13 +65,19 @@ impl PluginSubject {
 
 impl Subject for PluginSubject {
     fn label(&self) -> String {
-        let i = &self.0.info;
-        format!("plugin {} {} ({})", i.name, i.version, i.path)
+        let i = &self.0.plugin().info;
+        format!(
+            "plugin {} {} ({}, {} memory)",
+            i.name,
+            i.version,
+            i.path,
+            i.memory.name()
+        )
     }
     fn kem_keygen(&mut self, alg: Algorithm, seed: &[u8]) -> Op<(Vec<u8>, Vec<u8>)> {
         let s = alg.sizes();
         let (mut ek, mut dk) = (vec![0; s.public_key_bytes], vec![0; s.secret_key_bytes]);
-        let b = Buffers::KemKeygen {
+        let b: HostBuffers<'_> = crate::backend::plugin::ffi::Buffers::KemKeygen {
             seeds: seed,
             ek: &mut ek,
             dk: &mut dk,
@@ -81,7 +88,7 @@ impl Subject for PluginSubject {
     fn kem_encaps(&mut self, alg: Algorithm, ek: &[u8], m: &[u8]) -> Op<(Vec<u8>, Vec<u8>)> {
         let mut c = vec![0; alg.sizes().ciphertext_bytes.unwrap_or(0)];
         let mut k = vec![0; 32];
-        let b = Buffers::KemEncaps {
+        let b: HostBuffers<'_> = crate::backend::plugin::ffi::Buffers::KemEncaps {
             ek,
             m,
             c: &mut c,
@@ -92,14 +99,15 @@ impl Subject for PluginSubject {
     }
     fn kem_decaps(&mut self, alg: Algorithm, dk: &[u8], c: &[u8]) -> Op<Vec<u8>> {
         let mut k = vec![0; 32];
-        let b = Buffers::KemDecaps { dk, c, k: &mut k };
+        let b: HostBuffers<'_> =
+            crate::backend::plugin::ffi::Buffers::KemDecaps { dk, c, k: &mut k };
         let r = self.call(alg, Operation::Decaps, b, || ());
         r.map(|x| x.map(|()| k))
     }
     fn dsa_keygen(&mut self, alg: Algorithm, seed: &[u8]) -> Op<(Vec<u8>, Vec<u8>)> {
         let s = alg.sizes();
         let (mut pk, mut sk) = (vec![0; s.public_key_bytes], vec![0; s.secret_key_bytes]);
-        let b = Buffers::DsaKeygen {
+        let b: HostBuffers<'_> = crate::backend::plugin::ffi::Buffers::DsaKeygen {
             xi: seed,
             pk: &mut pk,
             sk: &mut sk,
@@ -112,7 +120,7 @@ impl Subject for PluginSubject {
             return n;
         }
         let mut sig = vec![0; alg.sizes().signature_bytes.unwrap_or(0)];
-        let b = Buffers::DsaSign {
+        let b: HostBuffers<'_> = crate::backend::plugin::ffi::Buffers::DsaSign {
             sk: &i.sk,
             msg: &i.msg,
             msg_item: i.msg.len(),
@@ -134,7 +142,7 @@ impl Subject for PluginSubject {
             return Ok(Ok(false));
         }
         let mut ok = [0u8];
-        let b = Buffers::DsaVerify {
+        let b: HostBuffers<'_> = crate::backend::plugin::ffi::Buffers::DsaVerify {
             pk: &i.pk,
             msg: &i.msg,
             msg_item: i.msg.len(),
@@ -145,4 +153,20 @@ impl Subject for PluginSubject {
         let r = self.call(alg, Operation::Verify, b, || ());
         r.map(|x| x.map(|()| ok[0] == 1))
     }
+}
+
+/// The worker's vector runner: the vectors of `job.algs` on the plugin,
+/// the report as JSON.
+pub fn run_in_worker(
+    job: crate::backend::plugin::isolated::VectorsJob,
+) -> anyhow::Result<serde_json::Value> {
+    let plan = job
+        .sample
+        .map_or(super::case::Plan::Full, super::case::Plan::Sample);
+    let groups = super::runner::all_groups()?
+        .iter()
+        .filter(|g| job.algs.contains(&g.alg));
+    let mut subject = PluginSubject(job.caller);
+    let report = super::runner::run(&mut subject, groups, plan);
+    Ok(serde_json::to_value(report)?)
 }

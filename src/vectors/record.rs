@@ -64,15 +64,26 @@ fn run_on(
     plan: Plan,
     subject: anyhow::Result<Box<dyn Subject>>,
 ) -> BackendVectors {
-    let mut out = not_run(backend, variant, algs, "");
-    out.error = None;
     let run = |mut s: Box<dyn Subject>| -> anyhow::Result<_> {
         let groups = super::runner::all_groups()?
             .iter()
             .filter(|g| algs.contains(&g.alg));
         Ok(super::runner::run(s.as_mut(), groups, plan))
     };
-    match subject.and_then(run) {
+    entry(backend, variant, algs, subject.and_then(run))
+}
+
+/// The entry of `backend` (and `variant`) from the vectors' report, or
+/// the error that stopped them.
+fn entry(
+    backend: &str,
+    variant: Option<Variant>,
+    algs: &[Algorithm],
+    report: anyhow::Result<Report>,
+) -> BackendVectors {
+    let mut out = not_run(backend, variant, algs, "");
+    out.error = None;
+    match report {
         Ok(r) => {
             warn_failed(&out.name(), &r);
             out.suites = suites(&r);
@@ -82,6 +93,30 @@ fn run_on(
         Err(e) => out.error = Some(format!("{e:#}")),
     }
     out
+}
+
+/// The vectors of `algs` on a plugin backend, run in its worker by `ask`
+/// (given the cases per group, `None` for every case): every case on a
+/// host plugin, the GPU sample on a device plugin unless `--vectors full`.
+pub fn for_plugin(
+    backend: &str,
+    algs: &[Algorithm],
+    device: bool,
+    extent: Extent,
+    ask: impl FnOnce(Option<usize>) -> anyhow::Result<serde_json::Value>,
+) -> Vec<BackendVectors> {
+    if algs.is_empty() {
+        return vec![];
+    }
+    if extent == Extent::None {
+        return vec![not_run(backend, None, algs, "skipped (--vectors none)")];
+    }
+    let sample = (device && extent == Extent::Sample).then_some(GPU_SAMPLE);
+    let report = ask(sample).and_then(|v| {
+        serde_json::from_value::<Report>(v)
+            .map_err(|e| anyhow::anyhow!("the plugin worker's vectors report is unreadable: {e}"))
+    });
+    vec![entry(backend, None, algs, report)]
 }
 
 /// One warning line when cases failed on `name` (backend[:variant]): how many, in which

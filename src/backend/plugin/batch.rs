@@ -10,7 +10,7 @@
 //! implicit-rejection key for a flipped ciphertext bit, a rejection for a
 //! flipped signature bit.
 
-use super::ffi::Buffers;
+use super::ffi::{Buffers, HostBuffers, Place};
 use super::Plugin;
 use crate::backend::native_gpu::gate::{self, sample_indices, MIN_SAMPLE};
 use crate::backend::native_gpu::host;
@@ -26,12 +26,47 @@ use std::time::Duration;
 /// Distinct key pairs a part cycles through (made by the reference, untimed).
 const KEYS: usize = 16;
 
+/// How a part's buffers reach the plugin: directly (a host plugin), or
+/// copied to device memory and back around the call (a device plugin's
+/// untimed calls).
+pub trait Caller: Send + Sync {
+    /// Calls `op` of `alg` over `n` items with `bufs`, its outputs written
+    /// into `bufs`' outputs by the time it returns.
+    fn call(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        n: usize,
+        bufs: HostBuffers<'_>,
+    ) -> anyhow::Result<()>;
+    /// The plugin called.
+    fn plugin(&self) -> &Plugin;
+}
+
+/// A host plugin, called on the part's own buffers.
+pub struct HostCaller(pub Arc<Plugin>);
+
+impl Caller for HostCaller {
+    fn call(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        n: usize,
+        bufs: HostBuffers<'_>,
+    ) -> anyhow::Result<()> {
+        self.0.call(alg, op, n, bufs, Place::Host)
+    }
+    fn plugin(&self) -> &Plugin {
+        &self.0
+    }
+}
+
 /// One thread's part of a batch: its inputs, outputs and reference.
-struct Part {
-    plugin: Arc<Plugin>,
-    alg: Algorithm,
-    op: Operation,
-    n: usize,
+pub(super) struct Part {
+    caller: Arc<dyn Caller>,
+    pub(super) alg: Algorithm,
+    pub(super) op: Operation,
+    pub(super) n: usize,
     /// keygen: d || z (ML-KEM) or xi (ML-DSA); encaps: m; sign: rnd.
     seeds: Vec<u8>,
     pk: Vec<u8>,
@@ -106,8 +141,8 @@ fn same(what: &str, i: usize, got: &[u8], want: &[u8]) -> anyhow::Result<()> {
 }
 
 impl Part {
-    fn new(
-        plugin: Arc<Plugin>,
+    pub(super) fn new(
+        caller: Arc<dyn Caller>,
         alg: Algorithm,
         op: Operation,
         n: usize,
@@ -122,7 +157,7 @@ impl Part {
         };
         let signs = matches!(op, Operation::Sign | Operation::Verify);
         let mut p = Part {
-            plugin,
+            caller,
             alg,
             op,
             n,
@@ -232,14 +267,13 @@ impl Part {
                 ok: out,
             },
         };
-        self.plugin.call(self.alg, self.op, n, bufs)
+        self.caller.call(self.alg, self.op, n, bufs)
     }
-}
 
-impl Chunk for Part {
-    fn run(&mut self) -> anyhow::Result<()> {
+    /// The buffers of the timed call over the whole part.
+    pub(super) fn buffers(&mut self) -> HostBuffers<'_> {
         let kem = self.alg.mlkem_params().is_some();
-        let bufs = match (self.op, kem) {
+        match (self.op, kem) {
             (Operation::KeyGen, true) => Buffers::KemKeygen {
                 seeds: &self.seeds,
                 ek: &mut self.out_a,
@@ -277,14 +311,20 @@ impl Chunk for Part {
                 sig: &self.given,
                 ok: &mut self.out_a,
             },
-        };
-        self.plugin.call(self.alg, self.op, self.n, bufs)
+        }
+    }
+}
+
+impl Chunk for Part {
+    fn run(&mut self) -> anyhow::Result<()> {
+        let (caller, alg, op, n) = (self.caller.clone(), self.alg, self.op, self.n);
+        caller.call(alg, op, n, self.buffers())
     }
 }
 
 impl Part {
     /// The gate over this part; the checks made, one line each.
-    fn check(&self) -> anyhow::Result<Vec<String>> {
+    pub(super) fn check(&self) -> anyhow::Result<Vec<String>> {
         let idx = sample_indices(self.n, MIN_SAMPLE);
         let s = self.alg.sizes();
         let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
@@ -454,11 +494,12 @@ impl HostBatch {
     /// Inputs for `op` of `alg` over `cfg.batch` items on `cfg.threads`
     /// threads (one unless the plugin is thread-safe).
     pub fn new(
-        plugin: Arc<Plugin>,
+        caller: Arc<dyn Caller>,
         alg: Algorithm,
         op: Operation,
         cfg: &BatchConfig,
     ) -> anyhow::Result<HostBatch> {
+        let plugin = caller.plugin();
         ensure!(
             plugin.supports(alg, op),
             "plugin {} does not implement {alg} {op}",
@@ -472,7 +513,7 @@ impl HostBatch {
         let label = format!("plugin {} {alg} {op}", plugin.info.name);
         let parts = chunk_sizes(cfg.batch, threads)
             .into_iter()
-            .map(|n| Part::new(plugin.clone(), alg, op, n, cfg))
+            .map(|n| Part::new(caller.clone(), alg, op, n, cfg))
             .collect::<anyhow::Result<Vec<_>>>()
             .with_context(|| format!("preparing {label}"))?;
         Ok(HostBatch {

@@ -49,13 +49,37 @@ pub struct Call {
     error_capacity: usize,
 }
 
+/// Where a call's buffers live and its work goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Place {
+    /// Host memory; the call returns when its work is done.
+    Host,
+    /// Device memory on GPU `ordinal`; the work is queued on `stream` (a
+    /// `CUstream`), which pqcprof synchronises.
+    Device {
+        /// The `CUstream` handle.
+        stream: *mut c_void,
+        /// The CUDA device ordinal.
+        ordinal: i32,
+    },
+}
+
+// SAFETY: a stream handle is an opaque driver handle, usable from any
+// thread of the process (the driver API's streams are not thread-bound).
+unsafe impl Send for Place {}
+unsafe impl Sync for Place {}
+
 impl Call {
-    /// A host call for `alg`, the plugin's message going into `msg`.
-    pub fn host(alg: Algorithm, msg: &mut [u8]) -> Call {
+    /// A call for `alg` at `place`, the plugin's message going into `msg`.
+    pub fn new(alg: Algorithm, place: Place, msg: &mut [u8]) -> Call {
+        let (stream, device) = match place {
+            Place::Host => (std::ptr::null_mut(), -1),
+            Place::Device { stream, ordinal } => (stream, ordinal),
+        };
         Call {
             parameter_set: parameter_set(alg),
-            stream: std::ptr::null_mut(),
-            device: -1,
+            stream,
+            device,
             error: msg.as_mut_ptr().cast(),
             error_capacity: msg.len(),
         }
@@ -259,56 +283,166 @@ pub(super) fn offers(desc: &Descriptor) -> anyhow::Result<Vec<Offer>> {
     Ok(out)
 }
 
-/// The buffers of one batched call, as pqcprof allocated them; each field
-/// is the header's parameter of the same name.
+/// One buffer as a plugin is handed it: an address and its length in
+/// bytes.
+pub trait Region {
+    /// The address the plugin gets.
+    fn addr(&mut self) -> *mut u8;
+    /// Its length in bytes.
+    fn bytes(&self) -> usize;
+}
+
+impl Region for &[u8] {
+    fn addr(&mut self) -> *mut u8 {
+        // The plugin only reads it (a `const uint8_t *` in the header).
+        self.as_ptr().cast_mut()
+    }
+    fn bytes(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Region for &mut [u8] {
+    fn addr(&mut self) -> *mut u8 {
+        self.as_mut_ptr()
+    }
+    fn bytes(&self) -> usize {
+        self.len()
+    }
+}
+
+/// Device memory: a `CUdeviceptr` and its length (0 and 0 for an empty
+/// buffer).
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceRegion {
+    /// The device address.
+    pub ptr: u64,
+    /// Bytes.
+    pub len: usize,
+}
+
+impl Region for DeviceRegion {
+    fn addr(&mut self) -> *mut u8 {
+        self.ptr as usize as *mut u8
+    }
+    fn bytes(&self) -> usize {
+        self.len
+    }
+}
+
+/// The buffers of one batched call, as pqcprof allocated them (`I` the
+/// inputs, `O` the outputs: host slices, or device memory); each field is
+/// the header's parameter of the same name.
 #[allow(missing_docs)]
-pub enum Buffers<'a> {
+pub enum Buffers<I, O> {
     /// ML-KEM key generation.
-    KemKeygen {
-        seeds: &'a [u8],
-        ek: &'a mut [u8],
-        dk: &'a mut [u8],
-    },
+    KemKeygen { seeds: I, ek: O, dk: O },
     /// ML-KEM encapsulation.
-    KemEncaps {
-        ek: &'a [u8],
-        m: &'a [u8],
-        c: &'a mut [u8],
-        k: &'a mut [u8],
-    },
+    KemEncaps { ek: I, m: I, c: O, k: O },
     /// ML-KEM decapsulation.
-    KemDecaps {
-        dk: &'a [u8],
-        c: &'a [u8],
-        k: &'a mut [u8],
-    },
+    KemDecaps { dk: I, c: I, k: O },
     /// ML-DSA key generation.
-    DsaKeygen {
-        xi: &'a [u8],
-        pk: &'a mut [u8],
-        sk: &'a mut [u8],
-    },
+    DsaKeygen { xi: I, pk: O, sk: O },
     /// ML-DSA signing.
     DsaSign {
-        sk: &'a [u8],
-        msg: &'a [u8],
+        sk: I,
+        msg: I,
         msg_item: usize,
-        ctx: &'a [u8],
-        rnd: &'a [u8],
-        sig: &'a mut [u8],
+        ctx: I,
+        rnd: I,
+        sig: O,
     },
     /// ML-DSA verification.
     DsaVerify {
-        pk: &'a [u8],
-        msg: &'a [u8],
+        pk: I,
+        msg: I,
         msg_item: usize,
-        ctx: &'a [u8],
-        sig: &'a [u8],
-        ok: &'a mut [u8],
+        ctx: I,
+        sig: I,
+        ok: O,
     },
 }
 
-impl Buffers<'_> {
+/// Buffers in host memory.
+pub type HostBuffers<'a> = Buffers<&'a [u8], &'a mut [u8]>;
+
+impl<I, O> Buffers<I, O> {
+    /// The same call with each input mapped by `fi` and each output by
+    /// `fo`, in the header's parameter order; the first error stops it.
+    pub fn try_map<I2, O2>(
+        &mut self,
+        mut fi: impl FnMut(&mut I) -> anyhow::Result<I2>,
+        mut fo: impl FnMut(&mut O) -> anyhow::Result<O2>,
+    ) -> anyhow::Result<Buffers<I2, O2>> {
+        Ok(match self {
+            Buffers::KemKeygen { seeds, ek, dk } => Buffers::KemKeygen {
+                seeds: fi(seeds)?,
+                ek: fo(ek)?,
+                dk: fo(dk)?,
+            },
+            Buffers::KemEncaps { ek, m, c, k } => Buffers::KemEncaps {
+                ek: fi(ek)?,
+                m: fi(m)?,
+                c: fo(c)?,
+                k: fo(k)?,
+            },
+            Buffers::KemDecaps { dk, c, k } => Buffers::KemDecaps {
+                dk: fi(dk)?,
+                c: fi(c)?,
+                k: fo(k)?,
+            },
+            Buffers::DsaKeygen { xi, pk, sk } => Buffers::DsaKeygen {
+                xi: fi(xi)?,
+                pk: fo(pk)?,
+                sk: fo(sk)?,
+            },
+            Buffers::DsaSign {
+                sk,
+                msg,
+                msg_item,
+                ctx,
+                rnd,
+                sig,
+            } => Buffers::DsaSign {
+                sk: fi(sk)?,
+                msg: fi(msg)?,
+                msg_item: *msg_item,
+                ctx: fi(ctx)?,
+                rnd: fi(rnd)?,
+                sig: fo(sig)?,
+            },
+            Buffers::DsaVerify {
+                pk,
+                msg,
+                msg_item,
+                ctx,
+                sig,
+                ok,
+            } => Buffers::DsaVerify {
+                pk: fi(pk)?,
+                msg: fi(msg)?,
+                msg_item: *msg_item,
+                ctx: fi(ctx)?,
+                sig: fi(sig)?,
+                ok: fo(ok)?,
+            },
+        })
+    }
+
+    /// The outputs, in the header's parameter order.
+    pub fn outputs(&mut self) -> Vec<&mut O> {
+        match self {
+            Buffers::KemKeygen { ek, dk, .. } => vec![ek, dk],
+            Buffers::KemEncaps { c, k, .. } => vec![c, k],
+            Buffers::KemDecaps { k, .. } => vec![k],
+            Buffers::DsaKeygen { pk, sk, .. } => vec![pk, sk],
+            Buffers::DsaSign { sig, .. } => vec![sig],
+            Buffers::DsaVerify { ok, .. } => vec![ok],
+        }
+    }
+}
+
+impl<I: Region, O: Region> Buffers<I, O> {
     /// Each buffer's (name, bytes per item, length), for the size check.
     fn lengths(&self, alg: Algorithm) -> Vec<(&'static str, usize, usize)> {
         let s = alg.sizes();
@@ -320,25 +454,29 @@ impl Buffers<'_> {
         match self {
             Buffers::KemKeygen { seeds, ek, dk } => {
                 vec![
-                    ("seeds", 64, seeds.len()),
-                    ("ek", pk, ek.len()),
-                    ("dk", sk, dk.len()),
+                    ("seeds", 64, seeds.bytes()),
+                    ("ek", pk, ek.bytes()),
+                    ("dk", sk, dk.bytes()),
                 ]
             }
             Buffers::KemEncaps { ek, m, c, k } => vec![
-                ("ek", pk, ek.len()),
-                ("m", 32, m.len()),
-                ("c", ct, c.len()),
-                ("k", 32, k.len()),
+                ("ek", pk, ek.bytes()),
+                ("m", 32, m.bytes()),
+                ("c", ct, c.bytes()),
+                ("k", 32, k.bytes()),
             ],
             Buffers::KemDecaps { dk, c, k } => {
-                vec![("dk", sk, dk.len()), ("c", ct, c.len()), ("k", 32, k.len())]
+                vec![
+                    ("dk", sk, dk.bytes()),
+                    ("c", ct, c.bytes()),
+                    ("k", 32, k.bytes()),
+                ]
             }
             Buffers::DsaKeygen { xi, pk: p, sk: s } => {
                 vec![
-                    ("xi", 32, xi.len()),
-                    ("pk", pk, p.len()),
-                    ("sk", sk, s.len()),
+                    ("xi", 32, xi.bytes()),
+                    ("pk", pk, p.bytes()),
+                    ("sk", sk, s.bytes()),
                 ]
             }
             Buffers::DsaSign {
@@ -349,10 +487,10 @@ impl Buffers<'_> {
                 sig: g,
                 ..
             } => vec![
-                ("sk", sk, s.len()),
-                ("msg", *msg_item, msg.len()),
-                ("rnd", 32, rnd.len()),
-                ("sig", sig, g.len()),
+                ("sk", sk, s.bytes()),
+                ("msg", *msg_item, msg.bytes()),
+                ("rnd", 32, rnd.bytes()),
+                ("sig", sig, g.bytes()),
             ],
             Buffers::DsaVerify {
                 pk: p,
@@ -362,10 +500,10 @@ impl Buffers<'_> {
                 ok,
                 ..
             } => vec![
-                ("pk", pk, p.len()),
-                ("msg", *msg_item, msg.len()),
-                ("sig", sig, g.len()),
-                ("ok", 1, ok.len()),
+                ("pk", pk, p.bytes()),
+                ("msg", *msg_item, msg.bytes()),
+                ("sig", sig, g.bytes()),
+                ("ok", 1, ok.bytes()),
             ],
         }
     }
@@ -398,9 +536,9 @@ impl Buffers<'_> {
         }
         if let Buffers::DsaSign { ctx, .. } | Buffers::DsaVerify { ctx, .. } = self {
             ensure!(
-                ctx.len() <= 255,
+                ctx.bytes() <= 255,
                 "context: expected at most 255 bytes, got {}",
-                ctx.len()
+                ctx.bytes()
             );
         }
         Ok(())
@@ -412,55 +550,55 @@ impl Buffers<'_> {
     /// `check_sizes` passed for the batch, and `call`'s message buffer is
     /// valid for its capacity.
     pub(super) unsafe fn invoke(
-        self,
+        mut self,
         d: &Descriptor,
         call: &Call,
         batch: usize,
     ) -> anyhow::Result<c_int> {
         let missing = || anyhow::anyhow!("the plugin has no function for these buffers");
         let c = call as *const Call;
-        Ok(match self {
+        Ok(match &mut self {
             Buffers::KemKeygen { seeds, ek, dk } => (d.mlkem_keygen.ok_or_else(missing)?)(
                 c,
                 batch,
-                seeds.as_ptr(),
-                seeds.len(),
-                ek.as_mut_ptr(),
-                ek.len(),
-                dk.as_mut_ptr(),
-                dk.len(),
+                seeds.addr(),
+                seeds.bytes(),
+                ek.addr(),
+                ek.bytes(),
+                dk.addr(),
+                dk.bytes(),
             ),
             Buffers::KemEncaps { ek, m, c: ct, k } => (d.mlkem_encaps.ok_or_else(missing)?)(
                 c,
                 batch,
-                ek.as_ptr(),
-                ek.len(),
-                m.as_ptr(),
-                m.len(),
-                ct.as_mut_ptr(),
-                ct.len(),
-                k.as_mut_ptr(),
-                k.len(),
+                ek.addr(),
+                ek.bytes(),
+                m.addr(),
+                m.bytes(),
+                ct.addr(),
+                ct.bytes(),
+                k.addr(),
+                k.bytes(),
             ),
             Buffers::KemDecaps { dk, c: ct, k } => (d.mlkem_decaps.ok_or_else(missing)?)(
                 c,
                 batch,
-                dk.as_ptr(),
-                dk.len(),
-                ct.as_ptr(),
-                ct.len(),
-                k.as_mut_ptr(),
-                k.len(),
+                dk.addr(),
+                dk.bytes(),
+                ct.addr(),
+                ct.bytes(),
+                k.addr(),
+                k.bytes(),
             ),
             Buffers::DsaKeygen { xi, pk, sk } => (d.mldsa_keygen.ok_or_else(missing)?)(
                 c,
                 batch,
-                xi.as_ptr(),
-                xi.len(),
-                pk.as_mut_ptr(),
-                pk.len(),
-                sk.as_mut_ptr(),
-                sk.len(),
+                xi.addr(),
+                xi.bytes(),
+                pk.addr(),
+                pk.bytes(),
+                sk.addr(),
+                sk.bytes(),
             ),
             Buffers::DsaSign {
                 sk,
@@ -472,17 +610,17 @@ impl Buffers<'_> {
             } => (d.mldsa_sign.ok_or_else(missing)?)(
                 c,
                 batch,
-                sk.as_ptr(),
-                sk.len(),
-                msg.as_ptr(),
-                msg.len(),
-                msg_item,
-                ctx.as_ptr(),
-                ctx.len(),
-                rnd.as_ptr(),
-                rnd.len(),
-                sig.as_mut_ptr(),
-                sig.len(),
+                sk.addr(),
+                sk.bytes(),
+                msg.addr(),
+                msg.bytes(),
+                *msg_item,
+                ctx.addr(),
+                ctx.bytes(),
+                rnd.addr(),
+                rnd.bytes(),
+                sig.addr(),
+                sig.bytes(),
             ),
             Buffers::DsaVerify {
                 pk,
@@ -494,17 +632,17 @@ impl Buffers<'_> {
             } => (d.mldsa_verify.ok_or_else(missing)?)(
                 c,
                 batch,
-                pk.as_ptr(),
-                pk.len(),
-                msg.as_ptr(),
-                msg.len(),
-                msg_item,
-                ctx.as_ptr(),
-                ctx.len(),
-                sig.as_ptr(),
-                sig.len(),
-                ok.as_mut_ptr(),
-                ok.len(),
+                pk.addr(),
+                pk.bytes(),
+                msg.addr(),
+                msg.bytes(),
+                *msg_item,
+                ctx.addr(),
+                ctx.bytes(),
+                sig.addr(),
+                sig.bytes(),
+                ok.addr(),
+                ok.bytes(),
             ),
         })
     }
@@ -518,7 +656,7 @@ mod tests {
     fn a_buffer_of_another_size_is_named_with_both_lengths() {
         let (ek, m) = (vec![0u8; 2 * 1184], vec![0u8; 64]);
         let (mut c, mut k) = (vec![0u8; 2 * 1088 - 1], vec![0u8; 64]);
-        let b = Buffers::KemEncaps {
+        let b: HostBuffers<'_> = Buffers::KemEncaps {
             ek: &ek,
             m: &m,
             c: &mut c,
@@ -531,7 +669,7 @@ mod tests {
         assert_eq!(e, "buffer c: expected 2176 bytes (2 x 1088), got 2175");
         // The right sizes pass; the buffers of another operation do not.
         c.push(0);
-        let b = Buffers::KemEncaps {
+        let b: HostBuffers<'_> = Buffers::KemEncaps {
             ek: &ek,
             m: &m,
             c: &mut c,
@@ -540,7 +678,7 @@ mod tests {
         assert!(b
             .check_sizes(Algorithm::MlKem768, Operation::Encaps, 2)
             .is_ok());
-        let b = Buffers::KemEncaps {
+        let b: HostBuffers<'_> = Buffers::KemEncaps {
             ek: &ek,
             m: &m,
             c: &mut c,

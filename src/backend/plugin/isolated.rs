@@ -11,7 +11,9 @@
 //! fails it the same way. The next record starts a new worker; the records
 //! before are already in the run file.
 
-use super::{Offer, PluginInfo};
+use super::batch::{Caller, HostCaller};
+use super::device::{DeviceBatch, DeviceCaller, Gpu, GpuSide};
+use super::{Memory, Offer, PluginInfo};
 use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::core::catalog::{Algorithm, Operation};
 use crate::schema::device::{Device, GateReport};
@@ -23,10 +25,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::rc::Rc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The longest one request may take when the run has no deadline.
 pub const CALL_BOUND: Duration = Duration::from_secs(600);
+
+/// The longest a plugin's known-answer vectors may take when the run has
+/// no deadline.
+pub const VECTORS_BOUND: Duration = Duration::from_secs(300);
 
 /// What the parent asks (a batch's fields as in `BatchConfig`).
 #[allow(missing_docs)]
@@ -47,6 +54,12 @@ pub enum Request {
     Check(usize),
     /// Time an empty window of prepared batch `0`.
     EmptyWindow(usize),
+    /// Run the known-answer vectors of these parameter sets on the plugin:
+    /// every case, or the first `sample` of each group.
+    Vectors {
+        algs: Vec<Algorithm>,
+        sample: Option<usize>,
+    },
 }
 
 /// What the worker answers.
@@ -58,6 +71,8 @@ pub enum Reply {
         info: PluginInfo,
         /// Each set it implements with its PQCPROF_OP_* bits.
         offers: Vec<(Algorithm, u32)>,
+        /// A device plugin's GPU.
+        gpu: Option<GpuSide>,
     },
     /// A batch prepared: its number for later requests.
     Prepared(usize),
@@ -65,9 +80,25 @@ pub enum Reply {
     Seconds(f64),
     /// The gate passed.
     Gate(GateReport),
+    /// The vectors' report (the vector runner's own JSON).
+    Vectors(serde_json::Value),
     /// The request failed: why.
     Failed(String),
 }
+
+/// What the worker's vector runner is given: the plugin behind its caller
+/// (device copies for a device plugin), the sets and the sample.
+pub struct VectorsJob {
+    /// Calls the plugin on host buffers.
+    pub caller: Arc<dyn Caller>,
+    /// The parameter sets.
+    pub algs: Vec<Algorithm>,
+    /// Cases per group (`None`: every case).
+    pub sample: Option<usize>,
+}
+
+/// The vector runner, from the layer above (it lives in `vectors`).
+pub type VectorsFn<'a> = &'a dyn Fn(VectorsJob) -> anyhow::Result<serde_json::Value>;
 
 /// The name of a signal, for a failed record.
 fn signal_name(sig: i32) -> String {
@@ -110,14 +141,26 @@ struct Worker {
     stdin: ChildStdin,
     lines: Receiver<String>,
     path: PathBuf,
+    /// What bounds the answer awaited now, for the message when none comes.
+    bound: String,
+}
+
+/// What bounds an ordinary request.
+fn call_bound() -> String {
+    format!(
+        "the run's deadline or the {} s bound per call",
+        CALL_BOUND.as_secs()
+    )
 }
 
 impl Worker {
-    fn start(path: &Path, by: Instant) -> anyhow::Result<(Worker, Reply)> {
+    fn start(path: &Path, ordinal: usize, by: Instant) -> anyhow::Result<(Worker, Reply)> {
         let exe =
             std::env::current_exe().context("finding this pqcprof to start a plugin worker")?;
         let mut cmd = Command::new(exe);
         cmd.arg("plugin-worker")
+            .arg("--device")
+            .arg(ordinal.to_string())
             .arg(path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -143,6 +186,7 @@ impl Worker {
             stdin,
             lines,
             path: path.to_path_buf(),
+            bound: call_bound(),
         };
         let first = w.receive(by, "loading")?;
         Ok((w, first))
@@ -158,10 +202,10 @@ impl Worker {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
                 bail!(
-                    "plugin {} {what}: no answer within {:.1} s (the run's deadline or the {} s bound per call); its worker process was killed",
+                    "plugin {} {what}: no answer within {:.1} s ({}); its worker process was killed",
                     self.path.display(),
                     wait.as_secs_f64(),
-                    CALL_BOUND.as_secs()
+                    self.bound
                 )
             }
             Err(RecvTimeoutError::Disconnected) => {
@@ -210,23 +254,30 @@ impl Drop for Worker {
 pub struct PluginBackend {
     /// What records say of it.
     pub info: PluginInfo,
+    /// A device plugin's GPU (`None`: a host plugin).
+    pub gpu: Option<GpuSide>,
     offers: Vec<Offer>,
     name: String,
     device: Device,
+    ordinal: usize,
     worker: Rc<RefCell<Option<Worker>>>,
     /// When every request must have been answered (the run's deadline).
     deadline: Option<Instant>,
 }
 
+/// What the first answer says of the plugin.
+type Described = (PluginInfo, Vec<Offer>, Option<GpuSide>);
+
 /// The loaded plugin's description from a first answer.
-fn loaded(reply: Reply, path: &Path) -> anyhow::Result<(PluginInfo, Vec<Offer>)> {
+fn loaded(reply: Reply, path: &Path) -> anyhow::Result<Described> {
     match reply {
-        Reply::Loaded { info, offers } => Ok((
+        Reply::Loaded { info, offers, gpu } => Ok((
             info,
             offers
                 .into_iter()
                 .map(|(alg, operations)| Offer { alg, operations })
                 .collect(),
+            gpu,
         )),
         Reply::Failed(why) => Err(anyhow!(why)),
         other => bail!(
@@ -237,31 +288,92 @@ fn loaded(reply: Reply, path: &Path) -> anyhow::Result<(PluginInfo, Vec<Offer>)>
 }
 
 impl PluginBackend {
-    /// Loads the plugin at `path` in a worker and reads what it offers;
-    /// `deadline` bounds every later request.
-    pub fn open(path: &Path, device: Device, deadline: Option<Instant>) -> anyhow::Result<Self> {
+    /// Loads the plugin at `path` in a worker and reads what it offers (a
+    /// device plugin on GPU `ordinal`; `host` describes where a host plugin
+    /// runs); `deadline` bounds every later request.
+    pub fn open(
+        path: &Path,
+        host: Device,
+        ordinal: usize,
+        deadline: Option<Instant>,
+    ) -> anyhow::Result<Self> {
         let bound = Instant::now() + CALL_BOUND;
-        let (worker, first) = Worker::start(path, deadline.map_or(bound, |d| d.min(bound)))?;
-        let (info, offers) = loaded(first, path)?;
-        if info.memory != super::Memory::Host {
-            bail!(
-                "plugin {}: memory kind: device plugins are not measured by this build; expected host, got device",
-                path.display()
-            );
-        }
+        let (worker, first) =
+            Worker::start(path, ordinal, deadline.map_or(bound, |d| d.min(bound)))?;
+        let (info, offers, gpu) = loaded(first, path)?;
         Ok(PluginBackend {
             name: super::backend_name(&info.name),
+            device: gpu.as_ref().map_or(host, |g| g.device.clone()),
             info,
+            gpu,
             offers,
-            device,
+            ordinal,
             worker: Rc::new(RefCell::new(Some(worker))),
             deadline,
         })
     }
 
+    /// What it offers, as loaded.
+    pub fn offers(&self) -> &[Offer] {
+        &self.offers
+    }
+
     fn by(&self) -> Instant {
         let bound = Instant::now() + CALL_BOUND;
         self.deadline.map_or(bound, |d| d.min(bound))
+    }
+
+    /// A worker ready for requests: the one running, or a new one (the last
+    /// died or was dropped after a failed request) loading the same file.
+    fn ready_worker(&self) -> anyhow::Result<std::cell::RefMut<'_, Option<Worker>>> {
+        let path = PathBuf::from(&self.info.path);
+        let mut slot = self.worker.borrow_mut();
+        if !slot.as_mut().is_some_and(Worker::alive) {
+            let (w, first) = Worker::start(&path, self.ordinal, self.by())?;
+            let (info, _, _) = loaded(first, &path)?;
+            if info.sha256 != self.info.sha256 {
+                bail!("plugin {}: the library file changed during the run (SHA-256 {} at the start, {} now)", path.display(), self.info.sha256, info.sha256);
+            }
+            *slot = Some(w);
+        }
+        Ok(slot)
+    }
+
+    /// The known-answer vectors of `algs` on the plugin, in its worker
+    /// (every case, or the first `sample` of each group): the vector
+    /// runner's report as JSON.
+    pub fn vectors(
+        &self,
+        algs: &[Algorithm],
+        sample: Option<usize>,
+    ) -> anyhow::Result<serde_json::Value> {
+        // A plugin that hangs on a case must leave the run time to measure:
+        // a quarter of the time left to the deadline, VECTORS_BOUND without one.
+        let now = Instant::now();
+        let by = match self.deadline {
+            Some(d) => now + d.saturating_duration_since(now) / 4,
+            None => now + VECTORS_BOUND,
+        };
+        let mut slot = self.ready_worker()?;
+        let w = slot.as_mut().ok_or_else(|| anyhow!("no worker"))?;
+        let req = Request::Vectors {
+            algs: algs.to_vec(),
+            sample,
+        };
+        w.bound = format!(
+            "a quarter of the time left to the run's deadline, or {} s without one",
+            VECTORS_BOUND.as_secs()
+        );
+        let r = w.ask(&req, by, "known-answer vectors");
+        w.bound = call_bound();
+        if r.is_err() {
+            // A plugin that failed here may have left its process unusable.
+            *slot = None;
+        }
+        match r? {
+            Reply::Vectors(v) => Ok(v),
+            other => bail!("unexpected answer to the vectors: {other:?}"),
+        }
     }
 }
 
@@ -276,7 +388,7 @@ impl Backend for PluginBackend {
         self.device.clone()
     }
     fn emulated(&self) -> bool {
-        false
+        self.gpu.as_ref().is_some_and(|g| g.emulated)
     }
     fn supports(&self, alg: Algorithm, op: Operation) -> bool {
         self.offers
@@ -286,23 +398,21 @@ impl Backend for PluginBackend {
     fn plugin(&self) -> Option<PluginInfo> {
         Some(self.info.clone())
     }
+    fn plugin_vectors(
+        &self,
+        algs: &[Algorithm],
+        sample: Option<usize>,
+    ) -> Option<anyhow::Result<serde_json::Value>> {
+        Some(self.vectors(algs, sample))
+    }
     fn prepare(
         &mut self,
         alg: Algorithm,
         op: Operation,
         cfg: &BatchConfig,
     ) -> anyhow::Result<Box<dyn Prepared>> {
-        let path = PathBuf::from(&self.info.path);
-        let mut slot = self.worker.borrow_mut();
-        if !slot.as_mut().is_some_and(Worker::alive) {
-            let (w, first) = Worker::start(&path, self.by())?;
-            let (info, _) = loaded(first, &path)?;
-            if info.sha256 != self.info.sha256 {
-                bail!("plugin {}: the library file changed during the run (SHA-256 {} at the start, {} now)", path.display(), self.info.sha256, info.sha256);
-            }
-            *slot = Some(w);
-        }
-        let threads = if self.info.thread_safe {
+        let mut slot = self.ready_worker()?;
+        let threads = if self.info.thread_safe && self.gpu.is_none() {
             cfg.threads
         } else {
             1
@@ -328,6 +438,7 @@ impl Backend for PluginBackend {
             what: format!("{alg} {op}"),
             threads,
             deadline: self.deadline,
+            device: self.gpu.is_some(),
         }))
     }
 }
@@ -340,6 +451,9 @@ struct Remote {
     what: String,
     threads: usize,
     deadline: Option<Instant>,
+    /// A device plugin: a failed request leaves its context unusable (a
+    /// fault is sticky), so the next record starts a new worker.
+    device: bool,
 }
 
 impl Remote {
@@ -351,7 +465,7 @@ impl Remote {
             .as_mut()
             .ok_or_else(|| anyhow!("the plugin worker is gone"))?;
         let r = w.ask(&req, by, &format!("{} {step}", self.what));
-        if r.is_err() && !w.alive() {
+        if r.is_err() && (self.device || !w.alive()) {
             *slot = None;
         }
         r
@@ -379,47 +493,96 @@ impl Prepared for Remote {
         self.threads
     }
     fn empty_window(&mut self) -> Option<anyhow::Result<Duration>> {
+        if self.device {
+            return None;
+        }
         Some(self.seconds(Request::EmptyWindow(self.id), "empty window"))
     }
     fn empty_window_method(&self) -> &'static str {
         "in the plugin's worker process, the batch's own window around parts with no call: two clock reads on one thread; with several, the threads spawned, pinned and released at a barrier"
     }
     fn timed_window(&self) -> &'static str {
+        if self.device {
+            return DEVICE_WINDOW;
+        }
         "wall clock around the plugin's batched call on buffers pqcprof allocated, in the plugin's worker process; with several threads (thread-safe plugins), one call per thread on a disjoint part, from releasing all threads to the last one's end; randomness given as inputs"
     }
 }
 
-/// The worker's loop: loads `path`, then answers each request line on
-/// `out` until its input ends.
-pub fn serve(path: &Path, input: impl BufRead, mut out: impl Write) -> anyhow::Result<()> {
+/// How a device plugin's window is timed (as its worker's batch says).
+const DEVICE_WINDOW: &str = "CUDA events recorded on the stream pqcprof handed the device plugin, before and after its call, the stream synchronised after the second (in the plugin's worker process); inputs copied to the device before, outputs copied back after, neither timed; the window includes any host time the plugin spends between its launches; randomness given as inputs";
+
+/// The worker's loop: loads `path` (a device plugin on GPU `ordinal`),
+/// then answers each request line on `out` until its input ends;
+/// `vectors` runs the known-answer vectors.
+pub fn serve(
+    path: &Path,
+    ordinal: usize,
+    input: impl BufRead,
+    mut out: impl Write,
+    vectors: VectorsFn<'_>,
+) -> anyhow::Result<()> {
     let mut say = |r: &Reply| -> anyhow::Result<()> {
         writeln!(out, "{}", serde_json::to_string(r)?)?;
         Ok(out.flush()?)
     };
-    let plugin = match super::Plugin::load(path) {
-        Ok(p) => std::sync::Arc::new(p),
+    let (caller, gpu) = match load(path, ordinal) {
+        Ok(c) => c,
         Err(e) => return say(&Reply::Failed(format!("{e:#}"))),
     };
+    let device = gpu.as_ref().map(|(g, _)| g.clone());
     say(&Reply::Loaded {
-        info: plugin.info.clone(),
-        offers: plugin
+        info: caller.plugin().info.clone(),
+        offers: caller
+            .plugin()
             .offers
             .iter()
             .map(|o| (o.alg, o.operations))
             .collect(),
+        gpu: gpu.map(|(_, side)| side),
     })?;
-    let mut batches: Vec<super::batch::HostBatch> = vec![];
+    let mut batches: Vec<Box<dyn Prepared>> = vec![];
     for line in input.lines() {
         let req: Request = serde_json::from_str(&line?)?;
-        say(&answer(&plugin, &mut batches, req))?;
+        let reply = match req {
+            Request::Vectors { algs, sample } => {
+                let job = VectorsJob {
+                    caller: caller.clone(),
+                    algs,
+                    sample,
+                };
+                match vectors(job) {
+                    Ok(v) => Reply::Vectors(v),
+                    Err(e) => Reply::Failed(format!("{e:#}")),
+                }
+            }
+            req => answer(&caller, device.as_ref(), &mut batches, req),
+        };
+        say(&reply)?;
     }
     Ok(())
 }
 
-/// The worker's answer to one request.
+/// The plugin at `path` loaded and its caller: a host plugin called on
+/// host buffers, a device plugin through GPU `ordinal` (opened here).
+type LoadedPlugin = (Arc<dyn Caller>, Option<(Arc<DeviceCaller>, GpuSide)>);
+
+fn load(path: &Path, ordinal: usize) -> anyhow::Result<LoadedPlugin> {
+    let plugin = Arc::new(super::Plugin::load(path)?);
+    if plugin.info.memory == Memory::Host {
+        return Ok((Arc::new(HostCaller(plugin)), None));
+    }
+    let (gpu, side) = Gpu::open(ordinal)
+        .with_context(|| format!("plugin {} declares device memory", plugin.info.name))?;
+    let caller = Arc::new(DeviceCaller::new(plugin, gpu));
+    Ok((caller.clone(), Some((caller, side))))
+}
+
+/// The worker's answer to one request about a batch.
 fn answer(
-    plugin: &std::sync::Arc<super::Plugin>,
-    batches: &mut Vec<super::batch::HostBatch>,
+    caller: &Arc<dyn Caller>,
+    gpu: Option<&Arc<DeviceCaller>>,
+    batches: &mut Vec<Box<dyn Prepared>>,
     req: Request,
 ) -> Reply {
     let id = match req {
@@ -437,7 +600,7 @@ fn answer(
                 message_size,
                 context,
             };
-            return match super::batch::HostBatch::new(plugin.clone(), alg, op, &cfg) {
+            return match prepare(caller, gpu, alg, op, &cfg) {
                 Ok(b) => {
                     batches.push(b);
                     Reply::Prepared(batches.len() - 1)
@@ -446,6 +609,7 @@ fn answer(
             };
         }
         Request::Run(id) | Request::Check(id) | Request::EmptyWindow(id) => id,
+        Request::Vectors { .. } => return Reply::Failed("vectors are not a batch".into()),
     };
     let Some(b) = batches.get_mut(id) else {
         return Reply::Failed(format!("no prepared batch {id}"));
@@ -457,7 +621,29 @@ fn answer(
             Ok(g) => Reply::Gate(g),
             Err(e) => Reply::Failed(format!("{e:#}")),
         },
-        Request::Prepare { .. } => Reply::Failed("a second prepare".into()),
+        Request::Prepare { .. } | Request::Vectors { .. } => {
+            Reply::Failed("a second prepare".into())
+        }
+    }
+}
+
+/// A batch of `op` of `alg`: on the host, or on the device for a device
+/// plugin.
+fn prepare(
+    caller: &Arc<dyn Caller>,
+    gpu: Option<&Arc<DeviceCaller>>,
+    alg: Algorithm,
+    op: Operation,
+    cfg: &BatchConfig,
+) -> anyhow::Result<Box<dyn Prepared>> {
+    match gpu {
+        None => Ok(Box::new(super::batch::HostBatch::new(
+            caller.clone(),
+            alg,
+            op,
+            cfg,
+        )?)),
+        Some(d) => Ok(Box::new(DeviceBatch::new(d.clone(), alg, op, cfg)?)),
     }
 }
 

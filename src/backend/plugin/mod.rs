@@ -11,13 +11,14 @@
 //! that crashes or hangs costs one failed record, not the run.
 
 pub mod batch;
+pub mod device;
 pub mod ffi;
 pub mod isolated;
 
 use crate::core::catalog::{Algorithm, Operation};
 pub use crate::schema::plugin::{Memory, PluginInfo};
-use anyhow::{anyhow, bail, Context};
-pub use ffi::{op_bit, Offer};
+use anyhow::{anyhow, bail, ensure, Context};
+pub use ffi::{op_bit, Offer, Place};
 use ffi::{text, Call, Descriptor};
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
@@ -128,20 +129,29 @@ impl Plugin {
 
     /// Calls `op` of `alg` over `batch` items with `bufs` (each checked
     /// against its FIPS size times the batch first).
-    pub fn call(
+    pub fn call<I: ffi::Region, O: ffi::Region>(
         &self,
         alg: Algorithm,
         op: Operation,
         batch: usize,
-        bufs: ffi::Buffers<'_>,
+        bufs: ffi::Buffers<I, O>,
+        place: Place,
     ) -> anyhow::Result<()> {
         if !self.supports(alg, op) {
             bail!("plugin {} does not implement {alg} {op}", self.info.name);
         }
+        let on_device = matches!(place, Place::Device { .. });
+        ensure!(
+            on_device == (self.info.memory == Memory::Device),
+            "plugin {} takes {} memory; pqcprof was about to hand it {} buffers",
+            self.info.name,
+            self.info.memory.name(),
+            if on_device { "device" } else { "host" }
+        );
         bufs.check_sizes(alg, op, batch)
             .with_context(|| format!("plugin {} {alg} {op}", self.info.name))?;
         let mut msg = [0u8; 512];
-        let call = Call::host(alg, &mut msg);
+        let call = Call::new(alg, place, &mut msg);
         // SAFETY: every buffer has the length passed beside it, checked
         // against the standard above; the function pointer is the one the
         // descriptor gives for this operation (non-null: `supports`).

@@ -1,0 +1,275 @@
+//! Device plugins (`memory = PQCPROF_MEMORY_DEVICE`): pqcprof opens the
+//! GPU's primary context in the plugin's worker process, allocates every
+//! buffer in device memory, copies the inputs in before timing, and hands
+//! the plugin device pointers and a stream of its own. The timed window is
+//! two CUDA events recorded on that stream around the plugin's call; the
+//! stream is synchronised after the second, so work the plugin queued and
+//! left running is inside the window. The gate copies the outputs back and
+//! checks them as a host plugin's are; its untimed calls (a tampered
+//! ciphertext or signature) go through device copies too.
+
+use super::batch::{Caller, Part};
+use super::ffi::{Buffers, DeviceRegion, HostBuffers, Place};
+use super::Plugin;
+use crate::backend::native_gpu::gate::{sample_indices, MIN_SAMPLE};
+use crate::backend::{BatchConfig, Prepared};
+use crate::core::catalog::{Algorithm, Operation};
+use crate::schema::device::{Device, DeviceKind, GateReport};
+use anyhow::{anyhow, Context};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the parent learns of the GPU a device plugin runs on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuSide {
+    /// The CUDA ordinal.
+    pub ordinal: usize,
+    /// The device as records describe it.
+    pub device: Device,
+    /// Its PCI bus id (for the NVML sampler).
+    pub pci_bus_id: String,
+    /// True on the CPU stand-in driver: timings of an emulation.
+    pub emulated: bool,
+}
+
+/// The GPU context and stream of a device plugin's worker.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    ordinal: usize,
+}
+
+fn driver(what: &str) -> impl Fn(cudarc::driver::DriverError) -> anyhow::Error + '_ {
+    move |e| anyhow!("{what}: {e:?}")
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal`'s primary context and a stream for the plugin.
+    pub fn open(ordinal: usize) -> anyhow::Result<(Arc<Gpu>, GpuSide)> {
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| anyhow!("cannot open GPU {ordinal} for a device plugin: {e:?}"))?;
+        // One stream, synchronised explicitly: no per-buffer events around
+        // the plugin's work.
+        // SAFETY: every buffer of the worker is used on `stream` only.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(driver("creating a stream"))?;
+        let attr = |a| ctx.attribute(a).map(|v| v as usize).unwrap_or(0);
+        let pci_bus_id = format!(
+            "{:08x}:{:02x}:{:02x}.0",
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
+        );
+        let side = GpuSide {
+            ordinal,
+            device: Device {
+                kind: DeviceKind::Gpu,
+                name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
+                memory_total_mb: (ctx.total_mem().unwrap_or(0) / (1024 * 1024)) as u64,
+            },
+            pci_bus_id,
+            emulated: crate::probe::gpu::standin_driver().is_some(),
+        };
+        Ok((
+            Arc::new(Gpu {
+                ctx,
+                stream,
+                ordinal,
+            }),
+            side,
+        ))
+    }
+
+    fn place(&self) -> Place {
+        Place::Device {
+            stream: self.stream.cu_stream().cast(),
+            ordinal: self.ordinal as i32,
+        }
+    }
+
+    fn upload(&self, bytes: &[u8]) -> anyhow::Result<DevMem> {
+        if bytes.is_empty() {
+            return Ok(DevMem(None));
+        }
+        let s = self
+            .stream
+            .clone_htod(bytes)
+            .map_err(driver("copying an input to the device"))?;
+        Ok(DevMem(Some(s)))
+    }
+
+    fn alloc(&self, len: usize) -> anyhow::Result<DevMem> {
+        if len == 0 {
+            return Ok(DevMem(None));
+        }
+        let s = self
+            .stream
+            .alloc_zeros::<u8>(len)
+            .map_err(driver("allocating an output on the device"))?;
+        Ok(DevMem(Some(s)))
+    }
+
+    fn download(&self, from: &DevMem, into: &mut [u8]) -> anyhow::Result<()> {
+        if let Some(s) = &from.0 {
+            self.stream
+                .memcpy_dtoh(s, into)
+                .map_err(driver("copying an output back from the device"))?;
+        }
+        Ok(())
+    }
+
+    fn synchronize(&self, what: &str) -> anyhow::Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| anyhow!("the plugin's work on the stream failed ({what}): {e:?}"))
+    }
+}
+
+/// One device buffer (none for an empty one).
+pub struct DevMem(Option<CudaSlice<u8>>);
+
+impl DevMem {
+    fn region(&self, stream: &CudaStream) -> DeviceRegion {
+        match &self.0 {
+            Some(s) => DeviceRegion {
+                ptr: s.device_ptr(stream).0,
+                len: s.len(),
+            },
+            None => DeviceRegion { ptr: 0, len: 0 },
+        }
+    }
+}
+
+/// A device plugin and the GPU it runs on.
+pub struct DeviceCaller {
+    gpu: Arc<Gpu>,
+    plugin: Arc<Plugin>,
+}
+
+impl DeviceCaller {
+    /// `plugin` on `gpu`.
+    pub fn new(plugin: Arc<Plugin>, gpu: Arc<Gpu>) -> Self {
+        DeviceCaller { gpu, plugin }
+    }
+
+    /// Queues the plugin's call on the device buffers `staged` (returns
+    /// when the plugin does, its work possibly still running).
+    fn queue(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        n: usize,
+        staged: &mut Buffers<DevMem, DevMem>,
+    ) -> anyhow::Result<()> {
+        let st = &self.gpu.stream;
+        let regions = staged.try_map(|m| Ok(m.region(st)), |m| Ok(m.region(st)))?;
+        self.gpu
+            .ctx
+            .bind_to_thread()
+            .map_err(driver("making the GPU context current"))?;
+        self.plugin.call(alg, op, n, regions, self.gpu.place())
+    }
+}
+
+impl Caller for DeviceCaller {
+    fn call(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        n: usize,
+        mut bufs: HostBuffers<'_>,
+    ) -> anyhow::Result<()> {
+        let g = &self.gpu;
+        let mut staged = bufs.try_map(|i| g.upload(i), |o| g.alloc(o.len()))?;
+        self.queue(alg, op, n, &mut staged)?;
+        g.synchronize("an untimed call")?;
+        for (dev, host) in staged.outputs().into_iter().zip(bufs.outputs()) {
+            g.download(dev, host)?;
+        }
+        Ok(())
+    }
+    fn plugin(&self) -> &Plugin {
+        &self.plugin
+    }
+}
+
+/// A device plugin batch: its inputs made on the host (as a host plugin's
+/// are) and copied to the device once, its outputs allocated there.
+pub struct DeviceBatch {
+    part: Part,
+    staged: Buffers<DevMem, DevMem>,
+    caller: Arc<DeviceCaller>,
+}
+
+impl DeviceBatch {
+    /// Inputs for `op` of `alg` over `cfg.batch` items, on the device.
+    pub fn new(
+        caller: Arc<DeviceCaller>,
+        alg: Algorithm,
+        op: Operation,
+        cfg: &BatchConfig,
+    ) -> anyhow::Result<DeviceBatch> {
+        let plugin = &caller.plugin.info.name;
+        anyhow::ensure!(
+            caller.plugin.supports(alg, op),
+            "plugin {plugin} does not implement {alg} {op}"
+        );
+        let label = format!("preparing plugin {plugin} {alg} {op}");
+        let as_caller: Arc<dyn Caller> = caller.clone();
+        let mut part = Part::new(as_caller, alg, op, cfg.batch, cfg).context(label.clone())?;
+        let g = &caller.gpu;
+        let staged = part
+            .buffers()
+            .try_map(|i| g.upload(i), |o| g.alloc(o.len()))
+            .context(label)?;
+        g.synchronize("copying the inputs")?;
+        Ok(DeviceBatch {
+            part,
+            staged,
+            caller,
+        })
+    }
+}
+
+impl Prepared for DeviceBatch {
+    fn run(&mut self) -> anyhow::Result<Duration> {
+        let g = &self.caller.gpu;
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let start = g.stream.record_event(flags).map_err(driver("an event"))?;
+        let (alg, op, n) = (self.part.alg, self.part.op, self.part.n);
+        self.caller.queue(alg, op, n, &mut self.staged)?;
+        let end = g.stream.record_event(flags).map_err(driver("an event"))?;
+        g.synchronize("the timed call")?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(driver("reading the timing events"))?;
+        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1000.0))
+    }
+    fn check(&mut self) -> anyhow::Result<GateReport> {
+        let g = &self.caller.gpu;
+        {
+            let mut host = self.part.buffers();
+            for (dev, out) in self.staged.outputs().into_iter().zip(host.outputs()) {
+                g.download(dev, out)?;
+            }
+        }
+        let label = format!(
+            "plugin {} {} {} gate",
+            self.caller.plugin.info.name, self.part.alg, self.part.op
+        );
+        let checks = self.part.check().context(label)?;
+        Ok(GateReport {
+            checked_ops: sample_indices(self.part.n, MIN_SAMPLE).len(),
+            checks,
+        })
+    }
+    fn threads(&self) -> usize {
+        1
+    }
+    fn timed_window(&self) -> &'static str {
+        "CUDA events recorded on the stream pqcprof handed the device plugin, before and after its call, the stream synchronised after the second (in the plugin's worker process); inputs copied to the device before, outputs copied back after, neither timed; the window includes any host time the plugin spends between its launches; randomness given as inputs"
+    }
+}
