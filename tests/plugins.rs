@@ -493,6 +493,43 @@ fn a_run_keeps_the_vectors_the_plugin_passed_in_its_worker() {
     let failed: u64 = suites.iter().map(|s| s["failed"].as_u64().unwrap()).sum();
     assert!(passed > 0, "{entry:#}");
     assert_eq!(failed, 0, "{entry:#}");
+    // Its cuPQC-shaped folder says which library made the figures.
+    let info: Value = serde_json::from_slice(
+        &std::fs::read(out.path().join("plugin-rustcrypto-1t/plugin.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(info["name"], "rustcrypto");
+    assert_eq!(info["memory"], "host");
+    assert_eq!(info["sha256"].as_str().unwrap().len(), 64);
+    // The report says what each plugin is and which vectors it passed.
+    let run_file = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .unwrap();
+    let md = out.path().join("r.md");
+    pqcprof()
+        .arg("report")
+        .arg(&run_file)
+        .args(["--format", "markdown", "-o"])
+        .arg(&md)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(md).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| Plugins |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains("plugin-rustcrypto: rustcrypto"), "{row}");
+    assert!(row.contains("ABI 1, host memory, SHA-256"), "{row}");
+    let vectors = md
+        .lines()
+        .find(|l| l.starts_with("| Known-answer vectors |"))
+        .unwrap();
+    assert!(
+        vectors.contains("plugin-rustcrypto: ML-KEM-768"),
+        "{vectors}"
+    );
 }
 
 #[test]

@@ -29,6 +29,10 @@ pub const SEED_LAYOUT_BACKENDS: [&str; 2] = [
     crate::backend::native_gpu::NAME,
 ];
 
+/// Beside a plugin backend's cuPQC-shaped files: the plugin behind them
+/// (name, version, ABI version, the library's SHA-256, memory kind, path).
+pub const PLUGIN_FILE: &str = "plugin.json";
+
 /// Which run wrote each headline cuPQC-shaped file of a folder, so that a
 /// later batch sweep never replaces a benchmark's headline with its own
 /// batches: `headline-sources.json` beside the run files.
@@ -144,6 +148,16 @@ fn views_of(run: &RunFile) -> Vec<View> {
             &headline_records(&recs),
             true,
         );
+        // A plugin's folder says which library made its figures.
+        if let Some(info) = recs.iter().find_map(|r| r.plugin.as_ref()) {
+            views.push(View {
+                dir: dir.clone(),
+                rel: PathBuf::from(PLUGIN_FILE),
+                value: serde_json::to_value(info).unwrap_or_default(),
+                decimals: 0,
+                headline: false,
+            });
+        }
         let mut batches: Vec<usize> = recs
             .iter()
             .filter(|r| r.status == Status::Ok)

@@ -183,6 +183,30 @@ fn vectors_row(run: &LoadedRun) -> Option<MetaRow> {
     (!each.is_empty()).then(|| ("Known-answer vectors".into(), each.join("; ")))
 }
 
+/// What each plugin behind the file's records is: `plugin-NAME: VERSION,
+/// ABI N, host|device memory, SHA-256 <first 16 hex digits>…, PATH`.
+fn plugins_row(run: &LoadedRun) -> Option<MetaRow> {
+    let mut each: Vec<String> = run
+        .records
+        .iter()
+        .filter_map(|(_, r)| r.plugin.as_ref().map(|p| (r.backend.as_str(), p)))
+        .map(|(b, p)| {
+            format!(
+                "{b}: {} {}, ABI {}, {} memory, SHA-256 {}…, {}",
+                p.name,
+                p.version,
+                p.abi_version,
+                p.memory.name(),
+                p.sha256.get(..16).unwrap_or(&p.sha256),
+                p.path
+            )
+        })
+        .collect();
+    each.sort();
+    each.dedup();
+    (!each.is_empty()).then(|| ("Plugins".into(), each.join("; ")))
+}
+
 /// The metadata and settings of one file as (name, value) rows: the
 /// machine, its GPUs and Slurm rank, how the run ended and how busy the
 /// machine was, then the settings.
@@ -218,6 +242,7 @@ pub fn metadata_rows(run: &LoadedRun) -> Vec<MetaRow> {
             .collect();
         v.push(("Floor (median empty window)".into(), each.join(", ")));
     }
+    v.extend(plugins_row(run));
     v.extend(vectors_row(run));
     v.push((
         "Records".into(),
