@@ -29,10 +29,15 @@ fn sources() -> Vec<PathBuf> {
 
 /// FNV-1a over every source's name and bytes.
 fn source_hash() -> String {
+    files_hash(&sources())
+}
+
+/// FNV-1a over each file's name and bytes, in the order given.
+fn files_hash(files: &[PathBuf]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in sources() {
+    for p in files {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        for b in name.bytes().chain(std::fs::read(&p).unwrap()) {
+        for b in name.bytes().chain(std::fs::read(p).unwrap()) {
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }
@@ -40,15 +45,35 @@ fn source_hash() -> String {
     format!("{h:016x}")
 }
 
+/// The files of `dir` (not its subfolders), sorted.
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
 /// Builds the stand-in from the sources under `src` (the checkout, or a
 /// scratch copy of it) into `dir` with the fixture's own build script
 /// (`racecheck`: its racecheck mode), objects cached under
 /// `target/cuda-standin-objects`.
 fn build(src: &Path, dir: &Path, racecheck: bool) {
+    build_with(src, dir, racecheck, &[]);
+}
+
+/// `build`, with the extern "C" kernels of the CUDA sources `kernels`
+/// added to the stand-in's table (`build --kernels`).
+fn build_with(src: &Path, dir: &Path, racecheck: bool, kernels: &[PathBuf]) {
     let tmp = dir.with_extension(format!("tmp-{}", std::process::id()));
     let mut c = std::process::Command::new(root().join("tests/fixtures/cuda-standin/build"));
     if racecheck {
         c.arg("--racecheck");
+    }
+    for k in kernels {
+        c.arg("--kernels").arg(k);
     }
     let out = c
         .arg(src)
@@ -104,6 +129,104 @@ pub fn racecheck_lib_dir() -> PathBuf {
 /// change), into `dir`, not cached.
 pub fn racecheck_build_from(src: &Path, dir: &Path) {
     build(src, dir, true);
+}
+
+/// The folder of a stand-in that also runs the extern "C" kernels of the
+/// CUDA sources `kernels` (a device plugin's, e.g.
+/// examples/plugins/cuda-mlkem/kernels.cu: `build --kernels`), built on
+/// first use into `target/cuda-standin-kernels/<hash>`. The hash covers the
+/// stand-in's sources, cuda/native/*, and each file of the folders holding
+/// `kernels` (what they include from beside them).
+pub fn lib_dir_with_kernels(kernels: &[&Path]) -> PathBuf {
+    static DIRS: std::sync::Mutex<Vec<(Vec<PathBuf>, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let kernels: Vec<PathBuf> = kernels
+        .iter()
+        .map(|k| {
+            let k = if k.is_absolute() {
+                k.to_path_buf()
+            } else {
+                root().join(k)
+            };
+            assert!(k.is_file(), "no kernel source {}", k.display());
+            k
+        })
+        .collect();
+    let mut dirs = DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, dir)) = dirs.iter().find(|(k, _)| *k == kernels) {
+        return dir.clone();
+    }
+    let mut files = sources();
+    for k in &kernels {
+        files.push(k.clone());
+        files.extend(files_in(k.parent().unwrap()));
+    }
+    let dir = root()
+        .join("target")
+        .join("cuda-standin-kernels")
+        .join(files_hash(&files));
+    if !dir.join("libcuda.so.1").exists() {
+        build_with(&root(), &dir, false, &kernels);
+    }
+    dirs.push((kernels, dir.clone()));
+    dir
+}
+
+/// The example device plugin (examples/plugins/cuda-mlkem/), built once per
+/// test process by its own build script (nvcc from `$NVCC`, PATH or
+/// `$PQCPROF_VENV`) into `target/cuda-mlkem-plugin/<hash of its folder,
+/// include/pqcprof_plugin.h and cuda/native/*>`: the path of its `.so`. The
+/// stand-in that runs its kernels is
+/// `lib_dir_with_kernels(&[Path::new(CUDA_MLKEM_KERNELS)])`.
+pub fn cuda_mlkem_plugin() -> PathBuf {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let example = root().join("examples/plugins/cuda-mlkem");
+        let mut files = files_in(&example);
+        files.push(root().join("include/pqcprof_plugin.h"));
+        files.extend(files_in(&root().join("cuda/native")));
+        let dir = root()
+            .join("target")
+            .join("cuda-mlkem-plugin")
+            .join(files_hash(&files));
+        let lib = dir.join("libpqcprof_cuda_mlkem.so");
+        if !lib.exists() {
+            let out = std::process::Command::new(example.join("build"))
+                .arg(&dir)
+                .output()
+                .expect("examples/plugins/cuda-mlkem/build runs (bash, nvcc and the system C++ compiler)");
+            assert!(
+                out.status.success(),
+                "building the cuda-mlkem example plugin failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        lib
+    })
+    .clone()
+}
+
+/// The example device plugin's kernel source, relative to the checkout.
+pub const CUDA_MLKEM_KERNELS: &str = "examples/plugins/cuda-mlkem/kernels.cu";
+
+/// `pqcprof` on the stand-in in `lib` (e.g. [`lib_dir_with_kernels`]'s),
+/// with `knobs` as `PQCPROF_STANDIN_<NAME>=<value>`, without the vectors at
+/// the start of a run ([`NO_VECTORS`]).
+pub fn pqcprof_on(lib: &Path, knobs: &[(&str, &str)]) -> assert_cmd::Command {
+    let mut path = lib.display().to_string();
+    if let Ok(rest) = std::env::var("LD_LIBRARY_PATH") {
+        if !rest.is_empty() {
+            path.push(':');
+            path.push_str(&rest);
+        }
+    }
+    let mut c = super::pqcprof();
+    c.env("LD_LIBRARY_PATH", path)
+        .env("PQCPROF_PTX_CACHE", ptx_cache())
+        .env("PQCPROF_VECTORS", NO_VECTORS);
+    for (k, v) in knobs {
+        c.env(format!("PQCPROF_STANDIN_{k}"), v);
+    }
+    c
 }
 
 /// ThreadSanitizer's runtime, which an uninstrumented process must load
