@@ -98,7 +98,10 @@ typedef int (*pqcprof_mlkem_keygen_fn)(const pqcprof_call *call, size_t batch,
                                        uint8_t *dk, size_t dk_len);
 
 /* ML-KEM encapsulation: for each item, (c, K) from ek and the 32-byte m
- * (FIPS 203 Algorithm 17, ML-KEM.Encaps_internal).
+ * (FIPS 203 Algorithm 17, ML-KEM.Encaps_internal). An ek that fails the
+ * input check of FIPS 203 section 7.2 (the modulus check) is refused: the
+ * call returns non-zero, or (a kernel that cannot stop its batch) writes
+ * that item's c and K all zero.
  *   ek: batch * ek bytes, read
  *   m:  batch * 32 bytes, read
  *   c:  batch * c bytes (768, 1088 or 1568 per item), written
@@ -111,7 +114,9 @@ typedef int (*pqcprof_mlkem_encaps_fn)(const pqcprof_call *call, size_t batch,
 
 /* ML-KEM decapsulation: for each item, K from dk and c (FIPS 203
  * Algorithm 18); a ciphertext that does not re-encrypt gives the
- * implicit-rejection key J(z || c), never an error.
+ * implicit-rejection key J(z || c), never an error. A dk that fails the
+ * input check of FIPS 203 section 7.3 (its hash check) is refused: the call
+ * returns non-zero, or writes that item's K all zero.
  *   dk: batch * dk bytes, read
  *   c:  batch * c bytes, read
  *   k:  batch * 32 bytes, written */

@@ -35,6 +35,16 @@ pub fn describe(i: &PluginInfo, offers: &[Offer]) -> String {
     )
 }
 
+/// How the ABI lets a batched call refuse one item's input (an ML-KEM key
+/// failing FIPS 203's input check) without failing the batch: that item's
+/// outputs all zero, read here as a refusal.
+fn refused(outputs: &[&[u8]]) -> Result<(), String> {
+    if outputs.iter().all(|o| o.iter().all(|&b| b == 0)) {
+        return Err("refused the input (its outputs all zero, as the ABI has it)".into());
+    }
+    Ok(())
+}
+
 /// A loaded plugin under the vectors, called through `0` (device copies
 /// for a device plugin).
 pub struct PluginSubject(pub Arc<dyn Caller>);
@@ -95,14 +105,15 @@ impl Subject for PluginSubject {
             k: &mut k,
         };
         let r = self.call(alg, Operation::Encaps, b, || ());
-        r.map(|x| x.map(|()| (c, k)))
+        // The ABI's per-item refusal: c and K all zero.
+        r.map(|x| x.and_then(|()| refused(&[&c, &k]).map(|()| (c, k))))
     }
     fn kem_decaps(&mut self, alg: Algorithm, dk: &[u8], c: &[u8]) -> Op<Vec<u8>> {
         let mut k = vec![0; 32];
         let b: HostBuffers<'_> =
             crate::backend::plugin::ffi::Buffers::KemDecaps { dk, c, k: &mut k };
         let r = self.call(alg, Operation::Decaps, b, || ());
-        r.map(|x| x.map(|()| k))
+        r.map(|x| x.and_then(|()| refused(&[&k]).map(|()| k)))
     }
     fn dsa_keygen(&mut self, alg: Algorithm, seed: &[u8]) -> Op<(Vec<u8>, Vec<u8>)> {
         let s = alg.sizes();
