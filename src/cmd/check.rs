@@ -29,9 +29,9 @@ pub struct CheckArgs {
     /// and machine can run.
     #[arg(long = "backend", value_name = "NAMES", requires = "vectors")]
     pub backend: Vec<String>,
-    /// Load a plugin library (include/pqcprof_plugin.h), check its ABI
-    /// version and sizes, and run the vectors on it (exit 3 on any failure);
-    /// see docs/plugins.md.
+    /// Load a plugin library (include/pqcprof_plugin.h) in a worker process
+    /// (a device plugin on GPU 0), check its ABI version and sizes, and run
+    /// the vectors on it there (exit 3 on any failure); see docs/plugins.md.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["require_gpu", "vectors"])]
     pub plugin: Vec<std::path::PathBuf>,
     /// With --vectors or --plugin: only the first N cases of each group,
