@@ -11,9 +11,10 @@ use std::path::PathBuf;
 /// Arguments of the worker.
 #[derive(Debug, Args, Clone)]
 pub struct PluginWorkerArgs {
-    /// The CUDA ordinal a device plugin runs on (a host plugin ignores it).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub device: usize,
+    /// The CUDA ordinal a device plugin runs on, GPU 0 when not given (a
+    /// host plugin ignores it).
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
     /// The plugin library.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
@@ -33,7 +34,7 @@ pub fn plugin_worker(args: &PluginWorkerArgs) -> anyhow::Result<i32> {
     let input = std::io::stdin().lock();
     crate::backend::plugin::isolated::serve(
         &args.path,
-        args.device,
+        args.device.unwrap_or(0),
         input,
         answers,
         &crate::vectors::plugin::run_in_worker,
