@@ -254,6 +254,13 @@ fn a_cold_cache_is_compiled_once_first_and_every_operation_is_measured() {
     let summary = read_summary(&out);
     let compile = step_line(&summary, "compile");
     assert!(compile.contains("ML-KEM compiled in"), "{summary}");
+    // The example device plugin is measured on a GPU only: the stand-in
+    // runs just the kernels it was built with.
+    let plugin = step_line(&summary, "plugin");
+    assert!(
+        plugin.contains("not run") && plugin.contains("stand-in driver"),
+        "{summary}"
+    );
     // Every operation measured: ok throughput records of all 18.
     let mut ops = std::collections::BTreeSet::new();
     for f in common::files(&out.join("throughput"), "run-", ".json") {

@@ -337,7 +337,7 @@ pub fn offload_run(out: &Path) -> PathBuf {
 }
 
 /// The steps `scripts/gpu-check` names in its summary, in order.
-pub const GPU_CHECK_STEPS: [&str; 19] = [
+pub const GPU_CHECK_STEPS: [&str; 20] = [
     "check",
     "compile",
     "vectors",
@@ -354,6 +354,7 @@ pub const GPU_CHECK_STEPS: [&str; 19] = [
     "curve-mldsa",
     "offload-mlkem",
     "offload-mldsa",
+    "plugin",
     "kernels",
     "cpu",
     "report",
