@@ -169,6 +169,16 @@ fn offload_serves_through_the_device_example() {
     let plugin = &run["offload"]["plugin"];
     assert_eq!(plugin["name"], "cuda-mlkem-example", "{run:#}");
     assert_eq!(plugin["memory"], "device");
+    // Served on the (emulated) GPU the plugin's worker opened.
+    assert_eq!(run["offload"]["emulated"], true, "{run:#}");
+    assert_eq!(run["offload"]["device_ordinal"], 0, "{run:#}");
+    assert!(
+        run["offload"]["device"]
+            .as_str()
+            .unwrap()
+            .contains("stand-in"),
+        "{run:#}"
+    );
 }
 
 #[test]

@@ -109,9 +109,9 @@ pub struct Serving<'a> {
 /// refuse a cuPQC build that cannot measure) and to refuse a largest
 /// batch that does not fit; else this host's CPU.
 pub fn served_on(s: &Serving, cfg: &BatchConfig) -> anyhow::Result<ServedOn> {
-    if !is_gpu(s.backend) {
+    let host = || {
         let host = system::host();
-        return Ok(ServedOn {
+        ServedOn {
             device: Device {
                 kind: DeviceKind::Cpu,
                 name: host.cpu.clone(),
@@ -119,7 +119,29 @@ pub fn served_on(s: &Serving, cfg: &BatchConfig) -> anyhow::Result<ServedOn> {
             },
             emulated: false,
             pci_bus_id: None,
+        }
+    };
+    // A plugin says where it runs: a device plugin on GPU `ordinal`, as its
+    // worker opened it.
+    if let Some(path) = s.backend.strip_prefix(crate::backend::plugin::PREFIX) {
+        let on_host = host();
+        let p = crate::backend::plugin::isolated::PluginBackend::open(
+            std::path::Path::new(path),
+            on_host.device.clone(),
+            s.ordinal,
+            None,
+        )?;
+        return Ok(match p.gpu.clone() {
+            Some(g) => ServedOn {
+                device: g.device,
+                emulated: g.emulated,
+                pci_bus_id: Some(g.pci_bus_id),
+            },
+            None => on_host,
         });
+    }
+    if !is_gpu(s.backend) {
+        return Ok(host());
     }
     if s.backend == cupqc::BACKEND_NAME {
         cupqc_built()?;

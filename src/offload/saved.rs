@@ -3,7 +3,7 @@
 //! run's figures and the exit code.
 
 use super::curve::Curve;
-use super::gpu::{self, ServedOn};
+use super::gpu::ServedOn;
 use super::planner::Point;
 use super::request::{Request, Settings};
 use crate::backend::cupqc;
@@ -112,7 +112,10 @@ pub fn open_run_file(
         mix: req.mix(),
         workers: args.threads as usize,
         device: served_on.device.name.clone(),
-        device_ordinal: gpu::is_gpu(&args.backend).then_some(args.device.unwrap_or(0)),
+        device_ordinal: served_on
+            .pci_bus_id
+            .is_some()
+            .then_some(args.device.unwrap_or(0)),
         emulated: served_on.emulated,
         arrivals: match &args.trace {
             Some(t) => format!("trace {}", t.display()),
