@@ -252,3 +252,37 @@ fn a_device_plugin_without_a_gpu_is_refused_naming_why() {
     }
     assert_eq!(records_of(&run, "liboqs-cpu").len(), 3);
 }
+
+#[test]
+fn a_device_plugins_rows_stand_in_the_gpu_against_cpu_table() {
+    // Measured on the stand-in, then its emulated flag cleared, as a GPU's
+    // records have it: the report's GPU section is where they go (emulated
+    // ones are kept out of every speed section).
+    let out = tempfile::tempdir().unwrap();
+    let backends = format!("liboqs,{}", backend());
+    standin::pqcprof_on(&standin_lib(), &[])
+        .args(["bench", "--backend", &backends, "--alg", "ML-KEM-512"])
+        .args(["--batch", "32", "--runs", "2", "--threads", "1", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let mut run = run_file(out.path());
+    for r in run["records"].as_array_mut().unwrap() {
+        r["emulated"] = Value::Bool(false);
+    }
+    let file = out.path().join("as-on-a-gpu.json");
+    std::fs::write(&file, serde_json::to_vec(&run).unwrap()).unwrap();
+    let md = common::markdown_report(&file, out.path());
+    let section = md
+        .split("## GPU against CPU")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .unwrap_or_else(|| panic!("no GPU section:\n{md}"));
+    let rows: Vec<&str> = section
+        .lines()
+        .filter(|l| l.contains(&format!("| {PLUGIN} (")))
+        .collect();
+    assert_eq!(rows.len(), 3, "{section}");
+    assert!(rows.iter().all(|r| r.contains("liboqs-cpu")), "{section}");
+    assert!(md.contains("| Plugins |"), "{md}");
+}
