@@ -210,3 +210,23 @@ pub trait Backend {
         cfg: &BatchConfig,
     ) -> anyhow::Result<Box<dyn Prepared>>;
 }
+
+/// What records and the NVML sampler know of the GPU behind `ctx`: its
+/// description (name, memory) and its PCI bus id (`00000000:01:00.0`, as
+/// NVML takes it).
+pub fn gpu_identity(ctx: &cudarc::driver::CudaContext, ordinal: usize) -> (Device, String) {
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    let attr = |a| ctx.attribute(a).map(|v| v as usize).unwrap_or(0);
+    let pci_bus_id = format!(
+        "{:08x}:{:02x}:{:02x}.0",
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
+    );
+    let device = Device {
+        kind: DeviceKind::Gpu,
+        name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
+        memory_total_mb: (ctx.total_mem().unwrap_or(0) / (1024 * 1024)) as u64,
+    };
+    (device, pci_bus_id)
+}

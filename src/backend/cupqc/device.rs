@@ -20,9 +20,8 @@ use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::backend::cupqc::{self as shim, Batch, Role};
 use crate::backend::native_gpu::gate;
 use crate::core::catalog::{Algorithm, Kind, Operation};
-use crate::schema::device::{Device, DeviceKind, GateReport};
+use crate::schema::device::{Device, GateReport};
 use anyhow::{anyhow, bail, ensure};
-use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::CudaContext;
 use rand::{RngCore, SeedableRng};
 use std::sync::Arc;
@@ -117,18 +116,7 @@ impl Cupqc {
         } else {
             format!("PTX compute_{ptx} compiled by the driver for sm_{bin}")
         };
-        let attr = |a| ctx.attribute(a).map(|v| v as usize).unwrap_or(0);
-        let pci_bus_id = format!(
-            "{:08x}:{:02x}:{:02x}.0",
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
-        );
-        let device = Device {
-            kind: DeviceKind::Gpu,
-            name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
-            memory_total_mb: (ctx.total_mem().unwrap_or(0) / (1024 * 1024)) as u64,
-        };
+        let (device, pci_bus_id) = crate::backend::gpu_identity(&ctx, ordinal);
         Ok(Cupqc {
             _ctx: ctx,
             ordinal,

@@ -44,7 +44,7 @@ use crate::backend::{Backend, BatchConfig, Prepared};
 use crate::core::catalog::{Algorithm, Family, Kind, Operation};
 use crate::core::waves;
 use crate::schema::device::KernelInfo;
-use crate::schema::device::{Device, DeviceKind};
+use crate::schema::device::Device;
 use crate::schema::record::BatchBasis;
 use anyhow::{anyhow, bail, ensure, Context};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute_enum};
@@ -196,12 +196,7 @@ impl NativeGpu {
             "GPU {ordinal} has compute capability {major}.{minor}; 7.5 or newer is needed"
         );
         let attr = |a| ctx.attribute(a).map(|v| v as usize).unwrap_or(0);
-        let pci_bus_id = format!(
-            "{:08x}:{:02x}:{:02x}.0",
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
-        );
+        let (device, pci_bus_id) = crate::backend::gpu_identity(&ctx, ordinal);
         let max_threads_per_sm =
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
@@ -217,11 +212,6 @@ impl NativeGpu {
             kernel_cache::note_driver_api(api as u32);
         }
         let loaded = load_units(&ctx, units, &arch, bound)?;
-        let device = Device {
-            kind: DeviceKind::Gpu,
-            name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
-            memory_total_mb: (ctx.total_mem().unwrap_or(0) / (1024 * 1024)) as u64,
-        };
         let stream = ctx.default_stream();
         let shared_per_sm =
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);

@@ -14,9 +14,9 @@ use super::Plugin;
 use crate::backend::native_gpu::gate::{sample_indices, MIN_SAMPLE};
 use crate::backend::{BatchConfig, Prepared};
 use crate::core::catalog::{Algorithm, Operation};
-use crate::schema::device::{Device, DeviceKind, GateReport};
+use crate::schema::device::{Device, GateReport};
 use anyhow::{anyhow, Context};
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -56,20 +56,10 @@ impl Gpu {
         // SAFETY: every buffer of the worker is used on `stream` only.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(driver("creating a stream"))?;
-        let attr = |a| ctx.attribute(a).map(|v| v as usize).unwrap_or(0);
-        let pci_bus_id = format!(
-            "{:08x}:{:02x}:{:02x}.0",
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
-        );
+        let (device, pci_bus_id) = crate::backend::gpu_identity(&ctx, ordinal);
         let side = GpuSide {
             ordinal,
-            device: Device {
-                kind: DeviceKind::Gpu,
-                name: ctx.name().unwrap_or_else(|_| format!("GPU {ordinal}")),
-                memory_total_mb: (ctx.total_mem().unwrap_or(0) / (1024 * 1024)) as u64,
-            },
+            device,
             pci_bus_id,
             emulated: crate::probe::gpu::standin_driver().is_some(),
         };
