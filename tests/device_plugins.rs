@@ -23,17 +23,9 @@ fn backend() -> String {
     format!("plugin:{}", standin::cuda_mlkem_plugin().display())
 }
 
-/// The one run file in `dir`.
+/// The one run file in `dir`, parsed.
 fn run_file(dir: &Path) -> Value {
-    let file = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            let n = p.file_name().unwrap().to_string_lossy().into_owned();
-            n.starts_with("run-") && n.ends_with(".json")
-        })
-        .expect("a run file");
-    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
+    serde_json::from_slice(&std::fs::read(common::run_file_in(dir)).unwrap()).unwrap()
 }
 
 fn records_of<'a>(run: &'a Value, backend: &str) -> Vec<&'a Value> {

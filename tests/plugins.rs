@@ -117,8 +117,8 @@ fn fixture(flaw: &str) -> PathBuf {
     lib
 }
 
-/// The records of the one run file in `dir`.
-fn records(dir: &Path) -> Vec<Value> {
+/// The one run file in `dir`, parsed.
+fn run_json(dir: &Path) -> Value {
     let file = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -127,8 +127,12 @@ fn records(dir: &Path) -> Vec<Value> {
             n.starts_with("run-") && n.ends_with(".json")
         })
         .expect("a run file");
-    let run: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
-    run["records"].as_array().unwrap().clone()
+    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
+}
+
+/// The records of the one run file in `dir`.
+fn records(dir: &Path) -> Vec<Value> {
+    run_json(dir)["records"].as_array().unwrap().clone()
 }
 
 /// `bench` of ML-KEM-512 on liboqs and the plugin at `lib`; the records
@@ -454,13 +458,10 @@ fn a_bad_plugin_name_on_the_command_line_is_refused() {
 
 /// The run file's `vectors` section of the one run file in `dir`.
 fn run_vectors(dir: &Path) -> Vec<Value> {
-    let file = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
-        .expect("a run file");
-    let run: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
-    run["vectors"].as_array().cloned().unwrap_or_default()
+    run_json(dir)["vectors"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 #[test]
@@ -505,7 +506,10 @@ fn a_run_keeps_the_vectors_the_plugin_passed_in_its_worker() {
     let run_file = std::fs::read_dir(out.path())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("run-") && n.ends_with(".json")
+        })
         .unwrap();
     let md = out.path().join("r.md");
     pqcprof()

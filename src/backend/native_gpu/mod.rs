@@ -43,8 +43,8 @@ use crate::backend::{Backend, BatchConfig, Prepared};
 
 use crate::core::catalog::{Algorithm, Family, Kind, Operation};
 use crate::core::waves;
-use crate::schema::device::KernelInfo;
 use crate::schema::device::Device;
+use crate::schema::device::KernelInfo;
 use crate::schema::record::BatchBasis;
 use anyhow::{anyhow, bail, ensure, Context};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute_enum};
