@@ -227,7 +227,10 @@ fn item_mut(buf: &mut [u8], batch: usize, i: usize) -> &mut [u8] {
 
 type Step<'a> = &'a mut dyn FnMut(usize) -> Result<(), &'static str>;
 
-/// Runs `step` for each item; the first failure is the call's (code 2).
+/// Runs `step` for each item; the first failure is the call's (code 2). A
+/// panic must not cross `extern "C"` (it would abort the process): one in
+/// the libraries (ml-dsa asserts that an expanded secret key's
+/// coefficients are in range) is caught here and fails the call (code 4).
 fn each(call: *const Call, batch: usize, step: Step<'_>) -> c_int {
     // SAFETY: pqcprof passes a valid call for the duration of the call.
     let call = unsafe { &*call };
@@ -235,8 +238,10 @@ fn each(call: *const Call, batch: usize, step: Step<'_>) -> c_int {
         return call.fail(1, "batch of 0");
     }
     for i in 0..batch {
-        if let Err(e) = step(i) {
-            return call.fail(2, e);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(i))) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return call.fail(2, e),
+            Err(_) => return call.fail(4, "the library panicked on this input (refused)"),
         }
     }
     0
