@@ -159,12 +159,14 @@ pub trait Backend {
     }
     /// A plugin's known-answer vectors of `algs`, run where it is measured
     /// (its worker process): every case, or the first `sample` of each
-    /// group; the vector runner's report as JSON. `None` for the built-in
-    /// backends, whose vectors the run starts itself.
+    /// group, only the `groups` given (indices in the vector runner's list)
+    /// when any are; the vector runner's report as JSON. `None` for the
+    /// built-in backends, whose vectors the run starts itself.
     fn plugin_vectors(
         &self,
         _algs: &[Algorithm],
         _sample: Option<usize>,
+        _groups: &[usize],
     ) -> Option<anyhow::Result<serde_json::Value>> {
         None
     }

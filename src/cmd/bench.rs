@@ -155,14 +155,16 @@ fn run_vectors(
                     .copied()
                     .filter(|&a| a.operations().iter().any(|&op| backend.supports(a, op)))
                     .collect();
+                let label = format!("plugin {} {} ({})", info.name, info.version, info.path);
                 out.extend(crate::vectors::record::for_plugin(
                     name,
                     &algs,
                     device,
                     extent,
-                    |sample| {
+                    &label,
+                    |sample, groups| {
                         backend
-                            .plugin_vectors(&algs, sample)
+                            .plugin_vectors(&algs, sample, groups)
                             .unwrap_or_else(|| Err(anyhow::anyhow!("not a plugin")))
                     },
                 ));

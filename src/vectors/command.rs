@@ -173,9 +173,12 @@ pub fn run_plugins(
             }
         }
         let all = crate::core::catalog::Algorithm::ALL;
-        let value = plugin.vectors(&all, sample.map(|n| n as usize))?;
-        let report: Report = serde_json::from_value(value).map_err(|e| {
-            anyhow::anyhow!("the plugin worker's vectors report is unreadable: {e}")
+        let sample = sample.map(|n| n as usize);
+        let plan = sample.map_or(Plan::Full, Plan::Sample);
+        let i = &plugin.info;
+        let label = format!("plugin {} {} ({})", i.name, i.version, i.path);
+        let report = super::plugin::remote_report(&label, &all, plan, |groups| {
+            plugin.vectors(&all, sample, groups)
         })?;
         emit(report, json, out, &mut entries)?;
     }

@@ -166,18 +166,100 @@ impl Subject for PluginSubject {
     }
 }
 
-/// The worker's vector runner: the vectors of `job.algs` on the plugin,
-/// the report as JSON.
+/// The worker's vector runner: the vectors of `job.algs` on the plugin
+/// (only `job.groups` when any are named), the report as JSON.
 pub fn run_in_worker(
     job: crate::backend::plugin::isolated::VectorsJob,
 ) -> anyhow::Result<serde_json::Value> {
     let plan = job
         .sample
         .map_or(super::case::Plan::Full, super::case::Plan::Sample);
+    let named = |i: &usize| job.groups.is_empty() || job.groups.contains(i);
     let groups = super::runner::all_groups()?
         .iter()
-        .filter(|g| job.algs.contains(&g.alg));
+        .enumerate()
+        .filter(|(i, g)| named(i) && job.algs.contains(&g.alg))
+        .map(|(_, g)| g);
     let mut subject = PluginSubject(job.caller);
     let report = super::runner::run(&mut subject, groups, plan);
     Ok(serde_json::to_value(report)?)
+}
+
+/// The vectors of `algs` on a plugin in its worker, one request a group
+/// (`ask(group indices)` answers the vector runner's report as JSON), so
+/// that a plugin that crashes on a case costs that group only: the group
+/// counts one failed case, naming how the worker ended, and its other cases
+/// are not applicable; the next group starts a new worker. After a plugin
+/// that did not answer in time, the groups left are not run (each would
+/// wait as long). `label` names the plugin when no group answered.
+pub fn remote_report(
+    label: &str,
+    algs: &[crate::core::catalog::Algorithm],
+    plan: super::case::Plan,
+    mut ask: impl FnMut(&[usize]) -> anyhow::Result<serde_json::Value>,
+) -> anyhow::Result<super::case::Report> {
+    use super::case::{GroupTally, Report};
+    let mut out = Report {
+        subject: label.to_string(),
+        plan: String::new(),
+        groups: vec![],
+    };
+    let mut hung = false;
+    for (i, g) in super::runner::all_groups()?.iter().enumerate() {
+        if !algs.contains(&g.alg) {
+            continue;
+        }
+        let ran = match plan {
+            super::case::Plan::Full => g.cases.len(),
+            super::case::Plan::Sample(n) => g.cases.len().min(n.max(1)),
+        };
+        // A group the worker did not finish: `failed` cases (the one it
+        // ended on) with `why`, the rest not reached.
+        let lost = |why: String, failed: usize, rest: &str| GroupTally {
+            source: g.source.to_string(),
+            group: g.name.clone(),
+            cases: g.cases.len(),
+            ran,
+            passed: 0,
+            failed,
+            not_applicable: [(rest.to_string(), ran - failed)]
+                .into_iter()
+                .filter(|(_, n)| *n > 0)
+                .collect(),
+            failures: if failed > 0 { vec![why] } else { vec![] },
+        };
+        if hung {
+            let rest = "not run: the plugin did not answer on an earlier group";
+            out.groups.push(lost(String::new(), 0, rest));
+            continue;
+        }
+        let answer = ask(&[i]).and_then(|v| {
+            serde_json::from_value::<Report>(v).map_err(|e| {
+                anyhow::anyhow!("the plugin worker's vectors report is unreadable: {e}")
+            })
+        });
+        match answer {
+            Ok(r) => {
+                out.subject = r.subject;
+                out.plan = r.plan;
+                out.groups.extend(r.groups);
+            }
+            Err(e) => {
+                hung = e
+                    .downcast_ref::<crate::backend::plugin::isolated::Hung>()
+                    .is_some();
+                let rest = "not reached: the plugin's worker ended on an earlier case of the group";
+                out.groups.push(lost(format!("{e:#}"), 1, rest));
+            }
+        }
+    }
+    if out.plan.is_empty() {
+        out.plan = match plan {
+            super::case::Plan::Full => "every case".into(),
+            super::case::Plan::Sample(n) => {
+                format!("sample: the first {n} of each group, invalid cases first")
+            }
+        };
+    }
+    Ok(out)
 }

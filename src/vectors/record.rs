@@ -95,15 +95,17 @@ fn entry(
     out
 }
 
-/// The vectors of `algs` on a plugin backend, run in its worker by `ask`
-/// (given the cases per group, `None` for every case): every case on a
-/// host plugin, the GPU sample on a device plugin unless `--vectors full`.
+/// The vectors of `algs` on a plugin backend (`label` names it), run in
+/// its worker by `ask` (given the cases per group, `None` for every case,
+/// and the groups, one at a time): every case on a host plugin, the GPU
+/// sample on a device plugin unless `--vectors full`.
 pub fn for_plugin(
     backend: &str,
     algs: &[Algorithm],
     device: bool,
     extent: Extent,
-    ask: impl FnOnce(Option<usize>) -> anyhow::Result<serde_json::Value>,
+    label: &str,
+    ask: impl FnMut(Option<usize>, &[usize]) -> anyhow::Result<serde_json::Value>,
 ) -> Vec<BackendVectors> {
     if algs.is_empty() {
         return vec![];
@@ -112,10 +114,9 @@ pub fn for_plugin(
         return vec![not_run(backend, None, algs, "skipped (--vectors none)")];
     }
     let sample = (device && extent == Extent::Sample).then_some(GPU_SAMPLE);
-    let report = ask(sample).and_then(|v| {
-        serde_json::from_value::<Report>(v)
-            .map_err(|e| anyhow::anyhow!("the plugin worker's vectors report is unreadable: {e}"))
-    });
+    let mut ask = ask;
+    let plan = sample.map_or(Plan::Full, Plan::Sample);
+    let report = super::plugin::remote_report(label, algs, plan, |ids| ask(sample, ids));
     vec![entry(backend, None, algs, report)]
 }
 

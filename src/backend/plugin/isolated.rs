@@ -55,10 +55,12 @@ pub enum Request {
     /// Time an empty window of prepared batch `0`.
     EmptyWindow(usize),
     /// Run the known-answer vectors of these parameter sets on the plugin:
-    /// every case, or the first `sample` of each group.
+    /// every case, or the first `sample` of each group; only the groups at
+    /// these indices of the vector runner's list when any are given.
     Vectors {
         algs: Vec<Algorithm>,
         sample: Option<usize>,
+        groups: Vec<usize>,
     },
 }
 
@@ -95,7 +97,23 @@ pub struct VectorsJob {
     pub algs: Vec<Algorithm>,
     /// Cases per group (`None`: every case).
     pub sample: Option<usize>,
+    /// The groups (indices in the vector runner's list); empty: all of
+    /// `algs`.
+    pub groups: Vec<usize>,
 }
+
+/// A plugin that did not answer in time (its worker was killed): the
+/// error a caller can tell from a crash (`anyhow::Error::downcast_ref`).
+#[derive(Debug)]
+pub struct Hung(pub String);
+
+impl std::fmt::Display for Hung {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Hung {}
 
 /// The vector runner, from the layer above (it lives in `vectors`).
 pub type VectorsFn<'a> = &'a dyn Fn(VectorsJob) -> anyhow::Result<serde_json::Value>;
@@ -201,12 +219,13 @@ impl Worker {
             Err(RecvTimeoutError::Timeout) => {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                bail!(
+                Err(Hung(format!(
                     "plugin {} {what}: no answer within {:.1} s ({}); its worker process was killed",
                     self.path.display(),
                     wait.as_secs_f64(),
                     self.bound
-                )
+                ))
+                .into())
             }
             Err(RecvTimeoutError::Disconnected) => {
                 use std::os::unix::process::ExitStatusExt;
@@ -346,6 +365,7 @@ impl PluginBackend {
         &self,
         algs: &[Algorithm],
         sample: Option<usize>,
+        groups: &[usize],
     ) -> anyhow::Result<serde_json::Value> {
         // A plugin that hangs on a case must leave the run time to measure:
         // a quarter of the time left to the deadline, VECTORS_BOUND without one.
@@ -359,6 +379,7 @@ impl PluginBackend {
         let req = Request::Vectors {
             algs: algs.to_vec(),
             sample,
+            groups: groups.to_vec(),
         };
         w.bound = format!(
             "a quarter of the time left to the run's deadline, or {} s without one",
@@ -402,8 +423,9 @@ impl Backend for PluginBackend {
         &self,
         algs: &[Algorithm],
         sample: Option<usize>,
+        groups: &[usize],
     ) -> Option<anyhow::Result<serde_json::Value>> {
-        Some(self.vectors(algs, sample))
+        Some(self.vectors(algs, sample, groups))
     }
     fn prepare(
         &mut self,
@@ -545,11 +567,16 @@ pub fn serve(
     for line in input.lines() {
         let req: Request = serde_json::from_str(&line?)?;
         let reply = match req {
-            Request::Vectors { algs, sample } => {
+            Request::Vectors {
+                algs,
+                sample,
+                groups,
+            } => {
                 let job = VectorsJob {
                     caller: caller.clone(),
                     algs,
                     sample,
+                    groups,
                 };
                 match vectors(job) {
                     Ok(v) => Reply::Vectors(v),
