@@ -89,6 +89,8 @@ pub struct ServedOn {
     pub emulated: bool,
     /// The GPU's PCI bus ID, for its NVML sampler; none on the CPU.
     pub pci_bus_id: Option<String>,
+    /// The plugin serving (`plugin:PATH`), as its worker loaded it.
+    pub plugin: Option<crate::schema::plugin::PluginInfo>,
 }
 
 /// What `served_on` checks a GPU against.
@@ -119,6 +121,7 @@ pub fn served_on(s: &Serving, cfg: &BatchConfig) -> anyhow::Result<ServedOn> {
             },
             emulated: false,
             pci_bus_id: None,
+            plugin: None,
         }
     };
     // A plugin says where it runs: a device plugin on GPU `ordinal`, as its
@@ -131,13 +134,15 @@ pub fn served_on(s: &Serving, cfg: &BatchConfig) -> anyhow::Result<ServedOn> {
             s.ordinal,
             None,
         )?;
+        let plugin = Some(p.info.clone());
         return Ok(match p.gpu.clone() {
             Some(g) => ServedOn {
                 device: g.device,
                 emulated: g.emulated,
                 pci_bus_id: Some(g.pci_bus_id),
+                plugin,
             },
-            None => on_host,
+            None => ServedOn { plugin, ..on_host },
         });
     }
     if !is_gpu(s.backend) {
@@ -174,6 +179,7 @@ pub fn served_on(s: &Serving, cfg: &BatchConfig) -> anyhow::Result<ServedOn> {
         device,
         emulated: crate::probe::gpu::standin_driver().is_some(),
         pci_bus_id,
+        plugin: None,
     })
 }
 

@@ -106,7 +106,7 @@ pub fn open_run_file(
     let mut run = RunFile::new(system::collect(None), config);
     run.offload = Some(OffloadRun {
         backend: args.backend.clone(),
-        plugin: plugin_info(&args.backend, &served_on.device, args.device.unwrap_or(0)),
+        plugin: served_on.plugin.clone(),
         algorithm: req.algorithm(),
         operation: req.operation(),
         mix: req.mix(),
@@ -169,23 +169,4 @@ impl std::fmt::Display for Stop {
             Stop::Failed(e) => write!(f, "failed: {e}"),
         }
     }
-}
-
-/// What the run file says of a plugin backend (`plugin:PATH`), read from a
-/// worker process of its own; `None` for a built-in backend.
-fn plugin_info(
-    backend: &str,
-    device: &crate::schema::device::Device,
-    ordinal: usize,
-) -> Option<crate::schema::plugin::PluginInfo> {
-    let path = backend.strip_prefix(crate::backend::plugin::PREFIX)?;
-    crate::backend::plugin::isolated::PluginBackend::open(
-        std::path::Path::new(path),
-        device.clone(),
-        ordinal,
-        None,
-    )
-    .map(|b| b.info)
-    .map_err(|e| log::warn!("{e:#}"))
-    .ok()
 }
