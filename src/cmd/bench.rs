@@ -155,13 +155,12 @@ fn run_vectors(
                     .copied()
                     .filter(|&a| a.operations().iter().any(|&op| backend.supports(a, op)))
                     .collect();
-                let label = format!("plugin {} {} ({})", info.name, info.version, info.path);
                 out.extend(crate::vectors::record::for_plugin(
                     name,
                     &algs,
                     device,
                     extent,
-                    &label,
+                    &info,
                     |sample, groups| {
                         backend
                             .plugin_vectors(&algs, sample, groups)

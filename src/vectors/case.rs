@@ -164,6 +164,30 @@ pub enum Plan {
     Sample(usize),
 }
 
+impl Plan {
+    /// How reports name it: "every case" or the sample.
+    pub fn describe(self) -> String {
+        match self {
+            Plan::Full => "every case".to_string(),
+            Plan::Sample(n) => format!("sample: the first {n} of each group, invalid cases first"),
+        }
+    }
+
+    /// How many of a group's `cases` it asks.
+    pub fn asks(self, cases: usize) -> usize {
+        match self {
+            Plan::Full => cases,
+            Plan::Sample(n) => cases.min(n.max(1)),
+        }
+    }
+}
+
+/// Whether every byte of `b` is zero: how a batched kernel (ours, or a
+/// plugin's) says it refused one item's input without failing the batch.
+pub fn all_zero(b: &[u8]) -> bool {
+    b.iter().all(|&x| x == 0)
+}
+
 /// Every group's tally for one subject.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {

@@ -175,9 +175,7 @@ pub fn run_plugins(
         let all = crate::core::catalog::Algorithm::ALL;
         let sample = sample.map(|n| n as usize);
         let plan = sample.map_or(Plan::Full, Plan::Sample);
-        let i = &plugin.info;
-        let label = format!("plugin {} {} ({})", i.name, i.version, i.path);
-        let report = super::plugin::remote_report(&label, &all, plan, |groups| {
+        let report = super::plugin::remote_report(&plugin.info, &all, plan, |groups| {
             plugin.vectors(&all, sample, groups)
         })?;
         emit(report, json, out, &mut entries)?;

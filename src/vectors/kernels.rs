@@ -5,7 +5,7 @@
 //! and report a refused input as an all-zero output, which is read here
 //! as a refusal; a wrong length is refused before any launch.
 
-use super::case::{na, DsaForm, NotApplicable, Op, SignInput, Subject, VerifyInput};
+use super::case::{all_zero, na, DsaForm, NotApplicable, Op, SignInput, Subject, VerifyInput};
 use crate::backend::native_gpu::host_checked::expect_len;
 use crate::backend::native_gpu::launch::{launch_kernel, KernelArgs};
 use crate::backend::native_gpu::sizing::{variant_launch_shape, variants, Variant};
@@ -130,10 +130,6 @@ impl Kernels {
 /// [`super::case::judge`] counts as a failure.
 fn dev<T>(r: anyhow::Result<T>) -> Result<T, NotApplicable> {
     r.map_err(|e| NotApplicable(format!("{}{e:#}", super::case::DEVICE_ERROR)))
-}
-
-fn all_zero(b: &[u8]) -> bool {
-    b.iter().all(|&x| x == 0)
 }
 
 impl Subject for Kernels {

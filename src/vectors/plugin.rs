@@ -16,7 +16,7 @@ pub fn describe(i: &PluginInfo, offers: &[Offer]) -> String {
         .map(|o| {
             let ops: Vec<&str> = Operation::ALL
                 .iter()
-                .filter(|&&op| o.operations & crate::backend::plugin::op_bit(op) != 0)
+                .filter(|&&op| o.has(op))
                 .map(|op| op.cli_name())
                 .collect();
             format!("{} ({})", o.alg, ops.join(", "))
@@ -39,10 +39,21 @@ pub fn describe(i: &PluginInfo, offers: &[Offer]) -> String {
 /// failing FIPS 203's input check) without failing the batch: that item's
 /// outputs all zero, read here as a refusal.
 fn refused(outputs: &[&[u8]]) -> Result<(), String> {
-    if outputs.iter().all(|o| o.iter().all(|&b| b == 0)) {
+    if outputs.iter().all(|o| super::case::all_zero(o)) {
         return Err("refused the input (its outputs all zero, as the ABI has it)".into());
     }
     Ok(())
+}
+
+/// How the vectors' tables name a plugin.
+pub fn label(i: &PluginInfo) -> String {
+    format!(
+        "plugin {} {} ({}, {} memory)",
+        i.name,
+        i.version,
+        i.path,
+        i.memory.name()
+    )
 }
 
 /// A loaded plugin under the vectors, called through `0` (device copies
@@ -75,14 +86,7 @@ impl PluginSubject {
 
 impl Subject for PluginSubject {
     fn label(&self) -> String {
-        let i = &self.0.plugin().info;
-        format!(
-            "plugin {} {} ({}, {} memory)",
-            i.name,
-            i.version,
-            i.path,
-            i.memory.name()
-        )
+        label(&self.0.plugin().info)
     }
     fn kem_keygen(&mut self, alg: Algorithm, seed: &[u8]) -> Op<(Vec<u8>, Vec<u8>)> {
         let s = alg.sizes();
@@ -191,16 +195,16 @@ pub fn run_in_worker(
 /// counts one failed case, naming how the worker ended, and its other cases
 /// are not applicable; the next group starts a new worker. After a plugin
 /// that did not answer in time, the groups left are not run (each would
-/// wait as long). `label` names the plugin when no group answered.
+/// wait as long).
 pub fn remote_report(
-    label: &str,
+    info: &PluginInfo,
     algs: &[crate::core::catalog::Algorithm],
     plan: super::case::Plan,
     mut ask: impl FnMut(&[usize]) -> anyhow::Result<serde_json::Value>,
 ) -> anyhow::Result<super::case::Report> {
     use super::case::{GroupTally, Report};
     let mut out = Report {
-        subject: label.to_string(),
+        subject: label(info),
         plan: String::new(),
         groups: vec![],
     };
@@ -209,10 +213,7 @@ pub fn remote_report(
         if !algs.contains(&g.alg) {
             continue;
         }
-        let ran = match plan {
-            super::case::Plan::Full => g.cases.len(),
-            super::case::Plan::Sample(n) => g.cases.len().min(n.max(1)),
-        };
+        let ran = plan.asks(g.cases.len());
         // A group the worker did not finish: `failed` cases (the one it
         // ended on) with `why`, the rest not reached.
         let lost = |why: String, failed: usize, rest: &str| GroupTally {
@@ -254,12 +255,7 @@ pub fn remote_report(
         }
     }
     if out.plan.is_empty() {
-        out.plan = match plan {
-            super::case::Plan::Full => "every case".into(),
-            super::case::Plan::Sample(n) => {
-                format!("sample: the first {n} of each group, invalid cases first")
-            }
-        };
+        out.plan = plan.describe();
     }
     Ok(out)
 }

@@ -95,7 +95,7 @@ fn entry(
     out
 }
 
-/// The vectors of `algs` on a plugin backend (`label` names it), run in
+/// The vectors of `algs` on the plugin `info` (backend `backend`), run in
 /// its worker by `ask` (given the cases per group, `None` for every case,
 /// and the groups, one at a time): every case on a host plugin, the GPU
 /// sample on a device plugin unless `--vectors full`.
@@ -104,7 +104,7 @@ pub fn for_plugin(
     algs: &[Algorithm],
     device: bool,
     extent: Extent,
-    label: &str,
+    info: &crate::schema::plugin::PluginInfo,
     ask: impl FnMut(Option<usize>, &[usize]) -> anyhow::Result<serde_json::Value>,
 ) -> Vec<BackendVectors> {
     if algs.is_empty() {
@@ -116,7 +116,7 @@ pub fn for_plugin(
     let sample = (device && extent == Extent::Sample).then_some(GPU_SAMPLE);
     let mut ask = ask;
     let plan = sample.map_or(Plan::Full, Plan::Sample);
-    let report = super::plugin::remote_report(label, algs, plan, |ids| ask(sample, ids));
+    let report = super::plugin::remote_report(info, algs, plan, |ids| ask(sample, ids));
     vec![entry(backend, None, algs, report)]
 }
 

@@ -27,10 +27,10 @@ pub fn run<'a>(
     let mut out = Vec::new();
     for g in groups {
         let mut order: Vec<&Case> = g.cases.iter().collect();
-        if let Plan::Sample(n) = plan {
+        if let Plan::Sample(_) = plan {
             order.sort_by_key(|c| !c.invalid);
-            order.truncate(n.max(1));
         }
+        order.truncate(plan.asks(order.len()));
         let mut t = GroupTally {
             source: g.source.to_string(),
             group: g.name.clone(),
@@ -57,10 +57,7 @@ pub fn run<'a>(
     }
     Report {
         subject: subject.label(),
-        plan: match plan {
-            Plan::Full => "every case".to_string(),
-            Plan::Sample(n) => format!("sample: the first {n} of each group, invalid cases first"),
-        },
+        plan: plan.describe(),
         groups: out,
     }
 }

@@ -16,6 +16,18 @@ pub struct Offer {
     pub operations: u32,
 }
 
+impl Offer {
+    /// Whether it has `op`.
+    pub fn has(&self, op: Operation) -> bool {
+        self.operations & op_bit(op) != 0
+    }
+}
+
+/// Whether `offers` implement `op` of `alg`.
+pub fn offered(offers: &[Offer], alg: Algorithm, op: Operation) -> bool {
+    offers.iter().any(|o| o.alg == alg && o.has(op))
+}
+
 /// The PQCPROF_OP_* bit of `op`.
 pub fn op_bit(op: Operation) -> u32 {
     match op {

@@ -412,9 +412,7 @@ impl Backend for PluginBackend {
         self.gpu.as_ref().is_some_and(|g| g.emulated)
     }
     fn supports(&self, alg: Algorithm, op: Operation) -> bool {
-        self.offers
-            .iter()
-            .any(|o| o.alg == alg && o.operations & super::op_bit(op) != 0)
+        super::ffi::offered(&self.offers, alg, op)
     }
     fn plugin(&self) -> Option<PluginInfo> {
         Some(self.info.clone())

@@ -117,9 +117,7 @@ impl Plugin {
 
     /// Whether it implements `op` of `alg`.
     pub fn supports(&self, alg: Algorithm, op: Operation) -> bool {
-        self.offers
-            .iter()
-            .any(|o| o.alg == alg && o.operations & op_bit(op) != 0)
+        ffi::offered(&self.offers, alg, op)
     }
 
     /// The backend name of records: `plugin-NAME` (safe in file names).
