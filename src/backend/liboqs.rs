@@ -10,14 +10,18 @@
 //! Longer than most files: one adapter per liboqs operation (KEM and
 //! signature, keygen to verify), the ring of key slots, and their gates.
 
+use crate::backend::gate::reference::Sampled;
+use crate::backend::gate::slots::{Guarded, Slots};
+use crate::backend::gate::{self, inputs, Runs};
 use crate::backend::parallel::{chunk_sizes, run_chunks, Chunk};
-use crate::backend::{Backend, BatchConfig, Prepared};
+use crate::backend::{Backend, BatchConfig, Checkpoint, Prepared};
 use crate::core::catalog::{Algorithm, Kind, Operation};
 use crate::probe::system::available_cores;
 use crate::schema::device::{Device, GateReport};
 use anyhow::{anyhow, bail, ensure, Context};
 use oqs::ffi::common::OQS_STATUS;
 use oqs::ffi::{kem as ffi_kem, sig as ffi_sig};
+use rand::SeedableRng;
 use std::ptr::NonNull;
 use std::time::Duration;
 
@@ -252,7 +256,8 @@ impl Backend for LiboqsCpu {
             Kind::Kem => {
                 let chunks = sizes
                     .iter()
-                    .map(|&n| KemChunk::new(alg, op, n))
+                    .enumerate()
+                    .map(|(t, &n)| KemChunk::new(alg, op, n, cfg, t))
                     .collect::<anyhow::Result<Vec<_>>>()
                     .with_context(|| format!("preparing {alg} {op}"))?;
                 Box::new(CpuBatch {
@@ -261,10 +266,10 @@ impl Backend for LiboqsCpu {
                 })
             }
             Kind::Signature => {
-                let msg = cfg.message();
                 let chunks = sizes
                     .iter()
-                    .map(|&n| SigChunk::new(alg, op, n, msg.clone()))
+                    .enumerate()
+                    .map(|(t, &n)| SigChunk::new(alg, op, n, cfg, t))
                     .collect::<anyhow::Result<Vec<_>>>()
                     .with_context(|| format!("preparing {alg} {op}"))?;
                 Box::new(CpuBatch {
@@ -277,9 +282,11 @@ impl Backend for LiboqsCpu {
     }
 }
 
-/// A chunk that can also check its own outputs.
+/// A chunk whose last run the gate can check: its outputs poisoned and
+/// its inputs refreshed by `arm`, the run read back by `check`.
 trait CheckedChunk: Chunk {
-    fn check(&self) -> anyhow::Result<GateReport>;
+    fn arm(&mut self) -> anyhow::Result<()>;
+    fn check(&self, cross: bool) -> anyhow::Result<GateReport>;
 }
 
 struct CpuBatch<C> {
@@ -289,6 +296,9 @@ struct CpuBatch<C> {
 }
 
 impl<C: CheckedChunk> Prepared for CpuBatch<C> {
+    fn arm(&mut self) -> anyhow::Result<()> {
+        self.chunks.iter_mut().try_for_each(|c| c.arm())
+    }
     fn run(&mut self) -> anyhow::Result<Duration> {
         let r = run_chunks(&mut self.chunks)?;
         self.pinning = r.pinning;
@@ -300,19 +310,18 @@ impl<C: CheckedChunk> Prepared for CpuBatch<C> {
     fn empty_window_method(&self) -> &'static str {
         "the batch's own window around chunks with no operations: two clock reads on one thread; with several, the threads spawned, pinned and released at a barrier, the window from the first start to the last end"
     }
-    fn check(&mut self) -> anyhow::Result<GateReport> {
-        let mut total = GateReport {
-            checked_ops: 0,
-            checks: vec![],
-        };
-        for (i, c) in self.chunks.iter().enumerate() {
-            let r = c.check().with_context(|| format!("thread {i}"))?;
-            total.checked_ops += r.checked_ops;
-            if total.checks.is_empty() {
-                total.checks = r.checks;
-            }
-        }
-        Ok(total)
+    fn check(&mut self, at: Checkpoint) -> anyhow::Result<GateReport> {
+        let threads = self.chunks.len();
+        let reports = self
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                c.check(at.cross_checks())
+                    .with_context(|| format!("thread {} of {threads}", i + 1))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        gate::parts(reports)
     }
     fn threads(&self) -> usize {
         self.chunks.len()
@@ -325,58 +334,144 @@ impl<C: CheckedChunk> Prepared for CpuBatch<C> {
     }
 }
 
-/// Flips one bit of a copy of `data`.
-fn flipped(data: &[u8], bit: usize) -> Vec<u8> {
-    let mut v = data.to_vec();
-    let i = (bit / 8) % v.len();
-    v[i] ^= 1 << (bit % 8);
-    v
+/// What a liboqs record says of its inputs.
+const INPUTS: &str = "liboqs draws its own randomness; one key pair and the 0xAB message per thread; outputs in a ring of 32 slots per thread, each written by every 32nd operation; decapsulation's ciphertexts made afresh by liboqs each run and verification's signatures once, a bit flipped in about one in 16 at slots drawn each run";
+
+/// A buffer between guards, named, with its slot length.
+struct Ring {
+    name: &'static str,
+    item: usize,
+    g: Guarded,
+    before: Vec<u8>,
 }
 
-/// One thread's share of a KEM batch: its own key pair and buffers.
+impl Ring {
+    fn new(name: &'static str, item: usize, items: usize, seed: u64) -> Ring {
+        Ring {
+            name,
+            item,
+            g: Guarded::new(item * items, seed),
+            before: vec![],
+        }
+    }
+    fn slot_mut(&mut self, i: usize) -> &mut [u8] {
+        let l = self.item;
+        &mut self.g.body_mut()[i * l..(i + 1) * l]
+    }
+    fn slots(&self) -> Slots<'_> {
+        if self.g.body().len() == self.item {
+            Slots::shared(self.g.body())
+        } else {
+            Slots::packed(self.g.body(), self.item)
+        }
+    }
+    fn input(&self) -> gate::Input<'_> {
+        gate::Input {
+            name: self.name,
+            before: Slots::packed(&self.before, self.item.max(1)),
+            after: Slots::packed(self.g.body(), self.item.max(1)),
+        }
+    }
+    fn output(&self) -> gate::Output<'_> {
+        gate::Output {
+            name: self.name,
+            slots: Slots::packed(self.g.body(), self.item),
+        }
+    }
+}
+
+/// Arms the rings of one chunk: a copy of its inputs kept, its outputs
+/// filled with the run's poison byte.
+fn arm_rings(runs: &mut Runs, ins: &mut [&mut Ring], outs: &mut [&mut Ring]) {
+    for r in ins.iter_mut() {
+        r.before = r.g.body().to_vec();
+    }
+    let poison = runs.arm();
+    for r in outs.iter_mut() {
+        r.g.body_mut().fill(poison);
+    }
+}
+
+/// The gate over one chunk's last run: its rings, its verdicts, every slot
+/// judged.
+#[allow(clippy::too_many_arguments)]
+fn check_rings(
+    alg: Algorithm,
+    op: Operation,
+    runs: &Runs,
+    ins: &[&Ring],
+    outs: &[&Ring],
+    valid: Option<&[bool]>,
+    sampled: Sampled<'_>,
+    cross: bool,
+) -> anyhow::Result<GateReport> {
+    ensure!(
+        runs.run() > 0,
+        "the gate checks runs it prepared, and no run was prepared (arm) before this one"
+    );
+    let items: Vec<usize> = (0..runs.n).collect();
+    gate::check_run(&gate::RunIo {
+        alg,
+        op,
+        runs,
+        guards: ins
+            .iter()
+            .chain(outs)
+            .flat_map(|r| r.g.guards(r.name))
+            .collect(),
+        inputs: ins.iter().map(|r| r.input()).collect(),
+        outputs: outs.iter().map(|r| r.output()).collect(),
+        valid,
+        sampled,
+        items: &items,
+        cross_check: cross,
+        inputs_made: INPUTS,
+    })
+}
+
+/// One thread's share of a KEM batch: its own key pair and rings.
 struct KemChunk {
     kem: RawKem,
+    alg: Algorithm,
     op: Operation,
     n: usize,
     slots: usize,
-    pk: Vec<u8>,
-    sk: Vec<u8>,
-    ct: Vec<u8>,
-    ss: Vec<u8>,
-    /// For decaps: the secrets encapsulation produced, untimed.
-    expected_ss: Vec<u8>,
+    pk: Ring,
+    sk: Ring,
+    ct: Ring,
+    ss: Ring,
+    runs: Runs,
+    rng: rand_chacha::ChaCha20Rng,
 }
 
 impl KemChunk {
-    fn new(alg: Algorithm, op: Operation, n: usize) -> anyhow::Result<Self> {
+    fn new(
+        alg: Algorithm,
+        op: Operation,
+        n: usize,
+        cfg: &BatchConfig,
+        part: usize,
+    ) -> anyhow::Result<Self> {
         let kem = RawKem::new(alg)?;
         let (lp, ls, lc, lss) = kem.lengths();
         let slots = n.min(RING_SLOTS);
         let keys = if op == Operation::KeyGen { slots } else { 1 };
+        let seed = cfg.gate.seed ^ ((part as u64) << 32);
         let mut c = KemChunk {
+            alg,
             op,
             n,
             slots,
-            pk: vec![0; lp * keys],
-            sk: vec![0; ls * keys],
-            ct: vec![0; lc * slots],
-            ss: vec![0; lss * slots],
-            expected_ss: vec![],
+            pk: Ring::new("ek", lp, keys, seed ^ 1),
+            sk: Ring::new("dk", ls, keys, seed ^ 2),
+            ct: Ring::new("c", lc, slots, seed ^ 3),
+            ss: Ring::new("K", lss, slots, seed ^ 4),
+            runs: Runs::new(cfg.gate, slots, part),
+            rng: rand_chacha::ChaCha20Rng::from_os_rng(),
             kem,
         };
         if op != Operation::KeyGen {
-            c.kem.keypair(&mut c.pk, &mut c.sk)?;
-        }
-        if op == Operation::Decaps {
-            for i in 0..slots {
-                c.kem.encaps(
-                    &mut c.ct[i * lc..(i + 1) * lc],
-                    &mut c.ss[i * lss..(i + 1) * lss],
-                    &c.pk,
-                )?;
-            }
-            c.expected_ss = std::mem::take(&mut c.ss);
-            c.ss = vec![0; lss * slots];
+            c.kem.keypair(c.pk.g.body_mut(), c.sk.g.body_mut())?;
         }
         Ok(c)
     }
@@ -385,22 +480,23 @@ impl KemChunk {
 impl Chunk for KemChunk {
     fn run(&mut self) -> anyhow::Result<()> {
         let (lp, ls, lc, lss) = self.kem.lengths();
+        let (pk, sk) = (self.pk.g.body_mut(), self.sk.g.body_mut());
+        let (ct, ss) = (self.ct.g.body_mut(), self.ss.g.body_mut());
         for op_index in 0..self.n {
             let i = op_index % self.slots;
             match self.op {
-                Operation::KeyGen => self.kem.keypair(
-                    &mut self.pk[i * lp..(i + 1) * lp],
-                    &mut self.sk[i * ls..(i + 1) * ls],
-                )?,
+                Operation::KeyGen => self
+                    .kem
+                    .keypair(&mut pk[i * lp..(i + 1) * lp], &mut sk[i * ls..(i + 1) * ls])?,
                 Operation::Encaps => self.kem.encaps(
-                    &mut self.ct[i * lc..(i + 1) * lc],
-                    &mut self.ss[i * lss..(i + 1) * lss],
-                    &self.pk,
+                    &mut ct[i * lc..(i + 1) * lc],
+                    &mut ss[i * lss..(i + 1) * lss],
+                    pk,
                 )?,
                 Operation::Decaps => self.kem.decaps(
-                    &mut self.ss[i * lss..(i + 1) * lss],
-                    &self.ct[i * lc..(i + 1) * lc],
-                    &self.sk,
+                    &mut ss[i * lss..(i + 1) * lss],
+                    &ct[i * lc..(i + 1) * lc],
+                    sk,
                 )?,
                 other => bail!("{other} is not a KEM operation"),
             }
@@ -410,144 +506,187 @@ impl Chunk for KemChunk {
 }
 
 impl CheckedChunk for KemChunk {
-    fn check(&self) -> anyhow::Result<GateReport> {
-        let (lp, ls, lc, lss) = self.kem.lengths();
-        let mut ss = vec![0u8; lss];
-        let mut ct = vec![0u8; lc];
-        let mut checks = vec![];
-        match self.op {
-            Operation::KeyGen => {
-                // Every generated key pair must agree on a fresh secret.
-                for i in 0..self.slots {
-                    let pk = &self.pk[i * lp..(i + 1) * lp];
-                    let sk = &self.sk[i * ls..(i + 1) * ls];
-                    let mut ss_enc = vec![0u8; lss];
-                    self.kem.encaps(&mut ct, &mut ss_enc, pk)?;
-                    self.kem.decaps(&mut ss, &ct, sk)?;
-                    ensure!(
-                        ss == ss_enc,
-                        "key pair {i}: decapsulated secret differs from the encapsulated one"
-                    );
-                }
-                checks
-                    .push("each key pair encapsulates and decapsulates to the same secret".into());
+    fn arm(&mut self) -> anyhow::Result<()> {
+        let lc = self.ct.item;
+        if self.op == Operation::Decaps {
+            // Fresh ciphertexts for every run, some tampered with.
+            let mut k = vec![0u8; self.ss.item];
+            for i in 0..self.slots {
+                let mut c = vec![0u8; lc];
+                self.kem.encaps(&mut c, &mut k, self.pk.g.body())?;
+                self.ct.slot_mut(i).copy_from_slice(&c);
             }
-            Operation::Encaps => {
-                for i in 0..self.slots {
-                    let c = &self.ct[i * lc..(i + 1) * lc];
-                    self.kem.decaps(&mut ss, c, &self.sk)?;
-                    ensure!(
-                        ss == self.ss[i * lss..(i + 1) * lss],
-                        "ciphertext {i}: decapsulated secret differs from the encapsulated one"
-                    );
-                }
-                checks.push("each ciphertext decapsulates to its encapsulated secret".into());
-                let bad = flipped(&self.ct[..lc], 7);
-                self.kem.decaps(&mut ss, &bad, &self.sk)?;
-                ensure!(
-                    ss != self.ss[..lss],
-                    "a ciphertext with a flipped bit gave the same secret"
-                );
-                checks.push("a flipped ciphertext bit gives a different secret".into());
+            for i in inputs::invalid_positions(self.slots, &mut self.rng) {
+                inputs::flip(self.ct.g.body_mut(), i, lc, lc, &mut self.rng);
             }
-            Operation::Decaps => {
-                ensure!(
-                    self.ss == self.expected_ss,
-                    "a decapsulated secret differs from the encapsulated one"
-                );
-                checks.push("each decapsulated secret equals the encapsulated one".into());
-                let bad = flipped(&self.ct[..lc], 7);
-                self.kem.decaps(&mut ss, &bad, &self.sk)?;
-                ensure!(
-                    ss != self.expected_ss[..lss],
-                    "a ciphertext with a flipped bit gave the same secret"
-                );
-                checks.push("a flipped ciphertext bit gives a different secret".into());
-            }
+        }
+        let KemChunk {
+            runs,
+            pk,
+            sk,
+            ct,
+            ss,
+            op,
+            ..
+        } = self;
+        match op {
+            Operation::KeyGen => arm_rings(runs, &mut [], &mut [pk, sk]),
+            Operation::Encaps => arm_rings(runs, &mut [pk], &mut [ct, ss]),
+            _ => arm_rings(runs, &mut [sk, ct], &mut [ss]),
+        }
+        Ok(())
+    }
+    fn check(&self, cross: bool) -> anyhow::Result<GateReport> {
+        let (alg, op, runs) = (self.alg, self.op, &self.runs);
+        match op {
+            Operation::KeyGen => check_rings(
+                alg,
+                op,
+                runs,
+                &[],
+                &[&self.pk, &self.sk],
+                None,
+                Sampled::KemKeygen {
+                    seeds: None,
+                    ek: self.pk.slots(),
+                    dk: self.sk.slots(),
+                },
+                cross,
+            ),
+            Operation::Encaps => check_rings(
+                alg,
+                op,
+                runs,
+                &[&self.pk],
+                &[&self.ct, &self.ss],
+                None,
+                Sampled::KemEncaps {
+                    ek: self.pk.slots(),
+                    m: None,
+                    dk: Some(Slots::shared(self.sk.g.body())),
+                    c: self.ct.slots(),
+                    k: self.ss.slots(),
+                },
+                cross,
+            ),
+            Operation::Decaps => check_rings(
+                alg,
+                op,
+                runs,
+                &[&self.sk, &self.ct],
+                &[&self.ss],
+                None,
+                Sampled::KemDecaps {
+                    dk: Slots::shared(self.sk.g.body()),
+                    c: Slots::packed(self.ct.g.body(), self.ct.item),
+                    k: self.ss.slots(),
+                },
+                cross,
+            ),
             other => bail!("{other} is not a KEM operation"),
         }
-        Ok(GateReport {
-            checked_ops: self.slots,
-            checks,
-        })
     }
 }
 
 /// One thread's share of a signature batch.
 struct SigChunk {
     sig: RawSig,
+    alg: Algorithm,
     op: Operation,
     n: usize,
     slots: usize,
-    msg: Vec<u8>,
-    pk: Vec<u8>,
-    sk: Vec<u8>,
-    sigs: Vec<u8>,
-    sig_lens: Vec<usize>,
-    /// Valid signatures the last run rejected (verify only).
-    rejected: usize,
+    msg: Ring,
+    pk: Ring,
+    sk: Ring,
+    sigs: Ring,
+    /// Verify: the valid signatures made at the start.
+    valid_sigs: Vec<u8>,
+    /// Verify: each slot's verdict (1 accepted, 0 rejected).
+    ok: Ring,
+    /// Verify: which slots of this run hold a valid signature.
+    valid: Vec<bool>,
+    runs: Runs,
+    rng: rand_chacha::ChaCha20Rng,
 }
 
 impl SigChunk {
-    fn new(alg: Algorithm, op: Operation, n: usize, msg: Vec<u8>) -> anyhow::Result<Self> {
+    fn new(
+        alg: Algorithm,
+        op: Operation,
+        n: usize,
+        cfg: &BatchConfig,
+        part: usize,
+    ) -> anyhow::Result<Self> {
         let sig = RawSig::new(alg)?;
         let (lp, ls, lsig) = sig.lengths();
         let slots = n.min(RING_SLOTS);
         let keys = if op == Operation::KeyGen { slots } else { 1 };
+        let seed = cfg.gate.seed ^ ((part as u64) << 32);
+        let msg = cfg.message();
         let mut c = SigChunk {
+            alg,
             op,
             n,
             slots,
-            msg,
-            pk: vec![0; lp * keys],
-            sk: vec![0; ls * keys],
-            sigs: vec![0; lsig * slots],
-            sig_lens: vec![0; slots],
-            rejected: 0,
+            msg: Ring {
+                name: "msg",
+                item: msg.len(),
+                g: Guarded::from_slice(&msg, seed ^ 5),
+                before: vec![],
+            },
+            pk: Ring::new("pk", lp, keys, seed ^ 1),
+            sk: Ring::new("sk", ls, keys, seed ^ 2),
+            sigs: Ring::new("signature", lsig, slots, seed ^ 3),
+            valid_sigs: vec![],
+            ok: Ring::new("ok", 1, slots, seed ^ 4),
+            valid: vec![true; slots],
+            runs: Runs::new(cfg.gate, slots, part),
+            rng: rand_chacha::ChaCha20Rng::from_os_rng(),
             sig,
         };
         if op != Operation::KeyGen {
-            c.sig.keypair(&mut c.pk, &mut c.sk)?;
+            c.sig.keypair(c.pk.g.body_mut(), c.sk.g.body_mut())?;
         }
         if op == Operation::Verify {
             for i in 0..slots {
-                c.sig_lens[i] = c
-                    .sig
-                    .sign(&mut c.sigs[i * lsig..(i + 1) * lsig], &c.msg, &c.sk)?;
+                let mut s = vec![0u8; lsig];
+                let len = c.sig.sign(&mut s, c.msg.g.body(), c.sk.g.body())?;
+                ensure!(
+                    len == lsig,
+                    "liboqs made a {len}-byte {alg} signature, not {lsig}"
+                );
+                c.sigs.slot_mut(i).copy_from_slice(&s);
             }
+            c.valid_sigs = c.sigs.g.body().to_vec();
         }
         Ok(c)
-    }
-
-    fn signature(&self, i: usize) -> &[u8] {
-        let lsig = self.sig.lengths().2;
-        &self.sigs[i * lsig..i * lsig + self.sig_lens[i]]
     }
 }
 
 impl Chunk for SigChunk {
     fn run(&mut self) -> anyhow::Result<()> {
         let (lp, ls, lsig) = self.sig.lengths();
-        self.rejected = 0;
+        let msg = self.msg.g.body();
+        let (pk, sk) = (self.pk.g.body_mut(), self.sk.g.body_mut());
+        let (sigs, ok) = (self.sigs.g.body_mut(), self.ok.g.body_mut());
         for op_index in 0..self.n {
             let i = op_index % self.slots;
             match self.op {
-                Operation::KeyGen => self.sig.keypair(
-                    &mut self.pk[i * lp..(i + 1) * lp],
-                    &mut self.sk[i * ls..(i + 1) * ls],
-                )?,
+                Operation::KeyGen => self
+                    .sig
+                    .keypair(&mut pk[i * lp..(i + 1) * lp], &mut sk[i * ls..(i + 1) * ls])?,
                 Operation::Sign => {
-                    self.sig_lens[i] = self.sig.sign(
-                        &mut self.sigs[i * lsig..(i + 1) * lsig],
-                        &self.msg,
-                        &self.sk,
-                    )?
+                    let len = self
+                        .sig
+                        .sign(&mut sigs[i * lsig..(i + 1) * lsig], msg, sk)?;
+                    ensure!(
+                        len == lsig,
+                        "liboqs made a {len}-byte signature, not {lsig}"
+                    );
                 }
                 Operation::Verify => {
-                    let s = &self.sigs[i * lsig..i * lsig + self.sig_lens[i]];
-                    if !self.sig.verify(&self.msg, s, &self.pk)? {
-                        self.rejected += 1;
-                    }
+                    let s = &sigs[i * lsig..(i + 1) * lsig];
+                    ok[i] = u8::from(self.sig.verify(msg, s, pk)?);
                 }
                 other => bail!("{other} is not a signature operation"),
             }
@@ -557,57 +696,79 @@ impl Chunk for SigChunk {
 }
 
 impl CheckedChunk for SigChunk {
-    fn check(&self) -> anyhow::Result<GateReport> {
-        let (lp, ls, lsig) = self.sig.lengths();
-        let mut checks = vec![];
-        match self.op {
-            Operation::KeyGen => {
-                let mut s = vec![0u8; lsig];
-                for i in 0..self.slots {
-                    let pk = &self.pk[i * lp..(i + 1) * lp];
-                    let sk = &self.sk[i * ls..(i + 1) * ls];
-                    let len = self.sig.sign(&mut s, &self.msg, sk)?;
-                    ensure!(
-                        self.sig.verify(&self.msg, &s[..len], pk)?,
-                        "key pair {i}: a signature made with it does not verify"
-                    );
-                }
-                checks.push("each key pair signs and verifies".into());
+    fn arm(&mut self) -> anyhow::Result<()> {
+        if self.op == Operation::Verify {
+            let lsig = self.sigs.item;
+            self.sigs.g.body_mut().copy_from_slice(&self.valid_sigs);
+            self.valid = vec![true; self.slots];
+            for i in inputs::invalid_positions(self.slots, &mut self.rng) {
+                inputs::flip(self.sigs.g.body_mut(), i, lsig, lsig, &mut self.rng);
+                self.valid[i] = false;
             }
-            Operation::Sign | Operation::Verify => {
-                ensure!(
-                    self.rejected == 0,
-                    "{} valid signatures were rejected in the last run",
-                    self.rejected
-                );
-                for i in 0..self.slots {
-                    ensure!(
-                        self.sig.verify(&self.msg, self.signature(i), &self.pk)?,
-                        "signature {i} does not verify"
-                    );
-                }
-                checks.push("each signature verifies (and verify accepted every valid one)".into());
-                let bad = flipped(self.signature(0), 13);
-                ensure!(
-                    !self.sig.verify(&self.msg, &bad, &self.pk)?,
-                    "a signature with a flipped bit verified"
-                );
-                // An empty message (--message-size 0) has no bit to flip.
-                if !self.msg.is_empty() {
-                    let bad_msg = flipped(&self.msg, 5);
-                    ensure!(
-                        !self.sig.verify(&bad_msg, self.signature(0), &self.pk)?,
-                        "a signature verified over a message with a flipped bit"
-                    );
-                }
-                checks.push("a flipped signature or message bit is rejected".into());
-            }
+        }
+        let SigChunk {
+            runs,
+            msg,
+            pk,
+            sk,
+            sigs,
+            ok,
+            op,
+            ..
+        } = self;
+        match op {
+            Operation::KeyGen => arm_rings(runs, &mut [], &mut [pk, sk]),
+            Operation::Sign => arm_rings(runs, &mut [sk, msg], &mut [sigs]),
+            _ => arm_rings(runs, &mut [pk, msg, sigs], &mut [ok]),
+        }
+        Ok(())
+    }
+    fn check(&self, cross: bool) -> anyhow::Result<GateReport> {
+        let (alg, op, runs) = (self.alg, self.op, &self.runs);
+        match op {
+            Operation::KeyGen => check_rings(
+                alg,
+                op,
+                runs,
+                &[],
+                &[&self.pk, &self.sk],
+                None,
+                Sampled::DsaKeygen {
+                    xi: None,
+                    pk: self.pk.slots(),
+                    sk: self.sk.slots(),
+                },
+                cross,
+            ),
+            Operation::Sign => check_rings(
+                alg,
+                op,
+                runs,
+                &[&self.sk, &self.msg],
+                &[&self.sigs],
+                None,
+                Sampled::DsaSign {
+                    sk: Slots::shared(self.sk.g.body()),
+                    pk: Some(Slots::shared(self.pk.g.body())),
+                    msg: Slots::shared(self.msg.g.body()),
+                    ctx: &[],
+                    rnd: None,
+                    sig: self.sigs.slots(),
+                },
+                cross,
+            ),
+            Operation::Verify => check_rings(
+                alg,
+                op,
+                runs,
+                &[&self.pk, &self.msg, &self.sigs],
+                &[&self.ok],
+                Some(&self.valid),
+                Sampled::Nothing,
+                cross,
+            ),
             other => bail!("{other} is not a signature operation"),
         }
-        Ok(GateReport {
-            checked_ops: self.slots,
-            checks,
-        })
     }
 }
 
@@ -630,6 +791,7 @@ mod tests {
             threads,
             message_size: 64,
             context: vec![],
+            gate: Default::default(),
         }
     }
 
@@ -639,10 +801,15 @@ mod tests {
         for alg in Algorithm::ALL {
             for op in alg.operations() {
                 let mut p = b.prepare(alg, op, &cfg(5, 2)).unwrap();
+                p.arm().unwrap();
                 p.run().unwrap();
-                let g = p.check().unwrap_or_else(|e| panic!("{alg} {op}: {e:#}"));
+                let g = p
+                    .check(Checkpoint::BeforeTiming)
+                    .unwrap_or_else(|e| panic!("{alg} {op}: {e:#}"));
                 assert_eq!(g.checked_ops, 5, "{alg} {op}");
                 assert_eq!(p.threads(), 2);
+                let c = g.coverage.unwrap();
+                assert_eq!((c.runs, c.written_per_run, c.guard_bytes), (1, 5, 64));
             }
         }
     }
@@ -680,21 +847,73 @@ mod tests {
     }
 
     #[test]
-    fn the_gate_catches_corrupted_outputs() {
-        let mut c = KemChunk::new(Algorithm::MlKem512, Operation::Decaps, 3).unwrap();
+    fn the_gate_catches_corrupted_outputs_a_skipped_run_and_a_write_past_a_buffer() {
+        let c3 = BatchConfig {
+            message_size: 3,
+            ..cfg(3, 1)
+        };
+        let mut c = KemChunk::new(Algorithm::MlKem512, Operation::Decaps, 3, &c3, 0).unwrap();
+        c.arm().unwrap();
         c.run().unwrap();
-        c.check().unwrap();
-        c.ss[0] ^= 1;
-        assert!(c.check().unwrap_err().to_string().contains("differs"));
+        c.check(true).unwrap();
+        c.ss.g.body_mut()[33] ^= 1;
+        let e = c.check(false).unwrap_err().to_string();
+        assert!(
+            e.contains("operation 1: K differs from the reference"),
+            "{e}"
+        );
+        // A run armed and not made: every output still poisoned.
+        c.arm().unwrap();
+        let e = c.check(false).unwrap_err().to_string();
+        assert!(e.contains("operation 0: K not written by the call"), "{e}");
+        // A byte written just past the secrets.
+        c.run().unwrap();
+        c.ss.g.raw_mut()[64 + 3 * 32] ^= 1;
+        let e = c.check(false).unwrap_err().to_string();
+        assert!(
+            e.contains("the guard bytes after K were overwritten"),
+            "{e}"
+        );
 
-        let mut s = SigChunk::new(Algorithm::MlDsa44, Operation::Sign, 2, vec![1, 2, 3]).unwrap();
+        let mut s = SigChunk::new(Algorithm::MlDsa44, Operation::Sign, 2, &c3, 0).unwrap();
+        s.arm().unwrap();
         s.run().unwrap();
-        s.check().unwrap();
-        s.sigs[40] ^= 4;
-        assert!(s
-            .check()
-            .unwrap_err()
-            .to_string()
-            .contains("does not verify"));
+        s.check(true).unwrap();
+        s.sigs.g.body_mut()[2420 + 40] ^= 4;
+        let e = s.check(false).unwrap_err().to_string();
+        assert!(
+            e.contains("operation 1: the signature does not verify"),
+            "{e}"
+        );
+        // The message, an input, changed by the call.
+        s.arm().unwrap();
+        s.run().unwrap();
+        s.msg.g.body_mut()[1] ^= 8;
+        let e = s.check(false).unwrap_err().to_string();
+        assert!(e.contains("the call changed its input msg"), "{e}");
+    }
+
+    #[test]
+    fn verification_slots_mix_invalid_signatures_at_new_places_each_run() {
+        let mut v =
+            SigChunk::new(Algorithm::MlDsa44, Operation::Verify, 64, &cfg(64, 1), 0).unwrap();
+        let mut seen = vec![];
+        for _ in 0..4 {
+            v.arm().unwrap();
+            v.run().unwrap();
+            v.check(false).unwrap();
+            assert_eq!(v.valid.iter().filter(|&&x| !x).count(), 2);
+            seen.push(v.valid.clone());
+        }
+        assert!(seen.windows(2).any(|w| w[0] != w[1]));
+        // A verifier that accepts every slot is caught.
+        v.arm().unwrap();
+        v.run().unwrap();
+        v.ok.g.body_mut().fill(1);
+        let e = v.check(false).unwrap_err().to_string();
+        assert!(
+            e.contains("an invalid signature") && e.contains("was accepted"),
+            "{e}"
+        );
     }
 }

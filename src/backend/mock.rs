@@ -19,6 +19,12 @@ pub struct Mock {
     pub durations: Vec<Duration>,
     /// Operations whose gate fails.
     pub failing_gate: Vec<(Algorithm, Operation)>,
+    /// The gate fails after this run (1 for the first, warm-up included):
+    /// an implementation that goes wrong now and then.
+    pub gate_fails_after_run: Option<usize>,
+    /// Every call to `arm` and `check`, shared with its clones, as
+    /// `arm`, `run` and `check:<checkpoint>` lines.
+    pub calls: Arc<std::sync::Mutex<Vec<String>>>,
     /// Operations whose `prepare` fails.
     pub failing_prepare: Vec<(Algorithm, Operation)>,
     /// End-to-end window each run reports; `None`: no end-to-end runs.
@@ -72,6 +78,10 @@ impl Backend for Mock {
             },
             next: 0,
             gate_fails: self.failing_gate.contains(&(alg, op)),
+            gate_fails_after_run: self.gate_fails_after_run,
+            calls: self.calls.clone(),
+            armed: false,
+            last_armed: false,
             end_to_end: self.end_to_end,
             runs_made: self.runs_made.clone(),
             wall: self.wall,
@@ -85,6 +95,12 @@ struct MockBatch {
     durations: Vec<Duration>,
     next: usize,
     gate_fails: bool,
+    gate_fails_after_run: Option<usize>,
+    calls: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Whether the next run is armed, and whether the last one was (what
+    /// the gate requires of the run it checks).
+    armed: bool,
+    last_armed: bool,
     end_to_end: Option<Duration>,
     runs_made: Arc<AtomicUsize>,
     wall: Option<Duration>,
@@ -109,7 +125,23 @@ impl Prepared for MockBatch {
     fn empty_window_method(&self) -> &'static str {
         "scripted empty window (mock, test only)"
     }
+    fn run_back_to_back(&mut self, launches: usize) -> anyhow::Result<()> {
+        // One armed window: the gate checks what the last launch left.
+        let armed = self.armed;
+        for _ in 0..launches {
+            self.armed = armed;
+            self.run()?;
+        }
+        Ok(())
+    }
+    fn arm(&mut self) -> anyhow::Result<()> {
+        self.calls.lock().unwrap().push("arm".into());
+        self.armed = true;
+        Ok(())
+    }
     fn run(&mut self) -> anyhow::Result<Duration> {
+        self.calls.lock().unwrap().push("run".into());
+        self.last_armed = std::mem::take(&mut self.armed);
         if let Some(w) = self.wall {
             std::thread::sleep(w);
         }
@@ -118,13 +150,22 @@ impl Prepared for MockBatch {
         self.runs_made.fetch_add(1, Ordering::SeqCst);
         Ok(d)
     }
-    fn check(&mut self) -> anyhow::Result<GateReport> {
+    fn check(&mut self, at: crate::backend::Checkpoint) -> anyhow::Result<GateReport> {
+        self.calls.lock().unwrap().push(format!("check:{at:?}"));
         if self.gate_fails {
             anyhow::bail!("mock gate failure (test only)");
+        }
+        anyhow::ensure!(
+            self.last_armed,
+            "mock gate: the run checked was not armed (test only)"
+        );
+        if self.gate_fails_after_run == Some(self.next) {
+            anyhow::bail!("mock gate failure after run {} (test only)", self.next);
         }
         Ok(GateReport {
             checked_ops: 1,
             checks: vec!["mock check (test only)".into()],
+            coverage: None,
         })
     }
     fn threads(&self) -> usize {

@@ -6,6 +6,7 @@ use crate::schema::device::Device;
 use crate::schema::device::DeviceKind;
 use crate::schema::device::GateReport;
 pub mod cupqc;
+pub mod gate;
 pub mod liboqs;
 #[cfg(test)]
 pub mod mock;
@@ -28,6 +29,8 @@ pub struct BatchConfig {
     pub message_size: usize,
     /// ML-DSA context string (empty by default, as cuPQC_benchmark).
     pub context: Vec<u8>,
+    /// What the correctness gate checks of each run, and its seed.
+    pub gate: gate::GateSettings,
 }
 
 impl BatchConfig {
@@ -52,14 +55,43 @@ pub struct HoldRun {
     pub covered: bool,
 }
 
+/// Which check of a batch's runs is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Checkpoint {
+    /// After the warm-up, before anything is timed: the gate that decides
+    /// whether the batch is timed at all.
+    BeforeTiming,
+    /// After one timed run.
+    AfterRun,
+    /// After the record's last run (its end-to-end and energy windows).
+    Last,
+}
+
+impl Checkpoint {
+    /// Whether this check also asks liboqs about the sample (the ones
+    /// around the timed runs; the per-run checks use the reference only).
+    pub fn cross_checks(self) -> bool {
+        self != Checkpoint::AfterRun
+    }
+}
+
 /// One (algorithm, operation, batch) made ready: inputs exist, buffers are
 /// allocated, nothing of that is timed.
+///
+/// The runner calls `arm` before every run whose outputs it will check and
+/// `check` after it, both outside the timed window: the correctness gate
+/// ([`gate`]) around every run.
 pub trait Prepared {
+    /// Makes the next run ready, untimed: inputs made afresh where the
+    /// operation allows it, every output filled with the run's poison byte
+    /// (the gate's), so that an output the run does not write is found.
+    fn arm(&mut self) -> anyhow::Result<()>;
     /// Runs the whole batch once and returns the timed window.
     fn run(&mut self) -> anyhow::Result<Duration>;
-    /// Checks the outputs of the most recent `run`: the correctness gate.
-    /// An `Err` carries the reason the batch must not be reported as fine.
-    fn check(&mut self) -> anyhow::Result<GateReport>;
+    /// Checks the outputs of the most recent `run` (armed before it): the
+    /// correctness gate. An `Err` carries the reason the batch must not be
+    /// reported as fine.
+    fn check(&mut self, at: Checkpoint) -> anyhow::Result<GateReport>;
     /// Threads (CPU) that execute the batch; 1 for a GPU launch.
     fn threads(&self) -> usize;
     /// What the timed window covers, said in the record.

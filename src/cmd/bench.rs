@@ -404,6 +404,7 @@ mod tests {
             context_hex: String::new(),
             fresh_process: false,
             fresh_child: false,
+            gate: Default::default(),
         };
         assert!(check_host_memory(&o, 1000, 1024).is_ok());
         let e = check_host_memory(&o, 10_000_000, 1024)

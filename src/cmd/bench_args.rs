@@ -116,6 +116,12 @@ pub struct BenchArgs {
     /// Per-operation latency: batch 1, `--runs` timed single operations.
     #[arg(long)]
     pub latency: bool,
+    /// What the correctness gate checks after every run (untimed): `sample`,
+    /// every item's outputs written and a fresh sample of 64 items against
+    /// the reference; `full`, every item against the reference (slower:
+    /// docs/statistics.md says how much).
+    #[arg(long, value_name = "sample|full", default_value = "sample", value_parser = ["sample", "full"])]
+    pub gate: String,
     /// cuPQC_benchmark's method: each timed run in a new process with no
     /// warm-up (the correctness gate still runs first, in this process).
     #[arg(long, conflicts_with = "fresh_child")]
@@ -282,6 +288,11 @@ impl BenchArgs {
             context_hex: self.context.clone(),
             fresh_process: self.fresh_process,
             fresh_child: self.fresh_child,
+            gate: crate::backend::gate::GateSettings::new(if self.gate == "full" {
+                crate::backend::gate::GateMode::Full
+            } else {
+                crate::backend::gate::GateMode::Sample
+            }),
         })
     }
 

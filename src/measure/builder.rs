@@ -82,6 +82,9 @@ pub struct BenchOptions {
     pub fresh_process: bool,
     /// Internal (`--fresh-child`): this process is one such run.
     pub fresh_child: bool,
+    /// What the correctness gate checks of every run (`--gate`), and the
+    /// seed of its samples.
+    pub gate: crate::backend::gate::GateSettings,
 }
 
 /// The GPUs `--device` asks for.
@@ -225,6 +228,7 @@ pub fn check_sweep_top(slots: &mut [Slot], opts: &BenchOptions) -> anyhow::Resul
                     threads: 1,
                     message_size: opts.message_size,
                     context: opts.context.clone(),
+                    gate: opts.gate,
                 };
                 if let Some(fits) = backend.max_batch(alg, op, &cfg).filter(|f| *f < top) {
                     bail!(
@@ -570,6 +574,7 @@ pub fn plan(opts: &BenchOptions, slots: Vec<Slot>, cpu_batch: usize) -> anyhow::
                 threads: 1,
                 message_size: opts.message_size,
                 context: opts.context.clone(),
+                gate: opts.gate,
             },
             runs: opts.runs,
             warmup_runs: opts.warmup,

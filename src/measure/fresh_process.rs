@@ -335,6 +335,7 @@ mod tests {
                 threads: 1,
                 message_size: 0,
                 context: vec![],
+                gate: Default::default(),
             },
             runs: 1,
             warmup_runs: 0,

@@ -192,6 +192,9 @@ struct WatchedBatch {
 }
 
 impl Prepared for WatchedBatch {
+    fn arm(&mut self) -> anyhow::Result<()> {
+        self.inner.arm()
+    }
     fn run(&mut self) -> anyhow::Result<Duration> {
         let timed = self.watch.borrow().checked;
         let start = unix_now();
@@ -201,8 +204,8 @@ impl Prepared for WatchedBatch {
         }
         r
     }
-    fn check(&mut self) -> anyhow::Result<GateReport> {
-        let r = self.inner.check();
+    fn check(&mut self, at: crate::backend::Checkpoint) -> anyhow::Result<GateReport> {
+        let r = self.inner.check(at);
         let line = {
             let mut w = self.watch.borrow_mut();
             if w.checked {
@@ -448,6 +451,7 @@ mod tests {
                 threads: 1,
                 message_size: 0,
                 context: vec![],
+                gate: Default::default(),
             },
             runs,
             warmup_runs: 1,
@@ -513,12 +517,15 @@ mod tests {
         }
     }
     impl Prepared for SlowBatch {
+        fn arm(&mut self) -> anyhow::Result<()> {
+            self.0.arm()
+        }
         fn run(&mut self) -> anyhow::Result<Duration> {
             std::thread::sleep(Duration::from_millis(20));
             self.0.run()
         }
-        fn check(&mut self) -> anyhow::Result<GateReport> {
-            self.0.check()
+        fn check(&mut self, at: crate::backend::Checkpoint) -> anyhow::Result<GateReport> {
+            self.0.check(at)
         }
         fn threads(&self) -> usize {
             1

@@ -6,11 +6,12 @@
 //! Longer than most files: about 250 of its lines are tests (percentiles,
 //! cancellation, gates, energy windows) over one shared mock.
 
-use crate::backend::{Backend, BatchConfig, Prepared};
+use crate::backend::{Backend, BatchConfig, Checkpoint, Prepared};
 use crate::core::catalog::{Algorithm, Kind, Operation};
 use crate::core::exit::Interrupted;
 use crate::core::stats::{median_relative_half_width, percentile, summarize, Sample, Summary};
 use crate::monitor::{energy, RunUsage, Sampler};
+use crate::schema::device::GateReport;
 use crate::schema::record::{ClockReport, EmptyWindow, EndToEnd, Mode, Record, Status, StoppedBy};
 use anyhow::Context;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,6 +230,15 @@ fn fail(what: &str, e: anyhow::Error) -> RunError {
     RunError::Failed(format!("{what}: {e:#}"))
 }
 
+/// Adds one run's gate to the record's: the runs it checked and the items
+/// it sampled add up.
+fn gate_ledger(rec: &mut Record, gate: GateReport) {
+    match rec.gate.as_mut() {
+        Some(g) => g.absorb(gate),
+        None => rec.gate = Some(gate),
+    }
+}
+
 /// What the timed runs work with: the prepared batch, the sampler around
 /// each run, the cancel flag and the progress callback.
 struct TimedRuns<'t, 'p> {
@@ -289,13 +299,12 @@ fn timed_runs(
     rec.pinning = prepared.pinning();
     end_to_end_runs(prepared, cfg, cancel, rec, budget, last_wall)?;
     energy_window(prepared, cfg, sampler, cancel, rec, budget)?;
-    // The outputs of the last timed run must be right too.
+    // The outputs of the record's last run must be right too, checked
+    // with liboqs again.
     let after = prepared
-        .check()
+        .check(Checkpoint::Last)
         .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
-    if rec.gate.is_none() {
-        rec.gate = Some(after);
-    }
+    gate_ledger(rec, after);
     fill_statistics(rec, cfg).map_err(RunError::Failed)
 }
 
@@ -334,14 +343,20 @@ fn warm_up_and_gate(
             return Err(RunError::Interrupted);
         }
         let t = Instant::now();
+        prepared
+            .arm()
+            .map_err(|e| fail("preparing the warm-up run failed", e))?;
+        let armed = t.elapsed();
+        let t = Instant::now();
         prepared.run().map_err(|e| fail("warm-up run failed", e))?;
         warm.last_wall = t.elapsed();
+        warm.gate_wall = armed;
     }
     let t = Instant::now();
     let gate = prepared
-        .check()
+        .check(Checkpoint::BeforeTiming)
         .map_err(|e| fail("correctness gate failed before timing", e))?;
-    warm.gate_wall = t.elapsed();
+    warm.gate_wall += t.elapsed();
     rec.gate = Some(gate);
     Ok((start != Start::GateOnly).then_some(warm))
 }
@@ -379,17 +394,33 @@ fn run_loop(
             ran.cut_by = Some(by.to_string());
             break;
         }
+        // Untimed, outside the sampler: the run made ready (fresh inputs,
+        // poisoned outputs) before, its outputs checked after.
+        let cycle = Instant::now();
+        t.prepared
+            .arm()
+            .map_err(|e| fail(&format!("preparing timed run {}", i + 1), e))?;
         t.sampler
             .start()
             .map_err(|e| fail("starting the sampler", e))?;
-        let started = Instant::now();
         let run = t.prepared.run();
-        ran.last_wall = started.elapsed();
         let usage = t
             .sampler
             .stop()
             .map_err(|e| fail("stopping the sampler", e))?;
         let elapsed = run.map_err(|e| fail(&format!("timed run {} failed", i + 1), e))?;
+        let gate = t.prepared.check(Checkpoint::AfterRun).map_err(|e| {
+            fail(
+                &format!(
+                    "correctness gate failed after timed run {} (its figures are not kept)",
+                    i + 1
+                ),
+                e,
+            )
+        })?;
+        gate_ledger(rec, gate);
+        // What the next run costs, its gate included, for the budget.
+        ran.last_wall = cycle.elapsed();
         rec.run_seconds.push(elapsed.as_secs_f64());
         rec.usage.push(usage);
         ran.holds.push(t.prepared.last_hold());
@@ -626,7 +657,19 @@ fn end_to_end_runs(
             break;
         }
         let t = Instant::now();
+        prepared
+            .arm()
+            .map_err(|e| fail(&format!("preparing end-to-end run {}", i + 1), e))?;
         let r = prepared.run_end_to_end();
+        if let Some(Ok(_)) = r {
+            let gate = prepared.check(Checkpoint::AfterRun).map_err(|e| {
+                fail(
+                    &format!("correctness gate failed after end-to-end run {}", i + 1),
+                    e,
+                )
+            })?;
+            gate_ledger(rec, gate);
+        }
         last_wall = t.elapsed();
         match r {
             None => return Ok(()),
@@ -682,6 +725,11 @@ fn energy_window(
         });
         return Ok(());
     }
+    // The window's launches are checked as one run: poisoned before, the
+    // last one's outputs read by the gate after the record.
+    prepared
+        .arm()
+        .map_err(|e| fail("preparing the energy window", e))?;
     let Some(start_mj) = start_mj else {
         // No counter: the sampler's power samples integrated over the window.
         sampler
@@ -760,6 +808,7 @@ mod tests {
                 threads: 1,
                 message_size: 8,
                 context: vec![],
+                gate: Default::default(),
             },
             runs,
             warmup_runs: 1,
@@ -846,6 +895,41 @@ mod tests {
             "batch_ms {ms} and ops_per_sec {ops} from one sample"
         );
         assert_eq!(t.ci_values, crate::core::stats::KEPT);
+    }
+
+    #[test]
+    fn every_run_is_armed_before_and_checked_after_outside_its_window() {
+        let mut mock = Mock::default();
+        let mut c = cfg(3);
+        c.warmup_runs = 2;
+        let rec = measured(&mut mock, Algorithm::MlKem768, Operation::KeyGen, &c);
+        assert_eq!(rec.status, Status::Ok, "{:?}", rec.reason);
+        let calls = mock.calls.lock().unwrap().join(" ");
+        assert_eq!(
+            calls,
+            "arm run arm run check:BeforeTiming \
+             arm run check:AfterRun arm run check:AfterRun arm run check:AfterRun \
+             check:Last"
+        );
+        // The record counts the checks: the gate before, three runs, the last.
+        assert_eq!(rec.gate.unwrap().checks, vec!["mock check (test only)"]);
+    }
+
+    #[test]
+    fn a_gate_that_fails_after_one_timed_run_fails_the_record() {
+        // Right before timing and in the first timed run, wrong in the second.
+        let mut mock = Mock {
+            gate_fails_after_run: Some(3),
+            ..Mock::default()
+        };
+        let rec = measured(&mut mock, Algorithm::MlKem768, Operation::Decaps, &cfg(5));
+        assert_eq!(rec.status, Status::Failed);
+        let why = rec.reason.unwrap();
+        assert!(
+            why.starts_with("correctness gate failed after timed run 2 (its figures are not kept): mock gate failure after run 3"),
+            "{why}"
+        );
+        assert!(rec.throughput_ops_per_sec.is_none() && rec.ops_per_sec.is_none());
     }
 
     #[test]

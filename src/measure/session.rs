@@ -456,6 +456,7 @@ pub(crate) mod tests {
                 threads: 1,
                 message_size: 0,
                 context: vec![],
+                gate: Default::default(),
             },
             runs: 3,
             warmup_runs: 0,
@@ -494,6 +495,7 @@ pub(crate) mod tests {
                 threads: 1,
                 message_size: 0,
                 context: vec![],
+                gate: Default::default(),
             },
             runs: 200,
             warmup_runs: 1,
@@ -588,6 +590,7 @@ pub(crate) mod tests {
             threads: 1,
             message_size: 0,
             context: vec![],
+            gate: Default::default(),
         };
         let (alg, op) = (Algorithm::MlKem768, Operation::Encaps);
         let mut mock = Mock::default();

@@ -54,6 +54,9 @@ impl BackendWorker {
                 };
                 let mut p = backend.prepare(alg, op, &cfg)?;
                 p.prepare_serving()?;
+                // Poisoned once: the first batch served at this size must
+                // write every output the gate reads after it.
+                p.arm()?;
                 Ok(p)
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
@@ -85,10 +88,11 @@ impl Worker for BackendWorker {
         let mut total = GateReport {
             checked_ops: 0,
             checks: vec![],
+            coverage: None,
         };
         for (i, p) in self.by_size.iter_mut().enumerate() {
             if std::mem::take(&mut self.used[i]) {
-                let r = p.check()?;
+                let r = p.check(crate::backend::Checkpoint::Last)?;
                 total.checked_ops += r.checked_ops;
                 for c in r.checks {
                     if !total.checks.contains(&c) {
@@ -164,6 +168,7 @@ fn worker_loop(
             return Ok(GateReport {
                 checked_ops: 0,
                 checks: vec![],
+                coverage: None,
             });
         }
     };
@@ -222,6 +227,7 @@ pub fn serve(
         let mut gate_before = GateReport {
             checked_ops: 0,
             checks: vec![],
+            coverage: None,
         };
         for _ in 0..workers {
             let (w, r) = ready_rx
@@ -250,6 +256,7 @@ pub fn serve(
         let mut gate_after = GateReport {
             checked_ops: 0,
             checks: vec![],
+            coverage: None,
         };
         for (w, h) in handles.into_iter().enumerate() {
             match h.join() {
@@ -453,6 +460,7 @@ impl Worker for Idle {
         Ok(GateReport {
             checked_ops: 0,
             checks: vec![],
+            coverage: None,
         })
     }
 }
@@ -646,6 +654,7 @@ mod tests {
             Ok(GateReport {
                 checked_ops: 1,
                 checks: vec!["slept".into()],
+                coverage: None,
             })
         }
     }
@@ -805,6 +814,7 @@ mod tests {
             Ok(GateReport {
                 checked_ops: 1,
                 checks: vec!["slept".into()],
+                coverage: None,
             })
         }
     }

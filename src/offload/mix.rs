@@ -116,6 +116,7 @@ impl X25519Server {
             return Ok(GateReport {
                 checked_ops: 0,
                 checks: vec![],
+                coverage: None,
             });
         };
         let share = PKey::public_key_from_raw_bytes(&key.raw_public_key()?, Id::X25519)?;
@@ -128,6 +129,7 @@ impl X25519Server {
         Ok(GateReport {
             checked_ops: 1,
             checks: vec!["X25519 secret derived again by the client".into()],
+            coverage: None,
         })
     }
 }

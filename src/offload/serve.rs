@@ -50,6 +50,7 @@ pub fn serve(args: &Settings, started: Instant) -> anyhow::Result<Served> {
         threads: 1,
         message_size: args.message_size,
         context: vec![],
+        gate: Default::default(),
     };
     let ordinal = args.device.unwrap_or(0);
     let served_on = gpu::served_on(
@@ -159,6 +160,7 @@ pub(super) fn measure_here(
         threads: 1,
         message_size: MESSAGE_BYTES,
         context: vec![],
+        gate: Default::default(),
     };
     let served_on = gpu::served_on(
         &Serving {

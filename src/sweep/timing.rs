@@ -374,6 +374,7 @@ fn kem_gate(k: &mut dyn KemScheme) -> Result<GateOutcome> {
                 "encapsulation and decapsulation agree on the shared secret".into(),
                 flipped.into(),
             ],
+            coverage: None,
         },
         first: [t0, t1, t2],
     })
@@ -421,6 +422,7 @@ fn sig_gate(g: &mut dyn SigScheme) -> Result<GateOutcome> {
         report: GateReport {
             checked_ops: 1,
             checks,
+            coverage: None,
         },
         first: [t0, t1, t2],
     })

@@ -10,15 +10,19 @@
 //! `Op::BlockDim`) between two CUDA events on the batch's stream.
 //!
 //! cuPQC's keys come from its own entropy and its algorithms are not ours,
-//! so the correctness gate uses liboqs round trips on sampled outputs
-//! rather than byte comparisons with our host build.
+//! so the correctness gate ([`crate::backend::gate`]) judges its sampled
+//! outputs by round trips rather than byte comparisons with our host build
+//! (decapsulation, deterministic, byte for byte); it poisons every output
+//! and fills the entropy buffer afresh before every run.
 //!
 //! A build against pqcprof's stand-in SDK (tests only) refuses to measure.
 
-use crate::backend::{Backend, BatchConfig, Prepared};
+use crate::backend::{Backend, BatchConfig, Checkpoint, Prepared};
 
 use crate::backend::cupqc::{self as shim, Batch, Role};
-use crate::backend::native_gpu::gate;
+use crate::backend::gate::reference::Sampled;
+use crate::backend::gate::slots::Slots;
+use crate::backend::gate::{self, inputs as fresh, Runs};
 use crate::core::catalog::{Algorithm, Kind, Operation};
 use crate::schema::device::{Device, GateReport};
 use anyhow::{anyhow, bail, ensure};
@@ -187,31 +191,34 @@ impl Cupqc {
     }
 }
 
-/// Host copies a batch's gate needs.
-#[derive(Default)]
-struct HostInputs {
-    pk: Vec<u8>,
-    sk: Vec<u8>,
-    ct: Vec<u8>,
-    expected_ss: Vec<u8>,
-    msg: Vec<u8>,
-    msg_stride: usize,
-    tampered: Vec<usize>,
-}
-
-/// One prepared cuPQC batch.
+/// One prepared cuPQC batch: the shim's buffers, and a host copy of every
+/// input the gate compares and judges with.
 struct CupqcBatch {
     alg: Algorithm,
     op: Operation,
     batch: Batch,
-    host: HostInputs,
-    sample: Vec<usize>,
+    /// The host copy of each input role (what was uploaded for the run).
+    inputs: Vec<(Role, Vec<u8>)>,
+    /// Keys the gate judges with: the secret keys of encaps' public keys,
+    /// the public keys of sign's secret keys.
+    pair: Vec<u8>,
+    /// Decaps: the valid ciphertexts; verify: the valid signatures.
+    valid_given: Vec<u8>,
+    /// Verify: which items of this run hold a valid signature.
+    valid: Vec<bool>,
+    /// Decaps: the items of this run whose ciphertext was tampered with.
+    tampered: Vec<usize>,
     msg_len: usize,
+    rng: rand_chacha::ChaCha20Rng,
+    runs: Runs,
     /// The image that runs (`sm_90 machine code`), named in the record.
     image: String,
     /// Whether the batch has its pinned host copies for serving.
     staged: bool,
 }
+
+/// What a cuPQC record says of its inputs.
+const INPUTS_MADE: &str = "cuPQC draws its randomness from an entropy buffer pqcprof fills afresh before every run; every item its own key pair (cuPQC's keygen) and message; decapsulation's ciphertexts (cuPQC's encaps) and verification's signatures (cuPQC's sign) made before timing, a bit flipped in about one in 16 at positions drawn for every run";
 
 fn entropy(rng: &mut impl RngCore, b: &mut Batch) -> anyhow::Result<()> {
     let (len, _) = b.layout(Role::Entropy)?;
@@ -255,9 +262,9 @@ impl Backend for Cupqc {
         ensure!(n > 0, "batch must be at least 1");
         self.check_memory(alg, op, cfg)?;
         let mut rng = rand_chacha::ChaCha20Rng::from_os_rng();
-        let sample = gate::sample_indices(n, gate::MIN_SAMPLE);
-        let mut host = HostInputs::default();
         let msg_len = cfg.message_size;
+        let (mut pair, mut valid_given) = (vec![], vec![]);
+        let mut inputs: Vec<(Role, Vec<u8>)> = vec![];
 
         // Key pairs first, from cuPQC's own keygen (untimed unless timed op).
         let mut keygen = self.batch(alg, Operation::KeyGen, n, 0)?;
@@ -266,61 +273,55 @@ impl Backend for Cupqc {
             keygen
         } else {
             keygen.launch()?;
-            host.pk = keygen.download(Role::PublicKey)?;
-            host.sk = keygen.download(Role::SecretKey)?;
+            let pk = keygen.download(Role::PublicKey)?;
+            let sk = keygen.download(Role::SecretKey)?;
             drop(keygen);
             match (alg.kind(), op) {
                 (Kind::Kem, _) => {
                     let mut enc = self.batch(alg, Operation::Encaps, n, 0)?;
-                    enc.upload(Role::PublicKey, &host.pk)?;
+                    enc.upload(Role::PublicKey, &pk)?;
                     entropy(&mut rng, &mut enc)?;
                     if op == Operation::Encaps {
+                        inputs.push((Role::PublicKey, pk));
+                        pair = sk;
                         enc
                     } else {
                         enc.launch()?;
-                        host.ct = enc.download(Role::Ciphertext)?;
-                        host.expected_ss = enc.download(Role::SharedSecret)?;
+                        valid_given = enc.download(Role::Ciphertext)?;
                         drop(enc);
-                        let lct = alg.sizes().ciphertext_bytes.unwrap_or(0);
-                        if n > 1 {
-                            let t = sample[1];
-                            host.ct[t * lct + 5] ^= 0x20;
-                            host.tampered.push(t);
-                        }
                         let mut dec = self.batch(alg, Operation::Decaps, n, 0)?;
-                        dec.upload(Role::Ciphertext, &host.ct)?;
-                        dec.upload(Role::SecretKey, &host.sk)?;
+                        dec.upload(Role::Ciphertext, &valid_given)?;
+                        dec.upload(Role::SecretKey, &sk)?;
+                        inputs.push((Role::Ciphertext, valid_given.clone()));
+                        inputs.push((Role::SecretKey, sk));
                         dec
                     }
                 }
                 (Kind::Signature, _) => {
                     let mut sign = self.batch(alg, Operation::Sign, n, msg_len)?;
-                    let (_, stride) = sign.layout(Role::Message)?;
-                    host.msg_stride = stride;
-                    host.msg = vec![0u8; stride * n];
-                    let m = cfg.message();
-                    for i in 0..n {
-                        host.msg[i * stride..i * stride + msg_len].copy_from_slice(&m);
-                    }
-                    sign.upload(Role::Message, &host.msg)?;
-                    sign.upload(Role::SecretKey, &host.sk)?;
+                    let (len, _) = sign.layout(Role::Message)?;
+                    // Every item its own message.
+                    let mut msg = vec![0u8; len];
+                    rng.fill_bytes(&mut msg);
+                    sign.upload(Role::Message, &msg)?;
+                    sign.upload(Role::SecretKey, &sk)?;
                     entropy(&mut rng, &mut sign)?;
                     if op == Operation::Sign {
+                        inputs.push((Role::Message, msg));
+                        inputs.push((Role::SecretKey, sk));
+                        pair = pk;
                         sign
                     } else {
                         sign.launch()?;
-                        let mut sigs = sign.download(Role::Signature)?;
-                        let (_, sstride) = sign.layout(Role::Signature)?;
+                        valid_given = sign.download(Role::Signature)?;
                         drop(sign);
-                        if n > 1 {
-                            let t = sample[1];
-                            sigs[t * sstride + 17] ^= 0x04;
-                            host.tampered.push(t);
-                        }
                         let mut ver = self.batch(alg, Operation::Verify, n, msg_len)?;
-                        ver.upload(Role::Message, &host.msg)?;
-                        ver.upload(Role::Signature, &sigs)?;
-                        ver.upload(Role::PublicKey, &host.pk)?;
+                        ver.upload(Role::Message, &msg)?;
+                        ver.upload(Role::Signature, &valid_given)?;
+                        ver.upload(Role::PublicKey, &pk)?;
+                        inputs.push((Role::Message, msg));
+                        inputs.push((Role::Signature, valid_given.clone()));
+                        inputs.push((Role::PublicKey, pk));
                         ver
                     }
                 }
@@ -330,12 +331,46 @@ impl Backend for Cupqc {
             alg,
             op,
             batch,
-            host,
-            sample,
+            inputs,
+            pair,
+            valid_given,
+            valid: vec![true; n],
+            tampered: vec![],
             msg_len,
+            rng,
+            runs: Runs::new(cfg.gate, n, 0),
             image: self.image.clone(),
             staged: false,
         }))
+    }
+}
+
+impl CupqcBatch {
+    /// The roles the operation writes.
+    fn output_roles(&self) -> &'static [Role] {
+        match (self.alg.kind(), self.op) {
+            (_, Operation::KeyGen) => &[Role::PublicKey, Role::SecretKey],
+            (Kind::Kem, Operation::Encaps) => &[Role::Ciphertext, Role::SharedSecret],
+            (Kind::Kem, _) => &[Role::SharedSecret],
+            (Kind::Signature, Operation::Sign) => &[Role::Signature],
+            (Kind::Signature, _) => &[Role::Ok],
+        }
+    }
+
+    /// The name and item length of a role in the gate's messages.
+    fn role_name(&self, role: Role) -> (&'static str, usize) {
+        let s = self.alg.sizes();
+        let kem = self.alg.kind() == Kind::Kem;
+        match role {
+            Role::PublicKey => (if kem { "ek" } else { "pk" }, s.public_key_bytes),
+            Role::SecretKey => (if kem { "dk" } else { "sk" }, s.secret_key_bytes),
+            Role::Ciphertext => ("c", s.ciphertext_bytes.unwrap_or(0)),
+            Role::SharedSecret => ("K", 32),
+            Role::Signature => ("signature", s.signature_bytes.unwrap_or(0)),
+            Role::Message => ("msg", self.msg_len),
+            Role::Entropy => ("entropy", 0),
+            Role::Ok => ("ok", 4),
+        }
     }
 }
 
@@ -357,89 +392,199 @@ impl Prepared for CupqcBatch {
         self.batch.serve()
     }
 
-    fn check(&mut self) -> anyhow::Result<GateReport> {
-        let (alg, idx, h, b) = (self.alg, &self.sample, &self.host, &self.batch);
-        let s = alg.sizes();
-        let sampled = |role: Role| -> anyhow::Result<Vec<u8>> {
-            let (_, stride) = b.layout(role)?;
-            Ok(gate::pick(&b.download(role)?, idx, stride))
-        };
-        let check = match (alg.kind(), self.op) {
-            (Kind::Kem, Operation::KeyGen) => {
-                gate::mlkem_keypairs_round_trip(
-                    alg,
-                    idx,
-                    &sampled(Role::PublicKey)?,
-                    &sampled(Role::SecretKey)?,
-                )?;
-                "sampled key pairs have the FIPS 203 sizes and agree on a secret with liboqs (liboqs encaps, cuPQC key decaps)"
+    fn arm(&mut self) -> anyhow::Result<()> {
+        let n = self.batch.n;
+        let rng = &mut self.rng;
+        if matches!(
+            self.op,
+            Operation::KeyGen | Operation::Encaps | Operation::Sign
+        ) {
+            entropy(rng, &mut self.batch)?;
+        }
+        for (role, bytes) in &mut self.inputs {
+            let (_, stride) = self.batch.layout(*role)?;
+            match (self.op, *role) {
+                (Operation::Decaps, Role::Ciphertext) => {
+                    let lct = self.alg.sizes().ciphertext_bytes.unwrap_or(0);
+                    bytes.copy_from_slice(&self.valid_given);
+                    self.tampered = fresh::invalid_positions(n, rng);
+                    for &i in &self.tampered {
+                        fresh::flip(bytes, i, stride, lct, rng);
+                    }
+                }
+                (Operation::Verify, Role::Signature) => {
+                    let lsig = self.alg.sizes().signature_bytes.unwrap_or(0);
+                    bytes.copy_from_slice(&self.valid_given);
+                    self.valid = vec![true; n];
+                    for i in fresh::invalid_positions(n, rng) {
+                        fresh::flip(bytes, i, stride, lsig, rng);
+                        self.valid[i] = false;
+                    }
+                }
+                _ => continue,
             }
-            (Kind::Kem, Operation::Encaps) => {
-                gate::mlkem_ciphertexts_decapsulate(
-                    alg,
-                    idx,
-                    &h.sk,
-                    &sampled(Role::Ciphertext)?,
-                    &sampled(Role::SharedSecret)?,
-                )?;
-                "liboqs decapsulates sampled cuPQC ciphertexts to cuPQC's secrets; a flipped bit does not"
-            }
-            (Kind::Kem, _) => {
-                gate::mlkem_decaps(
-                    alg,
-                    idx,
-                    &h.sk,
-                    &h.ct,
-                    &h.expected_ss,
-                    &h.tampered,
-                    &sampled(Role::SharedSecret)?,
-                )?;
-                "sampled cuPQC decapsulations equal liboqs's, a tampered ciphertext included (implicit rejection)"
-            }
-            (Kind::Signature, Operation::KeyGen) => {
-                gate::mldsa_keypairs_sign(
-                    alg,
-                    idx,
-                    &sampled(Role::PublicKey)?,
-                    &sampled(Role::SecretKey)?,
-                    &vec![0xAB; self.msg_len],
-                    &[],
-                )?;
-                "sampled key pairs have the FIPS 204 sizes; liboqs signs with each secret key and verifies under its public key"
-            }
-            (Kind::Signature, Operation::Sign) => {
-                let (_, stride) = b.layout(Role::Signature)?;
-                gate::mldsa_signatures_verify(
-                    alg,
-                    idx,
-                    &h.pk,
-                    &h.msg,
-                    h.msg_stride,
-                    self.msg_len,
-                    &[],
-                    &sampled(Role::Signature)?,
+            self.batch.upload(*role, bytes)?;
+        }
+        // The outputs poisoned (a copy of the poison, untimed).
+        let poison = self.runs.arm();
+        for &role in self.output_roles() {
+            let (len, _) = self.batch.layout(role)?;
+            self.batch.upload(role, &vec![poison; len])?;
+        }
+        Ok(())
+    }
+
+    fn check(&mut self, at: Checkpoint) -> anyhow::Result<GateReport> {
+        ensure!(
+            self.runs.run() > 0,
+            "the gate checks runs it prepared, and no run was prepared (arm) before this one"
+        );
+        let items = self.runs.sample(&self.tampered);
+        let b = &self.batch;
+        let outs: Vec<(Role, Vec<u8>, usize)> = self
+            .output_roles()
+            .iter()
+            .map(|&r| Ok((r, b.download(r)?, b.layout(r)?.1)))
+            .collect::<anyhow::Result<_>>()?;
+        let afters: Vec<Vec<u8>> = self
+            .inputs
+            .iter()
+            .map(|(r, _)| b.download(*r))
+            .collect::<anyhow::Result<_>>()?;
+        let mut input_slots = vec![];
+        for ((role, before), after) in self.inputs.iter().zip(&afters) {
+            let (name, len) = self.role_name(*role);
+            let stride = b.layout(*role)?.1.max(len);
+            input_slots.push(gate::Input {
+                name,
+                before: Slots {
+                    bytes: before,
                     stride,
-                )?;
-                "sampled cuPQC signatures verify under liboqs; a flipped signature or message bit is rejected"
-            }
-            (Kind::Signature, _) => {
-                let ok: Vec<i32> = b
-                    .download(Role::Ok)?
-                    .chunks_exact(4)
-                    .map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
-                gate::mldsa_verify(&ok, &h.tampered)?;
-                "every valid signature accepted; the corrupted one rejected"
-            }
+                    len,
+                },
+                after: Slots {
+                    bytes: after,
+                    stride,
+                    len,
+                },
+            });
+        }
+        let outputs: Vec<gate::Output<'_>> = outs
+            .iter()
+            .map(|(r, bytes, stride)| {
+                let (name, len) = self.role_name(*r);
+                gate::Output {
+                    name,
+                    slots: Slots {
+                        bytes,
+                        stride: (*stride).max(len),
+                        len,
+                    },
+                }
+            })
+            .collect();
+        // The sample gathered, slot j holding item items[j].
+        let pick = |bytes: &[u8], stride: usize, len: usize| -> Vec<u8> {
+            items
+                .iter()
+                .flat_map(|&i| bytes[i * stride..i * stride + len].iter().copied())
+                .collect()
         };
-        let _ = s;
-        Ok(GateReport {
-            checked_ops: if self.op == Operation::Verify {
-                self.batch.n
-            } else {
-                idx.len()
+        let gathered = |role: Role| -> anyhow::Result<Vec<u8>> {
+            let (_, len) = self.role_name(role);
+            let stride = b.layout(role)?.1.max(len);
+            let bytes = match outs.iter().find(|(r, _, _)| *r == role) {
+                Some((_, bytes, _)) => bytes,
+                None => {
+                    &self
+                        .inputs
+                        .iter()
+                        .find(|(r, _)| *r == role)
+                        .ok_or_else(|| anyhow!("no buffer {role:?}"))?
+                        .1
+                }
+            };
+            Ok(pick(bytes, stride, len))
+        };
+        let s = self.alg.sizes();
+        let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
+        let pair_len = self.pair.len().checked_div(b.n).unwrap_or(0);
+        let pair = pick(&self.pair, pair_len, pair_len);
+        let g: Vec<(Role, Vec<u8>)> = match (self.alg.kind(), self.op) {
+            (Kind::Signature, Operation::Verify) => vec![],
+            (_, Operation::KeyGen) => vec![
+                (Role::PublicKey, gathered(Role::PublicKey)?),
+                (Role::SecretKey, gathered(Role::SecretKey)?),
+            ],
+            (Kind::Kem, Operation::Encaps) => vec![
+                (Role::PublicKey, gathered(Role::PublicKey)?),
+                (Role::Ciphertext, gathered(Role::Ciphertext)?),
+                (Role::SharedSecret, gathered(Role::SharedSecret)?),
+            ],
+            (Kind::Kem, _) => vec![
+                (Role::SecretKey, gathered(Role::SecretKey)?),
+                (Role::Ciphertext, gathered(Role::Ciphertext)?),
+                (Role::SharedSecret, gathered(Role::SharedSecret)?),
+            ],
+            (Kind::Signature, _) => vec![
+                (Role::SecretKey, gathered(Role::SecretKey)?),
+                (Role::Message, gathered(Role::Message)?),
+                (Role::Signature, gathered(Role::Signature)?),
+            ],
+        };
+        let get = |role: Role| -> Slots<'_> {
+            let (_, len) = self.role_name(role);
+            let bytes = g
+                .iter()
+                .find(|(r, _)| *r == role)
+                .map_or(&[][..], |(_, v)| &v[..]);
+            Slots::packed(bytes, len)
+        };
+        let sampled = match (self.alg.kind(), self.op) {
+            (Kind::Kem, Operation::KeyGen) => Sampled::KemKeygen {
+                seeds: None,
+                ek: get(Role::PublicKey),
+                dk: get(Role::SecretKey),
             },
-            checks: vec![check.into()],
+            (Kind::Signature, Operation::KeyGen) => Sampled::DsaKeygen {
+                xi: None,
+                pk: get(Role::PublicKey),
+                sk: get(Role::SecretKey),
+            },
+            (Kind::Kem, Operation::Encaps) => Sampled::KemEncaps {
+                ek: get(Role::PublicKey),
+                m: None,
+                dk: Some(Slots::packed(&pair, lsk)),
+                c: get(Role::Ciphertext),
+                k: get(Role::SharedSecret),
+            },
+            (Kind::Kem, _) => Sampled::KemDecaps {
+                dk: get(Role::SecretKey),
+                c: get(Role::Ciphertext),
+                k: get(Role::SharedSecret),
+            },
+            (Kind::Signature, Operation::Sign) => Sampled::DsaSign {
+                sk: get(Role::SecretKey),
+                pk: Some(Slots::packed(&pair, lpk)),
+                msg: get(Role::Message),
+                ctx: &[],
+                rnd: None,
+                sig: get(Role::Signature),
+            },
+            (Kind::Signature, _) => Sampled::Nothing,
+        };
+        gate::check_run(&gate::RunIo {
+            alg: self.alg,
+            op: self.op,
+            runs: &self.runs,
+            guards: vec![],
+            inputs: input_slots,
+            outputs,
+            valid: (self.op == Operation::Verify).then_some(&self.valid[..]),
+            sampled,
+            items: &items,
+            cross_check: at.cross_checks(),
+            inputs_made: INPUTS_MADE,
         })
     }
 

@@ -1,32 +1,40 @@
 //! One prepared native-kernel batch: its device buffers and host staging,
-//! a timed run (kernel-only or end to end), and the correctness gate over
-//! the slots it samples.
+//! a timed run (kernel-only or end to end), and the correctness gate
+//! ([`crate::backend::gate`]) around every run: before it, seeds, m, rnd
+//! and messages made afresh and copied over, ciphertexts and signatures
+//! tampered with at positions drawn for the run, every output poisoned by
+//! a memset queued before the window's first event; after it, every output
+//! copied back and checked written, verdicts, the inputs of the sample (all
+//! of them around the timed runs) against the host copy, and the sample
+//! against the reference.
 
-use crate::backend::native_gpu::gate;
+use crate::backend::gate::reference::Sampled;
+use crate::backend::gate::slots::Slots;
+use crate::backend::gate::{self, inputs as fresh, Runs};
 use crate::backend::native_gpu::launch::dtoh;
-use crate::backend::native_gpu::launch::dtoh_slots;
 use crate::backend::native_gpu::launch::launch_kernel;
 use crate::backend::native_gpu::launch::pinned;
 use crate::backend::native_gpu::launch::timed;
 use crate::backend::native_gpu::launch::KernelArgs;
 use crate::backend::native_gpu::launch::LATENCY_METHOD;
 use crate::backend::native_gpu::launch::{empty_launch_rate, wait_on_device, EMPTY_WINDOW_METHOD};
-use crate::backend::{HoldRun, Prepared};
+use crate::backend::{Checkpoint, HoldRun, Prepared};
 
 use crate::core::catalog::{Algorithm, Operation};
 use crate::schema::device::GateReport;
 use crate::schema::device::KernelInfo;
-use anyhow::anyhow;
+use anyhow::{anyhow, ensure};
+use cudarc::driver::DevicePtrMut;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PinnedHostSlice};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// What the end-to-end runs copy: a pageable host copy of the kernel's
-/// inputs, streamed to the device through a fixed pinned staging of two
-/// halves (one filled by the host while the other is copied), and the
-/// outputs streamed back through the same halves.
+/// What the end-to-end runs copy with: the batch's host copy of the
+/// kernel's inputs (pageable, as the gate made them for the run) is
+/// streamed to the device through a fixed pinned staging of two halves (one
+/// filled by the host while the other is copied), and the outputs streamed
+/// back through the same halves.
 pub(crate) struct Staged {
-    pub(crate) inputs: Vec<Vec<u8>>,
     pub(crate) ring: [PinnedHostSlice<u8>; 2],
     /// Bytes of each half.
     pub(crate) half: usize,
@@ -93,20 +101,15 @@ impl Staged {
     }
 }
 
-/// What the gate needs besides the outputs.
-#[derive(Default)]
-pub(crate) struct HostSide {
-    pub(crate) d: Vec<u8>,
-    pub(crate) z: Vec<u8>,
-    pub(crate) m: Vec<u8>,
-    pub(crate) xi: Vec<u8>,
-    pub(crate) rnd: Vec<u8>,
-    pub(crate) msg: Vec<u8>,
-    pub(crate) pk: Vec<u8>,
-    pub(crate) sk: Vec<u8>,
-    pub(crate) ct: Vec<u8>,
-    pub(crate) expected_ss: Vec<u8>,
-    pub(crate) tampered: Vec<usize>,
+/// The host copy of one input of the batch: what the reference reads and
+/// the device's copy is compared with after each run.
+pub(crate) struct HostInput {
+    pub(crate) name: &'static str,
+    /// Bytes of one item (the whole buffer for one every item shares).
+    pub(crate) item: usize,
+    /// Bytes from one item to the next (0: shared).
+    pub(crate) stride: usize,
+    pub(crate) bytes: Vec<u8>,
 }
 
 pub(crate) struct GpuBatch {
@@ -125,8 +128,20 @@ pub(crate) struct GpuBatch {
     pub(crate) msg_len: usize,
     pub(crate) ctx: Vec<u8>,
     pub(crate) args: KernelArgs,
-    pub(crate) host: HostSide,
-    pub(crate) sample: Vec<usize>,
+    /// A host copy of every input, in `KernelArgs::inputs_mut`'s order.
+    pub(crate) inputs: Vec<HostInput>,
+    /// The other half of each item's key pair (encaps: dk; sign: pk).
+    pub(crate) pair: Vec<u8>,
+    /// Verify: the valid signatures made before timing.
+    pub(crate) valid_sigs: Vec<u8>,
+    /// Verify: which items of this run hold a valid signature.
+    pub(crate) valid: Vec<bool>,
+    /// Decaps: the valid ciphertexts made before timing.
+    pub(crate) valid_cts: Vec<u8>,
+    /// Decaps: the items of this run whose ciphertext was tampered with.
+    pub(crate) tampered: Vec<usize>,
+    pub(crate) rng: rand_chacha::ChaCha20Rng,
+    pub(crate) runs: Runs,
     /// The hold before the last `run`'s window.
     pub(crate) last_hold: Option<HoldRun>,
 }
@@ -155,15 +170,12 @@ impl GpuBatch {
         )
     }
 
-    /// A host copy of the inputs as they are on the device now, and the
-    /// pinned staging: two halves of at most `staging_bytes() / 2`, no
+    /// The pinned staging: two halves of at most `staging_bytes() / 2`, no
     /// larger than the largest buffer needs.
     pub(crate) fn stage(&mut self) -> anyhow::Result<Staged> {
-        let mut inputs = vec![];
         let mut largest = 0usize;
         for d in self.args.inputs_mut() {
             largest = largest.max(d.len());
-            inputs.push(dtoh(&self.stream, &*d)?);
         }
         for d in self.args.outputs() {
             largest = largest.max(d.len());
@@ -175,7 +187,6 @@ impl GpuBatch {
             .min(largest)
             .max(4);
         Ok(Staged {
-            inputs,
             ring: [
                 pinned::<u8>(&self.cuda, half)?,
                 pinned::<u8>(&self.cuda, half)?,
@@ -190,10 +201,10 @@ impl GpuBatch {
 impl GpuBatch {
     /// Queues the inputs' copies through the staging, the launch, and the
     /// outputs' copies back.
-    fn queue_round_trip(&mut self, staged: &mut Staged, inputs: &[Vec<u8>]) -> anyhow::Result<()> {
+    fn queue_round_trip(&mut self, staged: &mut Staged) -> anyhow::Result<()> {
         let st = self.stream.clone();
-        for (h, d) in inputs.iter().zip(self.args.inputs_mut()) {
-            staged.upload(&st, h, d)?;
+        for (h, d) in self.inputs.iter().zip(self.args.inputs_mut()) {
+            staged.upload(&st, &h.bytes, d)?;
         }
         self.queue_launch()?;
         for d in self.args.outputs() {
@@ -214,21 +225,145 @@ impl GpuBatch {
             self.staged = Some(self.stage()?);
         }
         let mut staged = self.staged.take().expect("staged above");
-        let inputs = std::mem::take(&mut staged.inputs);
         let (st, hold) = (self.stream.clone(), self.hold.clone());
         let r = if window {
-            timed(&st, &hold, || self.queue_round_trip(&mut staged, &inputs)).map(|t| t.window)
+            timed(&st, &hold, || self.queue_round_trip(&mut staged)).map(|t| t.window)
         } else {
-            self.queue_round_trip(&mut staged, &inputs).and_then(|()| {
+            self.queue_round_trip(&mut staged).and_then(|()| {
                 st.synchronize()
                     .map(|()| Duration::ZERO)
                     .map_err(|e| anyhow!("kernel or copy failed: {e:?}"))
             })
         };
-        staged.inputs = inputs;
         staged.pending = [None, None];
         self.staged = Some(staged);
         r
+    }
+}
+
+/// What a native record says of its inputs.
+const INPUTS_MADE: &str = "every item its own key pair and message, keys, ciphertexts and signatures made by the kernels before timing; seeds, m, rnd and messages made afresh and copied over before every run; a bit flipped in about one ciphertext (decaps) or signature (verify) in 16, at positions drawn for every run";
+
+/// The items `items` of `buf` (items `stride` bytes apart), back to back.
+fn gather(buf: &[u8], items: &[usize], stride: usize) -> Vec<u8> {
+    if stride == 0 {
+        return buf.to_vec();
+    }
+    items
+        .iter()
+        .flat_map(|&i| buf[i * stride..(i + 1) * stride].iter().copied())
+        .collect()
+}
+
+/// The items `items` of a device buffer of `stride`-byte items, back to back.
+fn dtoh_slots_strided(
+    st: &Arc<CudaStream>,
+    buf: &cudarc::driver::CudaSlice<u8>,
+    items: &[usize],
+    stride: usize,
+) -> anyhow::Result<Vec<u8>> {
+    crate::backend::native_gpu::launch::dtoh_slots(st, buf, items, stride)
+}
+
+/// A host copy of every input of `args` (read back from the device), with
+/// its name, item length and stride, in `KernelArgs::inputs_mut`'s order.
+pub(crate) fn host_inputs(
+    st: &Arc<CudaStream>,
+    alg: Algorithm,
+    msg_len: usize,
+    args: &mut KernelArgs,
+) -> anyhow::Result<Vec<HostInput>> {
+    let s = alg.sizes();
+    let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
+    let lct = s.ciphertext_bytes.unwrap_or(0);
+    let lsig = s.signature_bytes.unwrap_or(0);
+    let stride = alg.signature_stride().unwrap_or(0);
+    // (name, item, stride); a stride of 0 is one value for every item.
+    let layout: Vec<(&'static str, usize, usize)> = match args {
+        KernelArgs::KemKeygen { .. } => vec![("d", 32, 32), ("z", 32, 32)],
+        KernelArgs::KemEncaps { .. } => vec![("ek", lpk, lpk), ("m", 32, 32)],
+        KernelArgs::KemDecaps { .. } => vec![("c", lct, lct), ("dk", lsk, lsk)],
+        KernelArgs::DsaKeygen { .. } => vec![("xi", 32, 32)],
+        KernelArgs::DsaSign { .. } => vec![
+            ("msg", msg_len, msg_len),
+            ("ctx", 0, 0),
+            ("sk", lsk, lsk),
+            ("rnd", 32, 32),
+        ],
+        KernelArgs::DsaVerify { .. } => vec![
+            ("msg", msg_len, msg_len),
+            ("ctx", 0, 0),
+            ("signature", lsig, stride),
+            ("pk", lpk, lpk),
+        ],
+    };
+    layout
+        .into_iter()
+        .zip(args.inputs_mut())
+        .map(|((name, item, stride), d)| {
+            let bytes = dtoh(st, &*d)?;
+            let item = if stride == 0 { bytes.len() } else { item };
+            Ok(HostInput {
+                name,
+                item,
+                stride,
+                bytes,
+            })
+        })
+        .collect()
+}
+
+impl GpuBatch {
+    /// Seeds, m, rnd and messages made afresh for the next run; a
+    /// decapsulation's ciphertexts and a verification's signatures back to
+    /// the valid ones made before timing, then tampered with at positions
+    /// drawn for the run; what changed copied to the device.
+    fn arm_inputs(&mut self) -> anyhow::Result<()> {
+        let (n, op, alg) = (self.n, self.op, self.alg);
+        let s = alg.sizes();
+        let fresh: &[&str] = match op {
+            Operation::KeyGen => &["d", "z", "xi"],
+            Operation::Encaps => &["m"],
+            Operation::Sign => &["msg", "rnd"],
+            _ => &[],
+        };
+        let rng = &mut self.rng;
+        let mut changed = vec![false; self.inputs.len()];
+        for (k, h) in self.inputs.iter_mut().enumerate() {
+            if h.stride > 0 && fresh.contains(&h.name) {
+                rand::RngCore::fill_bytes(rng, &mut h.bytes);
+                changed[k] = true;
+            }
+            match (op, h.name) {
+                (Operation::Decaps, "c") => {
+                    let lct = s.ciphertext_bytes.unwrap_or(0);
+                    h.bytes.copy_from_slice(&self.valid_cts);
+                    self.tampered = fresh::invalid_positions(n, rng);
+                    for &i in &self.tampered {
+                        fresh::flip(&mut h.bytes, i, lct, lct, rng);
+                    }
+                    changed[k] = true;
+                }
+                (Operation::Verify, "signature") => {
+                    h.bytes.copy_from_slice(&self.valid_sigs);
+                    self.valid = vec![true; n];
+                    for i in fresh::invalid_positions(n, rng) {
+                        fresh::flip(&mut h.bytes, i, h.stride, h.item, rng);
+                        self.valid[i] = false;
+                    }
+                    changed[k] = true;
+                }
+                _ => {}
+            }
+        }
+        let st = self.stream.clone();
+        for ((h, d), c) in self.inputs.iter().zip(self.args.inputs_mut()).zip(changed) {
+            if c {
+                st.memcpy_htod(&h.bytes, d)
+                    .map_err(|e| anyhow!("copying a run's inputs to the GPU: {e:?}"))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -298,87 +433,215 @@ impl Prepared for GpuBatch {
         LATENCY_METHOD
     }
 
-    fn check(&mut self) -> anyhow::Result<GateReport> {
-        let s = self.alg.sizes();
-        let (alg, idx, h, st) = (self.alg, &self.sample, &self.host, &self.stream);
-        let mut checks = vec![];
-        match &self.args {
-            KernelArgs::KemKeygen { pk, sk, .. } => {
-                gate::mlkem_keygen(
-                    alg,
-                    idx,
-                    &h.d,
-                    &h.z,
-                    &dtoh_slots(st, pk, idx, s.public_key_bytes)?,
-                    &dtoh_slots(st, sk, idx, s.secret_key_bytes)?,
-                )?;
-                checks.push("sampled key pairs equal the host build for the same (d, z); liboqs round trip on each".into());
-            }
-            KernelArgs::KemEncaps { ct, ss, .. } => {
-                let lct = s.ciphertext_bytes.unwrap_or(0);
-                gate::mlkem_encaps(
-                    alg,
-                    idx,
-                    &h.pk,
-                    &h.sk,
-                    &h.m,
-                    &dtoh_slots(st, ct, idx, lct)?,
-                    &dtoh_slots(st, ss, idx, 32)?,
-                )?;
-                checks.push("liboqs decapsulates sampled GPU ciphertexts to the GPU's secrets; both equal the host build".into());
-            }
-            KernelArgs::KemDecaps { ss, .. } => {
-                gate::mlkem_decaps(
-                    alg,
-                    idx,
-                    &h.sk,
-                    &h.ct,
-                    &h.expected_ss,
-                    &h.tampered,
-                    &dtoh_slots(st, ss, idx, 32)?,
-                )?;
-                checks.push("sampled GPU decapsulations equal liboqs's, a tampered ciphertext included (implicit rejection)".into());
-            }
-            KernelArgs::DsaKeygen { pk, sk, .. } => {
-                gate::mldsa_keygen(
-                    alg,
-                    idx,
-                    &h.xi,
-                    &dtoh_slots(st, pk, idx, s.public_key_bytes)?,
-                    &dtoh_slots(st, sk, idx, s.secret_key_bytes)?,
-                )?;
-                checks.push("sampled key pairs equal the host build for the same xi".into());
-            }
-            KernelArgs::DsaSign { sig, stride, .. } => {
-                let stride = *stride as usize;
-                gate::mldsa_sign(
-                    alg,
-                    idx,
-                    &h.pk,
-                    &h.sk,
-                    &h.msg,
-                    self.msg_len,
-                    &self.ctx,
-                    &h.rnd,
-                    &dtoh_slots(st, sig, idx, stride)?,
-                    stride,
-                )?;
-                checks.push("sampled GPU signatures equal the host build for the same rnd and verify under liboqs".into());
-            }
-            KernelArgs::DsaVerify { ok, .. } => {
-                let ok = dtoh(st, ok)?;
-                gate::mldsa_verify(&ok, &h.tampered)?;
-                checks.push("every valid signature accepted; the corrupted one rejected".into());
-            }
+    fn arm(&mut self) -> anyhow::Result<()> {
+        self.arm_inputs()?;
+        let poison = self.runs.arm();
+        let st = self.stream.clone();
+        let fill = |ptr: u64, len: usize| -> anyhow::Result<()> {
+            // SAFETY: [ptr, ptr + len) is one of the batch's own device
+            // buffers, used on this stream only.
+            unsafe { cudarc::driver::result::memset_d8_async(ptr, poison, len, st.cu_stream()) }
+                .map_err(|e| anyhow!("poisoning an output on the GPU: {e:?}"))
+        };
+        for o in self.args.outputs_mut() {
+            let len = o.len();
+            let (ptr, _sync) = o.device_ptr_mut(&st);
+            fill(ptr, len)?;
         }
-        let _ = self.op;
-        Ok(GateReport {
-            checked_ops: if matches!(self.args, KernelArgs::DsaVerify { .. }) {
-                self.n
+        if let Some(ok) = self.args.ok_flags_mut() {
+            let len = ok.len() * 4;
+            let (ptr, _sync) = ok.device_ptr_mut(&st);
+            fill(ptr, len)?;
+        }
+        Ok(())
+    }
+
+    fn check(&mut self, at: Checkpoint) -> anyhow::Result<GateReport> {
+        ensure!(
+            self.runs.run() > 0,
+            "the gate checks runs it prepared, and no run was prepared (arm) before this one"
+        );
+        let st = self.stream.clone();
+        let s = self.alg.sizes();
+        let items = self.runs.sample(&self.tampered);
+        // Every output back, whole.
+        let outs: Vec<Vec<u8>> = self
+            .args
+            .outputs()
+            .into_iter()
+            .map(|o| dtoh(&st, o))
+            .collect::<anyhow::Result<_>>()?;
+        let ok: Option<Vec<u8>> = match self.args.ok_flags() {
+            Some(f) => Some(
+                dtoh(&st, f)?
+                    .into_iter()
+                    .flat_map(|v: i32| v.to_le_bytes())
+                    .collect(),
+            ),
+            None => None,
+        };
+        // The inputs as the run left them: the sample's after each run,
+        // every item around the timed runs.
+        let whole = at != Checkpoint::AfterRun;
+        let mut after = vec![];
+        for (h, d) in self.inputs.iter().zip(self.args.inputs_mut()) {
+            after.push(if whole || h.stride == 0 {
+                dtoh(&st, &*d)?
             } else {
-                idx.len()
+                dtoh_slots_strided(&st, d, &items, h.stride)?
+            });
+        }
+        let gathered_before: Vec<Vec<u8>> = self
+            .inputs
+            .iter()
+            .map(|h| {
+                if whole || h.stride == 0 {
+                    h.bytes.clone()
+                } else {
+                    gather(&h.bytes, &items, h.stride)
+                }
+            })
+            .collect();
+        let inputs: Vec<gate::Input<'_>> = self
+            .inputs
+            .iter()
+            .zip(gathered_before.iter().zip(&after))
+            .map(|(h, (b, a))| gate::Input {
+                name: h.name,
+                before: Slots {
+                    bytes: b,
+                    stride: h.stride,
+                    len: h.item,
+                },
+                after: Slots {
+                    bytes: a,
+                    stride: h.stride,
+                    len: h.item,
+                },
+            })
+            .collect();
+        let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
+        let lct = s.ciphertext_bytes.unwrap_or(0);
+        let lsig = s.signature_bytes.unwrap_or(0);
+        let stride = self.alg.signature_stride().unwrap_or(0);
+        let out_names: Vec<(&'static str, usize, usize)> = match &self.args {
+            KernelArgs::KemKeygen { .. } => vec![("ek", lpk, lpk), ("dk", lsk, lsk)],
+            KernelArgs::DsaKeygen { .. } => vec![("pk", lpk, lpk), ("sk", lsk, lsk)],
+            KernelArgs::KemEncaps { .. } => vec![("c", lct, lct), ("K", 32, 32)],
+            KernelArgs::KemDecaps { .. } => vec![("K", 32, 32)],
+            KernelArgs::DsaSign { .. } => vec![("signature", stride, lsig)],
+            KernelArgs::DsaVerify { .. } => vec![],
+        };
+        let mut outputs: Vec<gate::Output<'_>> = out_names
+            .iter()
+            .zip(&outs)
+            .map(|(&(name, stride, len), bytes)| gate::Output {
+                name,
+                slots: Slots { bytes, stride, len },
+            })
+            .collect();
+        if let Some(ok) = &ok {
+            outputs.push(gate::Output {
+                name: "ok",
+                slots: Slots::packed(ok, 4),
+            });
+        }
+        // The sample gathered: inputs from the host copy, outputs as run.
+        let input = |name: &str| -> anyhow::Result<Vec<u8>> {
+            let h = self
+                .inputs
+                .iter()
+                .find(|h| h.name == name)
+                .ok_or_else(|| anyhow!("no input {name}"))?;
+            Ok(if h.stride == 0 {
+                h.bytes.clone()
+            } else {
+                gather(&h.bytes, &items, h.stride)
+            })
+        };
+        let out = |k: usize| gather(&outs[k], &items, out_names[k].1);
+        let pair_item = self.pair.len().checked_div(self.n).unwrap_or(0);
+        let pair = gather(&self.pair, &items, pair_item);
+        let g: Vec<(&str, Vec<u8>)> = match &self.args {
+            KernelArgs::KemKeygen { .. } => vec![
+                ("d", input("d")?),
+                ("z", input("z")?),
+                ("ek", out(0)),
+                ("dk", out(1)),
+            ],
+            KernelArgs::DsaKeygen { .. } => {
+                vec![("xi", input("xi")?), ("pk", out(0)), ("sk", out(1))]
+            }
+            KernelArgs::KemEncaps { .. } => vec![
+                ("ek", input("ek")?),
+                ("m", input("m")?),
+                ("c", out(0)),
+                ("K", out(1)),
+            ],
+            KernelArgs::KemDecaps { .. } => {
+                vec![("dk", input("dk")?), ("c", input("c")?), ("K", out(0))]
+            }
+            KernelArgs::DsaSign { .. } => vec![
+                ("sk", input("sk")?),
+                ("msg", input("msg")?),
+                ("rnd", input("rnd")?),
+                ("signature", out(0)),
+            ],
+            KernelArgs::DsaVerify { .. } => vec![],
+        };
+        let get = |name: &str, len: usize| -> Slots<'_> {
+            let bytes = g
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(&[][..], |(_, b)| &b[..]);
+            Slots::packed(bytes, len)
+        };
+        let ctx = self.ctx.clone();
+        let sampled = match &self.args {
+            KernelArgs::KemKeygen { .. } => Sampled::KemKeygen {
+                seeds: Some((get("d", 32), get("z", 32))),
+                ek: get("ek", lpk),
+                dk: get("dk", lsk),
             },
-            checks,
+            KernelArgs::DsaKeygen { .. } => Sampled::DsaKeygen {
+                xi: Some(get("xi", 32)),
+                pk: get("pk", lpk),
+                sk: get("sk", lsk),
+            },
+            KernelArgs::KemEncaps { .. } => Sampled::KemEncaps {
+                ek: get("ek", lpk),
+                m: Some(get("m", 32)),
+                dk: Some(Slots::packed(&pair, pair_item)),
+                c: get("c", lct),
+                k: get("K", 32),
+            },
+            KernelArgs::KemDecaps { .. } => Sampled::KemDecaps {
+                dk: get("dk", lsk),
+                c: get("c", lct),
+                k: get("K", 32),
+            },
+            KernelArgs::DsaSign { .. } => Sampled::DsaSign {
+                sk: get("sk", lsk),
+                pk: Some(Slots::packed(&pair, pair_item)),
+                msg: get("msg", self.msg_len),
+                ctx: &ctx,
+                rnd: Some(get("rnd", 32)),
+                sig: get("signature", stride),
+            },
+            KernelArgs::DsaVerify { .. } => Sampled::Nothing,
+        };
+        gate::check_run(&gate::RunIo {
+            alg: self.alg,
+            op: self.op,
+            runs: &self.runs,
+            guards: vec![],
+            inputs,
+            outputs,
+            valid: matches!(self.args, KernelArgs::DsaVerify { .. }).then_some(&self.valid[..]),
+            sampled,
+            items: &items,
+            cross_check: at.cross_checks(),
+            inputs_made: INPUTS_MADE,
         })
     }
 

@@ -1,29 +1,30 @@
 //! The inputs of one batch, made before timing: seeds, messages and rnd on
 //! the host and copied over, and the keys, ciphertexts and signatures an
 //! operation needs made on the device by the kernels of the operations
-//! before it (keygen, then encaps or sign), with the slots the correctness
-//! gate samples copied back.
+//! before it (keygen, then encaps or sign): every item its own key pair and
+//! message. The batch then keeps a host copy of every input for the gate
+//! (`batch.rs`), and makes seeds, m, rnd and messages afresh before every
+//! run, tampering with ciphertexts and signatures at positions drawn then.
 //!
 //! Each step frees what no later step needs and hands on what it does (keys
 //! and ciphertexts stay on the device), so the device holds at most one
 //! phase's buffers at a time: what `sizing::peak_bytes_per_op` counts.
 
-use super::batch::HostSide;
-use super::launch::{dtoh_slots, flip_on_device, htod, random_bytes, zeros, KernelArgs};
+use super::launch::{dtoh, htod, random_bytes, zeros, KernelArgs};
 use crate::backend::BatchConfig;
 use crate::core::catalog::{Algorithm, Operation};
 use anyhow::anyhow;
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::CudaStream;
 use rand::SeedableRng;
 use std::sync::Arc;
 
-/// What a batch being prepared keeps on the host: the gate's inputs and
-/// expected outputs, the slots it samples, and the random source.
+/// What a batch being prepared keeps on the host: the other half of each
+/// item's key pair (encaps: the decapsulation keys; sign: the public keys),
+/// for the gate's cross-check with liboqs, and the random source.
 pub(crate) struct Staging {
     pub(crate) n: usize,
-    pub(crate) host: HostSide,
-    pub(crate) sample: Vec<usize>,
-    rng: rand_chacha::ChaCha20Rng,
+    pub(crate) pair: Vec<u8>,
+    pub(crate) rng: rand_chacha::ChaCha20Rng,
 }
 
 impl Staging {
@@ -32,33 +33,13 @@ impl Staging {
     pub(crate) fn new(n: usize) -> anyhow::Result<Self> {
         Ok(Staging {
             n,
-            host: HostSide::default(),
-            sample: super::gate::sample_indices(n, super::gate::MIN_SAMPLE),
+            pair: vec![],
             rng: input_rng()?,
         })
     }
 
     fn random(&mut self, bytes_per_op: usize) -> Vec<u8> {
         random_bytes(&mut self.rng, bytes_per_op * self.n)
-    }
-
-    /// The sampled slot the gate expects to be rejected, when there are
-    /// two slots or more: one of them is changed in the GPU's own buffer,
-    /// no round trip, so the batch exercises rejection too.
-    fn tamper(
-        &mut self,
-        buf: &mut CudaSlice<u8>,
-        st: &Arc<CudaStream>,
-        at: usize,
-        stride: usize,
-        mask: u8,
-    ) -> anyhow::Result<()> {
-        if self.n > 1 {
-            let t = self.sample[1];
-            flip_on_device(st, buf, t * stride + at, mask)?;
-            self.host.tampered.push(t);
-        }
-        Ok(())
     }
 }
 
@@ -119,13 +100,11 @@ impl Maker<'_> {
     ) -> anyhow::Result<KernelArgs> {
         let st = self.stream;
         let s = alg.sizes();
-        p.host.d = p.random(32);
-        p.host.z = p.random(32);
         let mut keygen = KernelArgs::KemKeygen {
             pk: zeros(st, s.public_key_bytes * p.n)?,
             sk: zeros(st, s.secret_key_bytes * p.n)?,
-            d: htod(st, &p.host.d)?,
-            z: htod(st, &p.host.z)?,
+            d: htod(st, &p.random(32))?,
+            z: htod(st, &p.random(32))?,
         };
         if op == Operation::KeyGen {
             return Ok(keygen);
@@ -136,35 +115,28 @@ impl Maker<'_> {
             unreachable!("built as KemKeygen above")
         };
         drop((d, z));
-        // The gate's keys: the sampled slots only.
-        p.host.pk = dtoh_slots(st, &pk, &p.sample, s.public_key_bytes)?;
-        p.host.sk = dtoh_slots(st, &sk, &p.sample, s.secret_key_bytes)?;
-        p.host.d = vec![];
-        p.host.z = vec![];
-        // Encaps's gate needs the secret keys on the host only.
-        let sk = (op != Operation::Encaps).then_some(sk);
-        p.host.m = p.random(32);
+        // Encaps's gate needs the decapsulation keys on the host only.
+        let sk = if op == Operation::Encaps {
+            p.pair = dtoh(st, &sk)?;
+            None
+        } else {
+            Some(sk)
+        };
         let lct = s.ciphertext_bytes.unwrap_or(0);
         let mut encaps = KernelArgs::KemEncaps {
             ct: zeros(st, lct * p.n)?,
             ss: zeros(st, 32 * p.n)?,
             pk,
-            m: htod(st, &p.host.m)?,
+            m: htod(st, &p.random(32))?,
         };
         if op == Operation::Encaps {
             return Ok(encaps);
         }
         (self.run)(Operation::Encaps, &mut encaps)?;
-        let KernelArgs::KemEncaps { mut ct, ss, pk, m } = encaps else {
+        let KernelArgs::KemEncaps { ct, ss, pk, m } = encaps else {
             unreachable!("built as KemEncaps above")
         };
-        drop((pk, m));
-        p.host.m = vec![];
-        p.host.expected_ss = dtoh_slots(st, &ss, &p.sample, 32)?;
-        drop(ss);
-        // One sampled ciphertext is tampered with: implicit rejection.
-        p.tamper(&mut ct, st, 5, lct, 0x20)?;
-        p.host.ct = dtoh_slots(st, &ct, &p.sample, lct)?;
+        drop((pk, m, ss));
         Ok(KernelArgs::KemDecaps {
             ss: zeros(st, 32 * p.n)?,
             ct,
@@ -182,11 +154,10 @@ impl Maker<'_> {
     ) -> anyhow::Result<KernelArgs> {
         let st = self.stream;
         let s = alg.sizes();
-        p.host.xi = p.random(32);
         let mut keygen = KernelArgs::DsaKeygen {
             pk: zeros(st, s.public_key_bytes * p.n)?,
             sk: zeros(st, s.secret_key_bytes * p.n)?,
-            xi: htod(st, &p.host.xi)?,
+            xi: htod(st, &p.random(32))?,
         };
         if op == Operation::KeyGen {
             return Ok(keygen);
@@ -196,23 +167,25 @@ impl Maker<'_> {
             unreachable!("built as DsaKeygen above")
         };
         drop(xi);
-        p.host.xi = vec![];
-        p.host.pk = dtoh_slots(st, &pk, &p.sample, s.public_key_bytes)?;
-        p.host.sk = dtoh_slots(st, &sk, &p.sample, s.secret_key_bytes)?;
         // Sign's gate needs the public keys on the host only.
-        let pk = (op != Operation::Sign).then_some(pk);
-        p.host.msg = cfg.message().repeat(p.n);
-        p.host.rnd = p.random(32);
+        let pk = if op == Operation::Sign {
+            p.pair = dtoh(st, &pk)?;
+            None
+        } else {
+            Some(pk)
+        };
         let stride = alg.signature_stride().unwrap_or(0);
+        // Every item its own message.
+        let msg = p.random(cfg.message_size);
         let mut sign = KernelArgs::DsaSign {
             sig: zeros(st, stride * p.n)?,
             stride: stride as u32,
-            msg: htod(st, &p.host.msg)?,
+            msg: htod(st, &msg)?,
             msg_len: cfg.message_size as u32,
             ctx: htod(st, &cfg.context)?,
             ctx_len: cfg.context.len() as u32,
             sk,
-            rnd: htod(st, &p.host.rnd)?,
+            rnd: htod(st, &p.random(32))?,
             scratch: zeros(st, self.sign_scratch)?,
             queue: zeros(st, 8)?,
         };
@@ -221,7 +194,7 @@ impl Maker<'_> {
         }
         (self.run)(Operation::Sign, &mut sign)?;
         let KernelArgs::DsaSign {
-            mut sig,
+            sig,
             msg,
             ctx,
             sk,
@@ -234,10 +207,6 @@ impl Maker<'_> {
             unreachable!("built as DsaSign above")
         };
         drop((sk, rnd, scratch, queue));
-        p.host.msg = vec![];
-        p.host.rnd = vec![];
-        // One sampled signature is tampered with: verify must reject it.
-        p.tamper(&mut sig, st, 17, stride, 0x04)?;
         Ok(KernelArgs::DsaVerify {
             ok: st
                 .alloc_zeros::<i32>(p.n)

@@ -100,6 +100,27 @@ impl KernelArgs {
     }
 
     /// Verify's per-operation result flags.
+    /// The outputs, writable (their poison queued before a run).
+    pub(crate) fn outputs_mut(&mut self) -> Vec<&mut CudaSlice<u8>> {
+        match self {
+            KernelArgs::KemKeygen { pk, sk, .. } | KernelArgs::DsaKeygen { pk, sk, .. } => {
+                vec![pk, sk]
+            }
+            KernelArgs::KemEncaps { ct, ss, .. } => vec![ct, ss],
+            KernelArgs::KemDecaps { ss, .. } => vec![ss],
+            KernelArgs::DsaSign { sig, .. } => vec![sig],
+            KernelArgs::DsaVerify { .. } => vec![],
+        }
+    }
+
+    /// A verification's result flags, writable.
+    pub(crate) fn ok_flags_mut(&mut self) -> Option<&mut CudaSlice<i32>> {
+        match self {
+            KernelArgs::DsaVerify { ok, .. } => Some(ok),
+            _ => None,
+        }
+    }
+
     pub(crate) fn ok_flags(&self) -> Option<&CudaSlice<i32>> {
         match self {
             KernelArgs::DsaVerify { ok, .. } => Some(ok),
@@ -310,27 +331,6 @@ pub(crate) fn htod(stream: &Arc<CudaStream>, v: &[u8]) -> anyhow::Result<CudaSli
     stream
         .clone_htod(v)
         .map_err(|e| anyhow!("copy to the GPU failed: {e:?}"))
-}
-
-/// Flips the bits `mask` of byte `at` of the device buffer `buf`: one
-/// byte read back and written again, the rest stays on the device.
-pub(crate) fn flip_on_device(
-    stream: &Arc<CudaStream>,
-    buf: &mut CudaSlice<u8>,
-    at: usize,
-    mask: u8,
-) -> anyhow::Result<()> {
-    let err = |e: cudarc::driver::DriverError| anyhow!("tampering on the GPU failed: {e:?}");
-    let mut b = [0u8; 1];
-    stream
-        .memcpy_dtoh(&buf.slice(at..at + 1), &mut b)
-        .map_err(err)?;
-    stream.synchronize().map_err(err)?;
-    b[0] ^= mask;
-    stream
-        .memcpy_htod(&b, &mut buf.slice_mut(at..at + 1))
-        .map_err(err)?;
-    stream.synchronize().map_err(err)
 }
 
 pub(crate) fn zeros(stream: &Arc<CudaStream>, n: usize) -> anyhow::Result<CudaSlice<u8>> {

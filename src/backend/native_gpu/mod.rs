@@ -29,7 +29,6 @@ use crate::backend::native_gpu::sizing::ALLOCATION_GRANULARITY_BYTES;
 use crate::backend::native_gpu::sizing::MAX_LIVE_BUFFERS;
 pub mod batch;
 pub mod bounded_compile;
-pub mod gate;
 pub mod host;
 pub mod host_checked;
 pub(crate) mod inputs;
@@ -716,11 +715,20 @@ impl Backend for NativeGpu {
             run: &run,
             sign_scratch,
         };
-        let args = match alg.kind() {
+        let mut args = match alg.kind() {
             Kind::Kem => maker.kem_args(alg, op, &mut p)?,
             Kind::Signature => maker.dsa_args(alg, op, cfg, &mut p)?,
         };
-        let inputs::Staging { host, sample, .. } = p;
+        let inputs::Staging { pair, rng, .. } = p;
+        let host_inputs = batch::host_inputs(&self.stream, alg, cfg.message_size, &mut args)?;
+        let find = |name: &str| {
+            host_inputs
+                .iter()
+                .find(|h| h.name == name)
+                .map(|h| h.bytes.clone())
+                .unwrap_or_default()
+        };
+        let (valid_cts, valid_sigs) = (find("c"), find("signature"));
         let shape = self.shape(&func, op, n)?;
         let kernel = self.kernel_info(&func, &shape);
         let flush = match self.cold_cache {
@@ -742,8 +750,14 @@ impl Backend for NativeGpu {
             msg_len: cfg.message_size,
             ctx: cfg.context.clone(),
             args,
-            host,
-            sample,
+            inputs: host_inputs,
+            pair,
+            valid_sigs,
+            valid: vec![true; n],
+            valid_cts,
+            tampered: vec![],
+            rng,
+            runs: crate::backend::gate::Runs::new(cfg.gate, n, 0),
             last_hold: None,
         }))
     }

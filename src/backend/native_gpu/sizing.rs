@@ -356,6 +356,7 @@ mod tests {
             threads: 1,
             message_size: 1024,
             context: vec![],
+            gate: Default::default(),
         };
         let available = 6usize << 30;
         for alg in Algorithm::ALL {

@@ -11,13 +11,12 @@
 use super::batch::{Caller, Part};
 use super::ffi::{Buffers, DeviceRegion, HostBuffers, Place};
 use super::Plugin;
-use crate::backend::native_gpu::gate::{sample_indices, MIN_SAMPLE};
-use crate::backend::{BatchConfig, Prepared};
+use crate::backend::{BatchConfig, Checkpoint, Prepared};
 use crate::core::catalog::{Algorithm, Operation};
 use crate::schema::device::{Device, GateReport};
 use anyhow::{anyhow, Context};
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,6 +99,36 @@ impl Gpu {
             .alloc_zeros::<u8>(len)
             .map_err(driver("allocating an output on the device"))?;
         Ok(DevMem(Some(s)))
+    }
+
+    /// Copies `bytes` over the device buffer `to` (of the same length).
+    fn write(&self, to: &mut DevMem, bytes: &[u8]) -> anyhow::Result<()> {
+        if let Some(s) = &mut to.0 {
+            self.stream
+                .memcpy_htod(bytes, s)
+                .map_err(driver("copying an input to the device"))?;
+        }
+        Ok(())
+    }
+
+    /// Queues a fill of `len` bytes of `to`, from `offset`, with `byte`
+    /// (an output's poison, before the run's first event).
+    fn fill(&self, to: &mut DevMem, offset: usize, len: usize, byte: u8) -> anyhow::Result<()> {
+        if let (Some(s), true) = (&mut to.0, len > 0) {
+            let (ptr, _sync) = s.device_ptr_mut(&self.stream);
+            // SAFETY: [offset, offset + len) lies inside the allocation (the
+            // body between its guards), used on this stream only.
+            unsafe {
+                cudarc::driver::result::memset_d8_async(
+                    ptr + offset as u64,
+                    byte,
+                    len,
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(driver("poisoning an output on the device"))?;
+        }
+        Ok(())
     }
 
     fn download(&self, from: &DevMem, into: &mut [u8]) -> anyhow::Result<()> {
@@ -187,11 +216,15 @@ impl Caller for DeviceCaller {
 }
 
 /// A device plugin batch: its inputs made on the host (as a host plugin's
-/// are) and copied to the device once, its outputs allocated there.
+/// are), each buffer mirrored in device memory with its guard zones around
+/// it (the plugin is handed the part between), its outputs poisoned there
+/// by a memset queued on the stream before each run.
 pub struct DeviceBatch {
     part: Part,
-    staged: Buffers<DevMem, DevMem>,
+    /// The device copies of the part's inputs, then outputs, guards and all.
+    dev: Vec<DevMem>,
     caller: Arc<DeviceCaller>,
+    label: String,
 }
 
 impl DeviceBatch {
@@ -207,30 +240,127 @@ impl DeviceBatch {
             caller.plugin.supports(alg, op),
             "plugin {plugin} does not implement {alg} {op}"
         );
-        let label = format!("preparing plugin {plugin} {alg} {op}");
+        let label = format!("plugin {plugin} {alg} {op}");
         let as_caller: Arc<dyn Caller> = caller.clone();
-        let mut part = Part::new(as_caller, alg, op, cfg.batch, cfg).context(label.clone())?;
+        let part = Part::new(as_caller, alg, op, cfg.batch, cfg, 0)
+            .with_context(|| format!("preparing {label}"))?;
         let g = &caller.gpu;
-        let staged = part
-            .buffers()
-            .try_map(|i| g.upload(i), |o| g.alloc(o.len()))
-            .context(label)?;
+        let dev = part
+            .ins
+            .iter()
+            .chain(&part.outs)
+            .map(|b| g.upload(b.g.raw()))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .with_context(|| format!("preparing {label}"))?;
         g.synchronize("copying the inputs")?;
         Ok(DeviceBatch {
             part,
-            staged,
+            dev,
             caller,
+            label,
         })
+    }
+
+    /// The plugin's view of buffer `k`: its device memory between the guards.
+    fn region(&self, k: usize, guard: usize, len: usize) -> DeviceRegion {
+        let r = self.dev[k].region(&self.caller.gpu.stream);
+        if len == 0 {
+            return DeviceRegion { ptr: 0, len: 0 };
+        }
+        DeviceRegion {
+            ptr: r.ptr + guard as u64,
+            len,
+        }
+    }
+
+    /// The device buffers as the ABI's call takes them.
+    fn staged(&self) -> Buffers<DeviceRegion, DeviceRegion> {
+        let bufs: Vec<&super::batch::Buf> = self.part.ins.iter().chain(&self.part.outs).collect();
+        let mut regions = bufs
+            .iter()
+            .enumerate()
+            .map(|(k, b)| self.region(k, b.g.guard_len(), b.g.body().len()));
+        let mut next = || regions.next().expect("a buffer of this operation");
+        let kem = self.part.alg.mlkem_params().is_some();
+        match (self.part.op, kem) {
+            (Operation::KeyGen, true) => Buffers::KemKeygen {
+                seeds: next(),
+                ek: next(),
+                dk: next(),
+            },
+            (Operation::KeyGen, false) => Buffers::DsaKeygen {
+                xi: next(),
+                pk: next(),
+                sk: next(),
+            },
+            (Operation::Encaps, _) => Buffers::KemEncaps {
+                ek: next(),
+                m: next(),
+                c: next(),
+                k: next(),
+            },
+            (Operation::Decaps, _) => Buffers::KemDecaps {
+                dk: next(),
+                c: next(),
+                k: next(),
+            },
+            (Operation::Sign, _) => {
+                let (sk, msg, rnd, ctx) = (next(), next(), next(), next());
+                Buffers::DsaSign {
+                    sk,
+                    msg,
+                    msg_item: self.part.ins[1].g.body().len() / self.part.n.max(1),
+                    ctx,
+                    rnd,
+                    sig: next(),
+                }
+            }
+            (Operation::Verify, _) => {
+                let (pk, msg, sig, ctx) = (next(), next(), next(), next());
+                Buffers::DsaVerify {
+                    pk,
+                    msg,
+                    msg_item: self.part.ins[1].g.body().len() / self.part.n.max(1),
+                    ctx,
+                    sig,
+                    ok: next(),
+                }
+            }
+        }
     }
 }
 
 impl Prepared for DeviceBatch {
+    fn arm(&mut self) -> anyhow::Result<()> {
+        self.part
+            .arm()
+            .with_context(|| format!("preparing the next run of {}", self.label))?;
+        let g = &self.caller.gpu;
+        let poison = self.part.runs.poison();
+        let nin = self.part.ins.len();
+        for (k, b) in self.part.ins.iter().enumerate() {
+            g.write(&mut self.dev[k], b.g.raw())?;
+        }
+        for (k, b) in self.part.outs.iter().enumerate() {
+            g.fill(
+                &mut self.dev[nin + k],
+                b.g.guard_len(),
+                b.g.body().len(),
+                poison,
+            )?;
+        }
+        Ok(())
+    }
     fn run(&mut self) -> anyhow::Result<Duration> {
         let g = &self.caller.gpu;
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         let start = g.stream.record_event(flags).map_err(driver("an event"))?;
         let (alg, op, n) = (self.part.alg, self.part.op, self.part.n);
-        self.caller.queue(alg, op, n, &mut self.staged)?;
+        let regions = self.staged();
+        g.ctx
+            .bind_to_thread()
+            .map_err(driver("making the GPU context current"))?;
+        self.caller.plugin.call(alg, op, n, regions, g.place())?;
         let end = g.stream.record_event(flags).map_err(driver("an event"))?;
         g.synchronize("the timed call")?;
         let ms = start
@@ -238,23 +368,22 @@ impl Prepared for DeviceBatch {
             .map_err(driver("reading the timing events"))?;
         Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1000.0))
     }
-    fn check(&mut self) -> anyhow::Result<GateReport> {
+    fn check(&mut self, at: Checkpoint) -> anyhow::Result<GateReport> {
         let g = &self.caller.gpu;
-        {
-            let mut host = self.part.buffers();
-            for (dev, out) in self.staged.outputs().into_iter().zip(host.outputs()) {
-                g.download(dev, out)?;
-            }
+        // Every buffer back, guards included: the inputs as the call left
+        // them, the outputs, the zones around each.
+        let nin = self.part.ins.len();
+        for (k, b) in self.part.ins.iter_mut().enumerate() {
+            g.download(&self.dev[k], b.g.raw_mut())?;
         }
-        let label = format!(
-            "plugin {} {} {} gate",
-            self.caller.plugin.info.name, self.part.alg, self.part.op
-        );
-        let checks = self.part.check().context(label)?;
-        Ok(GateReport {
-            checked_ops: sample_indices(self.part.n, MIN_SAMPLE).len(),
-            checks,
-        })
+        for (k, b) in self.part.outs.iter_mut().enumerate() {
+            g.download(&self.dev[nin + k], b.g.raw_mut())?;
+        }
+        super::batch::check_parts(
+            std::slice::from_ref(&self.part),
+            &self.label,
+            at.cross_checks(),
+        )
     }
     fn threads(&self) -> usize {
         1

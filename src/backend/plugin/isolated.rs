@@ -14,7 +14,7 @@
 use super::batch::{Caller, HostCaller};
 use super::device::{DeviceBatch, DeviceCaller, Gpu, GpuSide};
 use super::{Memory, Offer, PluginInfo};
-use crate::backend::{Backend, BatchConfig, Prepared};
+use crate::backend::{Backend, BatchConfig, Checkpoint, Prepared};
 use crate::core::catalog::{Algorithm, Operation};
 use crate::schema::device::{Device, GateReport};
 use anyhow::{anyhow, bail, Context};
@@ -47,11 +47,15 @@ pub enum Request {
         threads: usize,
         message_size: usize,
         context: Vec<u8>,
+        gate: crate::backend::gate::GateSettings,
     },
+    /// Make the next run of prepared batch `0` ready (untimed: fresh
+    /// inputs, poisoned outputs).
+    Arm(usize),
     /// Time prepared batch `0` once.
     Run(usize),
     /// Gate the last run of prepared batch `0`.
-    Check(usize),
+    Check(usize, Checkpoint),
     /// Time an empty window of prepared batch `0`.
     EmptyWindow(usize),
     /// Run the known-answer vectors of these parameter sets on the plugin:
@@ -80,6 +84,8 @@ pub enum Reply {
     Prepared(usize),
     /// A timed window, seconds.
     Seconds(f64),
+    /// The next run is ready.
+    Armed,
     /// The gate passed.
     Gate(GateReport),
     /// The vectors' report (the vector runner's own JSON).
@@ -444,6 +450,7 @@ impl Backend for PluginBackend {
             threads,
             message_size: cfg.message_size,
             context: cfg.context.clone(),
+            gate: cfg.gate,
         };
         let by = self.by();
         let w = slot.as_mut().ok_or_else(|| anyhow!("no worker"))?;
@@ -500,11 +507,17 @@ impl Remote {
 }
 
 impl Prepared for Remote {
+    fn arm(&mut self) -> anyhow::Result<()> {
+        match self.ask(Request::Arm(self.id), "preparing a run")? {
+            Reply::Armed => Ok(()),
+            other => bail!("unexpected answer to arm: {other:?}"),
+        }
+    }
     fn run(&mut self) -> anyhow::Result<Duration> {
         self.seconds(Request::Run(self.id), "run")
     }
-    fn check(&mut self) -> anyhow::Result<GateReport> {
-        match self.ask(Request::Check(self.id), "gate")? {
+    fn check(&mut self, at: Checkpoint) -> anyhow::Result<GateReport> {
+        match self.ask(Request::Check(self.id, at), "gate")? {
             Reply::Gate(g) => Ok(g),
             other => bail!("unexpected answer to the gate: {other:?}"),
         }
@@ -618,12 +631,14 @@ fn answer(
             threads,
             message_size,
             context,
+            gate,
         } => {
             let cfg = BatchConfig {
                 batch,
                 threads,
                 message_size,
                 context,
+                gate,
             };
             return match prepare(caller, gpu, alg, op, &cfg) {
                 Ok(b) => {
@@ -633,16 +648,22 @@ fn answer(
                 Err(e) => Reply::Failed(format!("{e:#}")),
             };
         }
-        Request::Run(id) | Request::Check(id) | Request::EmptyWindow(id) => id,
+        Request::Arm(id) | Request::Run(id) | Request::Check(id, _) | Request::EmptyWindow(id) => {
+            id
+        }
         Request::Vectors { .. } => return Reply::Failed("vectors are not a batch".into()),
     };
     let Some(b) = batches.get_mut(id) else {
         return Reply::Failed(format!("no prepared batch {id}"));
     };
     match req {
+        Request::Arm(_) => match b.arm() {
+            Ok(()) => Reply::Armed,
+            Err(e) => Reply::Failed(format!("{e:#}")),
+        },
         Request::Run(_) => seconds(b.run()),
         Request::EmptyWindow(_) => seconds(b.empty_window().unwrap_or(Ok(Duration::ZERO))),
-        Request::Check(_) => match b.check() {
+        Request::Check(_, at) => match b.check(at) {
             Ok(g) => Reply::Gate(g),
             Err(e) => Reply::Failed(format!("{e:#}")),
         },
