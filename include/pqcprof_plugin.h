@@ -20,6 +20,16 @@
  * its m, signing its rnd. So every output is a function of the inputs, and
  * pqcprof compares it byte for byte with its reference implementation.
  *
+ * What every call must do, since pqcprof checks it after every call, timed
+ * or not: write every byte of every output item (each output is filled with
+ * a poison byte before the call, and an item left with it, wholly or in
+ * part, fails the record); leave the inputs as they were (they are `const`;
+ * pqcprof compares them with a copy taken before the call); write nothing
+ * outside the buffers (guard bytes lie before and after each). Every item
+ * of a batch has inputs of its own, made afresh for every call where the
+ * operation allows it, so there is nothing to keep from one call or item
+ * for another.
+ *
  * Every function returns 0 on success. Any other value is a failure: pqcprof
  * fails the record (it is never timed as a success) and shows the
  * NUL-terminated message the plugin may write into `call->error` (at most

@@ -230,9 +230,12 @@ fn fail(what: &str, e: anyhow::Error) -> RunError {
     RunError::Failed(format!("{what}: {e:#}"))
 }
 
-/// Adds one run's gate to the record's: the runs it checked and the items
-/// it sampled add up.
-fn gate_ledger(rec: &mut Record, gate: GateReport) {
+/// Adds one run's gate to the record's: the runs it checked, the items it
+/// judged and the `seconds` its work took (arming and checking) add up.
+fn gate_ledger(rec: &mut Record, mut gate: GateReport, seconds: Duration) {
+    if let Some(c) = gate.coverage.as_mut() {
+        c.seconds = seconds.as_secs_f64();
+    }
     match rec.gate.as_mut() {
         Some(g) => g.absorb(gate),
         None => rec.gate = Some(gate),
@@ -301,10 +304,11 @@ fn timed_runs(
     energy_window(prepared, cfg, sampler, cancel, rec, budget)?;
     // The outputs of the record's last run must be right too, checked
     // with liboqs again.
+    let t = Instant::now();
     let after = prepared
         .check(Checkpoint::Last)
         .map_err(|e| fail("correctness gate failed after the timed runs", e))?;
-    gate_ledger(rec, after);
+    gate_ledger(rec, after, t.elapsed());
     fill_statistics(rec, cfg).map_err(RunError::Failed)
 }
 
@@ -350,14 +354,15 @@ fn warm_up_and_gate(
         let t = Instant::now();
         prepared.run().map_err(|e| fail("warm-up run failed", e))?;
         warm.last_wall = t.elapsed();
-        warm.gate_wall = armed;
+        warm.gate_wall += armed;
     }
     let t = Instant::now();
     let gate = prepared
         .check(Checkpoint::BeforeTiming)
         .map_err(|e| fail("correctness gate failed before timing", e))?;
     warm.gate_wall += t.elapsed();
-    rec.gate = Some(gate);
+    rec.gate = None;
+    gate_ledger(rec, gate, warm.gate_wall);
     Ok((start != Start::GateOnly).then_some(warm))
 }
 
@@ -400,6 +405,7 @@ fn run_loop(
         t.prepared
             .arm()
             .map_err(|e| fail(&format!("preparing timed run {}", i + 1), e))?;
+        let armed = cycle.elapsed();
         t.sampler
             .start()
             .map_err(|e| fail("starting the sampler", e))?;
@@ -409,6 +415,7 @@ fn run_loop(
             .stop()
             .map_err(|e| fail("stopping the sampler", e))?;
         let elapsed = run.map_err(|e| fail(&format!("timed run {} failed", i + 1), e))?;
+        let checking = Instant::now();
         let gate = t.prepared.check(Checkpoint::AfterRun).map_err(|e| {
             fail(
                 &format!(
@@ -418,7 +425,7 @@ fn run_loop(
                 e,
             )
         })?;
-        gate_ledger(rec, gate);
+        gate_ledger(rec, gate, armed + checking.elapsed());
         // What the next run costs, its gate included, for the budget.
         ran.last_wall = cycle.elapsed();
         rec.run_seconds.push(elapsed.as_secs_f64());
@@ -660,15 +667,17 @@ fn end_to_end_runs(
         prepared
             .arm()
             .map_err(|e| fail(&format!("preparing end-to-end run {}", i + 1), e))?;
+        let armed = t.elapsed();
         let r = prepared.run_end_to_end();
         if let Some(Ok(_)) = r {
+            let checking = Instant::now();
             let gate = prepared.check(Checkpoint::AfterRun).map_err(|e| {
                 fail(
                     &format!("correctness gate failed after end-to-end run {}", i + 1),
                     e,
                 )
             })?;
-            gate_ledger(rec, gate);
+            gate_ledger(rec, gate, armed + checking.elapsed());
         }
         last_wall = t.elapsed();
         match r {

@@ -95,6 +95,11 @@ pub struct GateCoverage {
     pub guard_bytes: usize,
     /// How the inputs were made and refreshed between runs.
     pub inputs: String,
+    /// Wall time the gate's work took over the record, seconds: making
+    /// each run ready (fresh inputs, poison) and checking it, all outside
+    /// the timed windows; 0 in files written before it was kept.
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 impl GateCoverage {
@@ -102,6 +107,7 @@ impl GateCoverage {
     pub fn absorb(&mut self, other: &GateCoverage) {
         self.runs += other.runs;
         self.sampled += other.sampled;
+        self.seconds += other.seconds;
         self.written_per_run = self.written_per_run.max(other.written_per_run);
     }
 }

@@ -506,73 +506,37 @@ impl Prepared for CupqcBatch {
             };
             Ok(pick(bytes, stride, len))
         };
-        let s = self.alg.sizes();
-        let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
         let pair_len = self.pair.len().checked_div(b.n).unwrap_or(0);
         let pair = pick(&self.pair, pair_len, pair_len);
-        let g: Vec<(Role, Vec<u8>)> = match (self.alg.kind(), self.op) {
-            (Kind::Signature, Operation::Verify) => vec![],
-            (_, Operation::KeyGen) => vec![
-                (Role::PublicKey, gathered(Role::PublicKey)?),
-                (Role::SecretKey, gathered(Role::SecretKey)?),
-            ],
-            (Kind::Kem, Operation::Encaps) => vec![
-                (Role::PublicKey, gathered(Role::PublicKey)?),
-                (Role::Ciphertext, gathered(Role::Ciphertext)?),
-                (Role::SharedSecret, gathered(Role::SharedSecret)?),
-            ],
-            (Kind::Kem, _) => vec![
-                (Role::SecretKey, gathered(Role::SecretKey)?),
-                (Role::Ciphertext, gathered(Role::Ciphertext)?),
-                (Role::SharedSecret, gathered(Role::SharedSecret)?),
-            ],
-            (Kind::Signature, _) => vec![
-                (Role::SecretKey, gathered(Role::SecretKey)?),
-                (Role::Message, gathered(Role::Message)?),
-                (Role::Signature, gathered(Role::Signature)?),
-            ],
+        let roles = [
+            Role::PublicKey,
+            Role::SecretKey,
+            Role::Ciphertext,
+            Role::SharedSecret,
+            Role::Message,
+            Role::Signature,
+        ];
+        let mut g: Vec<(&str, Vec<u8>, usize)> = vec![];
+        for role in roles {
+            let (name, len) = self.role_name(role);
+            let held = outs.iter().any(|(r, _, _)| *r == role)
+                || self.inputs.iter().any(|(r, _)| *r == role);
+            if held && self.op != Operation::Verify {
+                g.push((name, gathered(role)?, len));
+            }
+        }
+        let get = |name: &str| -> Option<Slots<'_>> {
+            g.iter()
+                .find(|(n, _, _)| *n == name)
+                .map(|(_, v, len)| Slots::packed(v, *len))
         };
-        let get = |role: Role| -> Slots<'_> {
-            let (_, len) = self.role_name(role);
-            let bytes = g
-                .iter()
-                .find(|(r, _)| *r == role)
-                .map_or(&[][..], |(_, v)| &v[..]);
-            Slots::packed(bytes, len)
-        };
-        let sampled = match (self.alg.kind(), self.op) {
-            (Kind::Kem, Operation::KeyGen) => Sampled::KemKeygen {
-                seeds: None,
-                ek: get(Role::PublicKey),
-                dk: get(Role::SecretKey),
-            },
-            (Kind::Signature, Operation::KeyGen) => Sampled::DsaKeygen {
-                xi: None,
-                pk: get(Role::PublicKey),
-                sk: get(Role::SecretKey),
-            },
-            (Kind::Kem, Operation::Encaps) => Sampled::KemEncaps {
-                ek: get(Role::PublicKey),
-                m: None,
-                dk: Some(Slots::packed(&pair, lsk)),
-                c: get(Role::Ciphertext),
-                k: get(Role::SharedSecret),
-            },
-            (Kind::Kem, _) => Sampled::KemDecaps {
-                dk: get(Role::SecretKey),
-                c: get(Role::Ciphertext),
-                k: get(Role::SharedSecret),
-            },
-            (Kind::Signature, Operation::Sign) => Sampled::DsaSign {
-                sk: get(Role::SecretKey),
-                pk: Some(Slots::packed(&pair, lpk)),
-                msg: get(Role::Message),
-                ctx: &[],
-                rnd: None,
-                sig: get(Role::Signature),
-            },
-            (Kind::Signature, _) => Sampled::Nothing,
-        };
+        let sampled = Sampled::from_buffers(
+            self.alg,
+            self.op,
+            &get,
+            (!pair.is_empty()).then(|| Slots::packed(&pair, pair_len)),
+            &[],
+        )?;
         gate::check_run(&gate::RunIo {
             alg: self.alg,
             op: self.op,

@@ -12,6 +12,10 @@ use crate::core::catalog::Algorithm;
 use anyhow::{anyhow, Context};
 use rand::{Rng, RngCore, SeedableRng};
 
+/// The variable that makes a run's inputs again: a number seeds them (the
+/// native kernels' inputs, and the gate's samples and poison bytes).
+pub const INPUT_SEED_VAR: &str = "PQCPROF_INPUT_SEED";
+
 /// `n` bytes from `rng`.
 pub fn random(rng: &mut impl RngCore, n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];

@@ -76,6 +76,72 @@ pub enum Sampled<'a> {
     },
 }
 
+impl<'a> Sampled<'a> {
+    /// The sample of `op` of `alg` from its gathered buffers, found by
+    /// their ABI names (`seeds` as d ‖ z, or `d` and `z`; `ek`, `dk`, `m`,
+    /// `c`, `K`; `xi`, `pk`, `sk`, `msg`, `rnd`, `signature`): a missing
+    /// randomness input means the implementation drew its own. `pair` is
+    /// the other half of each item's key pair (encaps: dk; sign: pk).
+    pub fn from_buffers(
+        alg: Algorithm,
+        op: Operation,
+        get: &dyn Fn(&str) -> Option<Slots<'a>>,
+        pair: Option<Slots<'a>>,
+        ctx: &'a [u8],
+    ) -> anyhow::Result<Sampled<'a>> {
+        let need = |name: &str| get(name).ok_or_else(|| anyhow!("the sample has no {name}"));
+        let kem = alg.mlkem_params().is_some();
+        Ok(match (op, kem) {
+            (Operation::KeyGen, true) => Sampled::KemKeygen {
+                seeds: match (get("d"), get("z"), get("seeds")) {
+                    (Some(d), Some(z), _) => Some((d, z)),
+                    (_, _, Some(s)) => Some((
+                        Slots {
+                            bytes: s.bytes,
+                            stride: s.stride,
+                            len: 32,
+                        },
+                        Slots {
+                            bytes: &s.bytes[32.min(s.bytes.len())..],
+                            stride: s.stride,
+                            len: 32,
+                        },
+                    )),
+                    _ => None,
+                },
+                ek: need("ek")?,
+                dk: need("dk")?,
+            },
+            (Operation::KeyGen, false) => Sampled::DsaKeygen {
+                xi: get("xi"),
+                pk: need("pk")?,
+                sk: need("sk")?,
+            },
+            (Operation::Encaps, _) => Sampled::KemEncaps {
+                ek: need("ek")?,
+                m: get("m"),
+                dk: pair,
+                c: need("c")?,
+                k: need("K")?,
+            },
+            (Operation::Decaps, _) => Sampled::KemDecaps {
+                dk: need("dk")?,
+                c: need("c")?,
+                k: need("K")?,
+            },
+            (Operation::Sign, _) => Sampled::DsaSign {
+                sk: need("sk")?,
+                pk: pair,
+                msg: need("msg")?,
+                ctx,
+                rnd: get("rnd"),
+                sig: need("signature")?,
+            },
+            (Operation::Verify, _) => Sampled::Nothing,
+        })
+    }
+}
+
 /// `got` equals the reference's `want`, else the first differing byte.
 pub fn same(what: &str, got: &[u8], want: &[u8]) -> anyhow::Result<()> {
     if let Some(b) = (0..got.len().min(want.len())).find(|&b| got[b] != want[b]) {
@@ -181,6 +247,17 @@ pub fn check(
                         same("c", c.get(j), &wc)?;
                         same("K", k.get(j), &wk)
                     })?;
+                    if let (true, Some(dk)) = (cross, dk) {
+                        let kem = liboqs_kem(alg)?;
+                        each(items, |j, _| {
+                            ensure!(
+                                oqs_decaps(&kem, dk.get(j), c.get(j))? == k.get(j),
+                                "liboqs decapsulates c to another secret than K"
+                            );
+                            Ok(())
+                        })?;
+                        extra.push("before and after the timed runs, on the same sample: liboqs decapsulates each c to its K".to_string());
+                    }
                     "the sampled items of every run: (c, K) equal the reference's for the same ek and m, byte for byte".into()
                 }
                 None => {

@@ -6,6 +6,20 @@
 use anyhow::{bail, ensure};
 use rand::{RngCore, SeedableRng};
 
+/// Guard bytes on each side of every host buffer pqcprof hands an
+/// implementation.
+pub const GUARD_BYTES: usize = 64;
+
+/// A guard zone's expected and found bytes.
+pub struct Guard<'a> {
+    /// The buffer it guards, and which side (`before`, `after`).
+    pub name: String,
+    /// What pqcprof wrote there.
+    pub expected: &'a [u8],
+    /// What is there now.
+    pub found: &'a [u8],
+}
+
 /// The items of one buffer: item `i` is `bytes[i * stride..][..len]`; a
 /// stride of 0 is one value every item shares (a key used by all).
 #[derive(Debug, Clone, Copy)]
@@ -159,7 +173,7 @@ pub fn guard_intact(name: &str, expected: &[u8], found: &[u8]) -> anyhow::Result
     Ok(())
 }
 
-/// A host buffer between two guard zones of [`super::GUARD_BYTES`] bytes
+/// A host buffer between two guard zones of [`GUARD_BYTES`] bytes
 /// of a pattern drawn for it: the implementation gets the part between.
 pub struct Guarded {
     buf: Vec<u8>,
@@ -170,7 +184,7 @@ pub struct Guarded {
 impl Guarded {
     /// A buffer of `len` bytes (zeros) with its guards drawn from `seed`.
     pub fn new(len: usize, seed: u64) -> Self {
-        let g = super::GUARD_BYTES;
+        let g = GUARD_BYTES;
         let mut pattern = vec![0u8; g];
         rand_chacha::ChaCha20Rng::seed_from_u64(seed).fill_bytes(&mut pattern);
         let mut buf = vec![0u8; len + 2 * g];
@@ -215,16 +229,16 @@ impl Guarded {
     }
 
     /// Both guard zones of the buffer `name`, with what they should hold.
-    pub fn guards(&self, name: &str) -> [super::Guard<'_>; 2] {
+    pub fn guards(&self, name: &str) -> [Guard<'_>; 2] {
         let g = self.pattern.len();
         let end = self.buf.len();
         [
-            super::Guard {
+            Guard {
                 name: format!("before {name}"),
                 expected: &self.pattern,
                 found: &self.buf[..g],
             },
-            super::Guard {
+            Guard {
                 name: format!("after {name}"),
                 expected: &self.pattern,
                 found: &self.buf[end - g..],
@@ -330,7 +344,7 @@ mod tests {
         assert_eq!(g.body(), &[3; 10]);
         // One byte past the end.
         let mut past = Guarded::from_slice(&[3; 10], 99);
-        past.buf[10 + super::super::GUARD_BYTES] ^= 1;
+        past.buf[10 + GUARD_BYTES] ^= 1;
         let e = check(&past).unwrap_err().to_string();
         assert!(
             e.contains("the guard bytes after c were overwritten (byte 0 of 64"),
@@ -338,7 +352,7 @@ mod tests {
         );
         // One byte before the start.
         let mut before = Guarded::from_slice(&[3; 10], 99);
-        before.buf[super::super::GUARD_BYTES - 1] ^= 1;
+        before.buf[GUARD_BYTES - 1] ^= 1;
         let e = check(&before).unwrap_err().to_string();
         assert!(
             e.contains("the guard bytes before c were overwritten (byte 63"),

@@ -125,7 +125,6 @@ pub(crate) struct GpuBatch {
     pub(crate) alg: Algorithm,
     pub(crate) op: Operation,
     pub(crate) n: usize,
-    pub(crate) msg_len: usize,
     pub(crate) ctx: Vec<u8>,
     pub(crate) args: KernelArgs,
     /// A host copy of every input, in `KernelArgs::inputs_mut`'s order.
@@ -562,74 +561,31 @@ impl Prepared for GpuBatch {
         let out = |k: usize| gather(&outs[k], &items, out_names[k].1);
         let pair_item = self.pair.len().checked_div(self.n).unwrap_or(0);
         let pair = gather(&self.pair, &items, pair_item);
-        let g: Vec<(&str, Vec<u8>)> = match &self.args {
-            KernelArgs::KemKeygen { .. } => vec![
-                ("d", input("d")?),
-                ("z", input("z")?),
-                ("ek", out(0)),
-                ("dk", out(1)),
-            ],
-            KernelArgs::DsaKeygen { .. } => {
-                vec![("xi", input("xi")?), ("pk", out(0)), ("sk", out(1))]
+        let mut g: Vec<(&str, Vec<u8>, usize)> = vec![];
+        for h in &self.inputs {
+            match (h.name, h.stride) {
+                ("ctx" | "signature", _) => {}
+                // An empty message: every item's is the same nothing.
+                (_, 0) => g.push((h.name, vec![], 0)),
+                _ => g.push((h.name, input(h.name)?, h.item)),
             }
-            KernelArgs::KemEncaps { .. } => vec![
-                ("ek", input("ek")?),
-                ("m", input("m")?),
-                ("c", out(0)),
-                ("K", out(1)),
-            ],
-            KernelArgs::KemDecaps { .. } => {
-                vec![("dk", input("dk")?), ("c", input("c")?), ("K", out(0))]
-            }
-            KernelArgs::DsaSign { .. } => vec![
-                ("sk", input("sk")?),
-                ("msg", input("msg")?),
-                ("rnd", input("rnd")?),
-                ("signature", out(0)),
-            ],
-            KernelArgs::DsaVerify { .. } => vec![],
-        };
-        let get = |name: &str, len: usize| -> Slots<'_> {
-            let bytes = g
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map_or(&[][..], |(_, b)| &b[..]);
-            Slots::packed(bytes, len)
+        }
+        for (k, &(name, stride, _)) in out_names.iter().enumerate() {
+            g.push((name, out(k), stride));
+        }
+        let get = |name: &str| -> Option<Slots<'_>> {
+            g.iter()
+                .find(|(n, _, _)| *n == name)
+                .map(|(_, b, len)| Slots::packed(b, *len))
         };
         let ctx = self.ctx.clone();
-        let sampled = match &self.args {
-            KernelArgs::KemKeygen { .. } => Sampled::KemKeygen {
-                seeds: Some((get("d", 32), get("z", 32))),
-                ek: get("ek", lpk),
-                dk: get("dk", lsk),
-            },
-            KernelArgs::DsaKeygen { .. } => Sampled::DsaKeygen {
-                xi: Some(get("xi", 32)),
-                pk: get("pk", lpk),
-                sk: get("sk", lsk),
-            },
-            KernelArgs::KemEncaps { .. } => Sampled::KemEncaps {
-                ek: get("ek", lpk),
-                m: Some(get("m", 32)),
-                dk: Some(Slots::packed(&pair, pair_item)),
-                c: get("c", lct),
-                k: get("K", 32),
-            },
-            KernelArgs::KemDecaps { .. } => Sampled::KemDecaps {
-                dk: get("dk", lsk),
-                c: get("c", lct),
-                k: get("K", 32),
-            },
-            KernelArgs::DsaSign { .. } => Sampled::DsaSign {
-                sk: get("sk", lsk),
-                pk: Some(Slots::packed(&pair, pair_item)),
-                msg: get("msg", self.msg_len),
-                ctx: &ctx,
-                rnd: Some(get("rnd", 32)),
-                sig: get("signature", stride),
-            },
-            KernelArgs::DsaVerify { .. } => Sampled::Nothing,
-        };
+        let sampled = Sampled::from_buffers(
+            self.alg,
+            self.op,
+            &get,
+            (!pair.is_empty()).then(|| Slots::packed(&pair, pair_item)),
+            &ctx,
+        )?;
         gate::check_run(&gate::RunIo {
             alg: self.alg,
             op: self.op,

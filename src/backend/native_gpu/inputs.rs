@@ -43,8 +43,7 @@ impl Staging {
     }
 }
 
-/// The variable that makes a run's inputs again: a number seeds them.
-pub const INPUT_SEED_VAR: &str = "PQCPROF_INPUT_SEED";
+pub use crate::backend::gate::inputs::INPUT_SEED_VAR;
 
 /// The random source of a batch's inputs: the operating system's, or,
 /// where `PQCPROF_INPUT_SEED` holds a number, a ChaCha20 stream seeded

@@ -747,7 +747,6 @@ impl Backend for NativeGpu {
             alg,
             op,
             n,
-            msg_len: cfg.message_size,
             ctx: cfg.context.clone(),
             args,
             inputs: host_inputs,

@@ -338,12 +338,11 @@ impl Part {
                     .map(|b| (b.name, gate_pick(b.g.body(), &items, b.item), b.item)),
             )
             .collect();
-        let s = |name: &str| -> Slots<'_> {
-            let (_, bytes, item) = gathered
+        let get = |name: &str| -> Option<Slots<'_>> {
+            gathered
                 .iter()
                 .find(|(n, _, _)| *n == name)
-                .expect("a buffer of this operation");
-            Slots::packed(bytes, *item)
+                .map(|(_, bytes, item)| Slots::packed(bytes, *item))
         };
         let pair_len = self.pair.len().checked_div(self.n).unwrap_or(0);
         let pair = gate_pick(&self.pair, &items, pair_len);
@@ -353,54 +352,13 @@ impl Part {
             .find(|b| b.name == "ctx")
             .map(|b| b.before.clone())
             .unwrap_or_default();
-        let kem = self.alg.mlkem_params().is_some();
-        let sampled = match (self.op, kem) {
-            (Operation::KeyGen, true) => {
-                let seeds = s("seeds");
-                Sampled::KemKeygen {
-                    seeds: Some((
-                        Slots {
-                            bytes: seeds.bytes,
-                            stride: 64,
-                            len: 32,
-                        },
-                        Slots {
-                            bytes: &seeds.bytes[32..],
-                            stride: 64,
-                            len: 32,
-                        },
-                    )),
-                    ek: s("ek"),
-                    dk: s("dk"),
-                }
-            }
-            (Operation::KeyGen, false) => Sampled::DsaKeygen {
-                xi: Some(s("xi")),
-                pk: s("pk"),
-                sk: s("sk"),
-            },
-            (Operation::Encaps, _) => Sampled::KemEncaps {
-                ek: s("ek"),
-                m: Some(s("m")),
-                dk: Some(Slots::packed(&pair, pair_len)),
-                c: s("c"),
-                k: s("K"),
-            },
-            (Operation::Decaps, _) => Sampled::KemDecaps {
-                dk: s("dk"),
-                c: s("c"),
-                k: s("K"),
-            },
-            (Operation::Sign, _) => Sampled::DsaSign {
-                sk: s("sk"),
-                pk: Some(Slots::packed(&pair, pair_len)),
-                msg: s("msg"),
-                ctx,
-                rnd: Some(s("rnd")),
-                sig: s("signature"),
-            },
-            (Operation::Verify, _) => Sampled::Nothing,
-        };
+        let sampled = Sampled::from_buffers(
+            self.alg,
+            self.op,
+            &get,
+            (!pair.is_empty()).then(|| Slots::packed(&pair, pair_len)),
+            ctx,
+        )?;
         let io = gate::RunIo {
             alg: self.alg,
             op: self.op,
