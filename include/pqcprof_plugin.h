@@ -35,6 +35,16 @@
  * NUL-terminated message the plugin may write into `call->error` (at most
  * `call->error_capacity` bytes, terminator included).
  *
+ * Where it runs: pqcprof loads a plugin in a worker process of its own (a
+ * session of its own), never in the measuring process. Its standard input
+ * is /dev/null and its standard output goes to standard error; pqcprof's
+ * requests travel on a descriptor above 2 that the plugin must leave open
+ * (closing it fails the record in progress). Every process left in the
+ * session is killed when the worker ends, fails or hangs; a worker whose
+ * resident memory passes its bound (half the memory available when it
+ * starts, or PQCPROF_PLUGIN_MEMORY_MB) is killed. Control characters in
+ * the plugin's version and error messages are shown escaped.
+ *
  * Layout: every struct below is laid out as a C compiler lays it out on the
  * platform (no packing). Sizes are `size_t`; bytes are `uint8_t`.
  */

@@ -373,7 +373,8 @@ fn bad_input_is_refused_by_name_before_anything_runs() {
          --op sign --rate 100 => --op sign
          --op encaps --trace {} => 0 arrival time(s)
          --op encaps --trace {} => line 3
-         --op encaps --trace {} => 'soon'",
+         --op encaps --trace {} => 'soon'
+         --op encaps --trace /dev/zero => --trace /dev/zero: is a device, not a trace",
         empty.display(),
         unsorted.display(),
         words.display()

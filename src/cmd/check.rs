@@ -38,6 +38,11 @@ pub struct CheckArgs {
     /// the invalid ones first (default: every case).
     #[arg(long, value_name = "N", requires = "vector_runs", value_parser = clap::value_parser!(u32).range(1..))]
     pub sample: Option<u32>,
+    /// With --plugin: seconds the whole command may take. A plugin that
+    /// has not answered by then is killed, its group counts one failed
+    /// case and the groups after it are not run (exit 5).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, requires = "plugin", value_parser = crate::core::bounded::deadline)]
+    pub deadline: Option<f64>,
 }
 
 /// A backend's verdict in `check`.
@@ -350,11 +355,17 @@ struct CheckReport<'a> {
 /// each backend's verdict; exit 3 with `--require-gpu` and no ready GPU.
 pub fn check(args: &CheckArgs) -> anyhow::Result<i32> {
     if !args.plugin.is_empty() {
+        // The deadline counts from here.
+        let started = std::time::Instant::now();
+        let deadline = args
+            .deadline
+            .map(|s| (started + std::time::Duration::from_secs_f64(s), s));
         let mut out = std::io::stdout().lock();
         return crate::vectors::command::run_plugins(
             &args.plugin,
             args.sample,
             args.json,
+            deadline,
             &mut out,
         );
     }

@@ -127,7 +127,9 @@ Examples:
   pqcprof check --vectors --backend native-host
                                  NIST ACVP and Wycheproof vectors on the kernels' host build
   pqcprof check --plugin ./libmykem.so
-                                 a plugin's ABI and sizes checked, then the vectors on it";
+                                 a plugin's ABI and sizes checked, then the vectors on it
+  pqcprof check --plugin ./libmykem.so --deadline 600
+                                 the same, ended after 600 s whatever the plugin does";
 
 /// `bench`'s examples.
 const BENCH_EXAMPLES: &str = "\

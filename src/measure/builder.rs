@@ -431,8 +431,15 @@ fn plugin_slot(path: &std::path::Path, opts: &BenchOptions, host: &system::Host)
                 } else {
                     vec![1]
                 },
+                // Its memory and utilisation are its worker process's.
+                sampler: Box::new(HostSampler::of_worker(
+                    Duration::from_secs_f64(
+                        opts.sample_period_ms.unwrap_or(HOST_PERIOD_MS) / 1000.0,
+                    ),
+                    host.cores_logical,
+                    backend.worker_process(),
+                )),
                 backend: Box::new(backend),
-                sampler: host_sampler(),
                 batches: cpu_batches(),
             },
         },

@@ -1,12 +1,19 @@
 //! The host sampler: CPU utilisation and resident memory of this process
-//! while a CPU batch is timed, so CPU records fill the same fields GPU
-//! records do.
+//! (or of a plugin's worker process) while a CPU batch is timed, so CPU
+//! records fill the same fields GPU records do.
 //!
 //! Utilisation is process CPU time (getrusage, all threads, including those
 //! that already ended) over wall time and all cores, in windows of at least
 //! `window`; the peak is the busiest window. Memory is the resident set
 //! (/proc/self/statm), sampled every `period`.
+//!
+//! A plugin's batches run in its worker process, so its sampler watches
+//! that process instead ([`HostSampler::of_worker`]): CPU time from
+//! /proc/PID/stat, and the peak resident set over each run from the
+//! kernel's own high-water mark (VmHWM, reset when the run starts) beside
+//! VmRSS sampled every `period`.
 
+use crate::monitor::process::{self, WatchedProcess};
 use crate::monitor::{RunUsage, Sampler};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -41,32 +48,90 @@ struct Running {
     handle: JoinHandle<RunUsage>,
 }
 
-/// Samples this process every `period`.
+/// The process a host sampler reads.
+#[derive(Debug, Clone)]
+enum Watched {
+    /// This one.
+    Own,
+    /// A plugin's worker (whichever is running).
+    Worker(WatchedProcess),
+}
+
+impl Watched {
+    fn cpu_time(&self) -> Option<Duration> {
+        match self {
+            Watched::Own => process_cpu_time(),
+            Watched::Worker(w) => process::cpu_time(w.pid()?),
+        }
+    }
+    fn resident_mb(&self) -> Option<f64> {
+        match self {
+            Watched::Own => resident_mb(),
+            Watched::Worker(w) => Some(process::memory(w.pid()?)?.resident_mb),
+        }
+    }
+}
+
+/// Samples this process (or a plugin's worker) every `period`.
 pub struct HostSampler {
     period: Duration,
     window: Duration,
     cores: usize,
+    watched: Watched,
     running: Option<Running>,
 }
 
 impl HostSampler {
-    /// A sampler for a machine with `cores` logical cores.
+    /// A sampler of this process for a machine with `cores` logical cores.
     pub fn new(period: Duration, cores: usize) -> Self {
         HostSampler {
             period,
             window: Duration::from_millis(50).max(period),
             cores: cores.max(1),
+            watched: Watched::Own,
             running: None,
+        }
+    }
+
+    /// A sampler of the plugin worker process `worker` (whichever is
+    /// running when a run starts), for a machine with `cores` logical cores.
+    pub fn of_worker(period: Duration, cores: usize, worker: WatchedProcess) -> Self {
+        HostSampler {
+            watched: Watched::Worker(worker),
+            ..Self::new(period, cores)
         }
     }
 }
 
-fn sample_until(stop: &AtomicBool, period: Duration, window: Duration, cores: usize) -> RunUsage {
+/// A worker's peak resident set over a run: its high-water mark reset at
+/// the start (the pid, and whether the reset worked).
+fn reset_worker_peak(watched: &Watched) -> Option<(i32, bool)> {
+    match watched {
+        Watched::Own => None,
+        Watched::Worker(w) => w.pid().map(|pid| (pid, process::reset_peak(pid))),
+    }
+}
+
+fn sample_until(
+    stop: &AtomicBool,
+    period: Duration,
+    window: Duration,
+    cores: usize,
+    watched: &Watched,
+) -> RunUsage {
+    let mut gaps = vec![];
+    let reset = reset_worker_peak(watched);
+    if matches!(watched, Watched::Worker(_)) && reset.is_none() {
+        gaps.push("no plugin worker process was running: no memory or utilisation".to_string());
+    }
+    if reset.is_some_and(|(_, ok)| !ok) {
+        gaps.push("the worker's peak resident set could not be reset (/proc/PID/clear_refs): the peak is of the sampled VmRSS only".to_string());
+    }
     let start_wall = Instant::now();
-    let start_cpu = process_cpu_time();
+    let start_cpu = watched.cpu_time();
     let mut win_wall = start_wall;
     let mut win_cpu = start_cpu;
-    let mut peak_mem: Option<f64> = resident_mb();
+    let mut peak_mem: Option<f64> = watched.resident_mb();
     let mut peak_util: Option<f64> = None;
     let mut samples = 1usize;
     let util = |cpu0: Option<Duration>, cpu1: Option<Duration>, wall: Duration| -> Option<f64> {
@@ -81,12 +146,12 @@ fn sample_until(stop: &AtomicBool, period: Duration, window: Duration, cores: us
             std::thread::sleep(period);
         }
         let now = Instant::now();
-        if let Some(m) = resident_mb() {
+        if let Some(m) = watched.resident_mb() {
             peak_mem = Some(peak_mem.map_or(m, |p: f64| p.max(m)));
         }
         samples += 1;
         if now - win_wall >= window || stopping {
-            let cpu = process_cpu_time();
+            let cpu = watched.cpu_time();
             if now - win_wall >= window {
                 if let Some(u) = util(win_cpu, cpu, now - win_wall) {
                     peak_util = Some(peak_util.map_or(u, |p: f64| p.max(u)));
@@ -99,7 +164,13 @@ fn sample_until(stop: &AtomicBool, period: Duration, window: Duration, cores: us
             break;
         }
     }
-    let mean_util = util(start_cpu, process_cpu_time(), start_wall.elapsed());
+    let mean_util = util(start_cpu, watched.cpu_time(), start_wall.elapsed());
+    // The kernel's high-water mark catches what fell between samples.
+    if let Some((pid, true)) = reset {
+        if let Some(m) = process::memory(pid) {
+            peak_mem = Some(peak_mem.map_or(m.peak_mb, |p: f64| p.max(m.peak_mb)));
+        }
+    }
     // A run shorter than one window has only its whole-run figure.
     let peak_util = match (peak_util, mean_util) {
         (Some(p), Some(m)) => Some(p.max(m)),
@@ -110,6 +181,7 @@ fn sample_until(stop: &AtomicBool, period: Duration, window: Duration, cores: us
         peak_util_pct: peak_util,
         mean_util_pct: mean_util,
         samples,
+        gaps,
         ..RunUsage::default()
     }
 }
@@ -119,10 +191,11 @@ impl Sampler for HostSampler {
         anyhow::ensure!(self.running.is_none(), "host sampler already running");
         let stop = Arc::new(AtomicBool::new(false));
         let (period, window, cores) = (self.period, self.window, self.cores);
+        let watched = self.watched.clone();
         let flag = stop.clone();
         let handle = std::thread::Builder::new()
             .name("pqcprof-host-sampler".into())
-            .spawn(move || sample_until(&flag, period, window, cores))?;
+            .spawn(move || sample_until(&flag, period, window, cores, &watched))?;
         self.running = Some(Running { stop, handle });
         Ok(())
     }
@@ -139,6 +212,14 @@ impl Sampler for HostSampler {
     }
 
     fn describe(&self) -> String {
+        if let Watched::Worker(_) = self.watched {
+            return format!(
+                "plugin worker sampler: the plugin's worker process (where its batches run), not pqcprof's: its peak resident set over each run (VmHWM of /proc/PID/status, reset at the run's start through /proc/PID/clear_refs, with VmRSS sampled every {} ms), its CPU utilisation of all {} cores from /proc/PID/stat (user + system time, to the clock tick) over windows of {} ms",
+                self.period.as_millis(),
+                self.cores,
+                self.window.as_millis()
+            );
+        }
         format!(
             "host sampler: process RSS every {} ms (/proc/self/statm), CPU utilisation of all {} cores from getrusage over windows of {} ms",
             self.period.as_millis(),
@@ -169,5 +250,41 @@ mod tests {
         assert!(peak > 20.0 && peak <= 100.0, "{peak}");
         assert!(u.samples >= 2);
         assert!(s.stop().is_err(), "stopping twice is an error");
+    }
+
+    #[test]
+    fn a_worker_sampler_reads_the_worker_not_this_process() {
+        // A child that grows to about 64 MiB resident once it has started.
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sys,time; sys.stdin.readline(); b=bytearray(64<<20); print(1, flush=True); time.sleep(30)",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let worker = WatchedProcess::new();
+        let mut s = HostSampler::of_worker(Duration::from_millis(5), 1, worker.clone());
+        // No worker yet: a gap, no figure.
+        s.start().unwrap();
+        let u = s.stop().unwrap();
+        assert_eq!(u.peak_mem_mb, None);
+        assert!(u.gaps[0].contains("no plugin worker"), "{:?}", u.gaps);
+        worker.set(child.id() as i32);
+        s.start().unwrap();
+        use std::io::{BufRead, Write};
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "go").unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let u = s.stop().unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        let peak = u.peak_mem_mb.unwrap();
+        assert!(peak > 60.0, "{peak} MiB");
+        assert!(s.describe().contains("worker process"), "{}", s.describe());
     }
 }

@@ -4,6 +4,7 @@
 pub mod energy;
 pub mod host;
 pub mod nvml;
+pub mod process;
 
 use serde::{Deserialize, Serialize};
 

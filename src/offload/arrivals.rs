@@ -71,13 +71,22 @@ pub fn check_rate(what: &str, rate: f64) -> Result<f64, String> {
     bounded::rate(&rate.to_string()).map_err(|e| format!("{what} {rate}: {e}"))
 }
 
+/// The largest trace read, bytes: room for the most arrival times a point
+/// holds ([`bounded::MAX_REQUESTS_PER_POINT`]) at 25 bytes a line, and for
+/// comments.
+pub const MAX_TRACE_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Reads a trace: one arrival time in seconds per line (blank lines and
 /// lines starting with `#` skipped), in order, at least two of them.
-/// Times are made relative to the first.
+/// Times are made relative to the first. Only a regular file of at most
+/// [`MAX_TRACE_BYTES`] is read, as run files are bounded.
 pub fn read_trace(path: &Path) -> Result<Vec<f64>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("--trace {}: cannot read it: {e}", path.display()))?;
-    parse_trace(&text).map_err(|e| format!("--trace {}: {e}", path.display()))
+    let shown = path.display();
+    let bytes = crate::schema::read::read_regular(path, "a trace", MAX_TRACE_BYTES)
+        .map_err(|e| format!("--trace {shown}: {e}"))?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| format!("--trace {shown}: not UTF-8 text ({e})"))?;
+    parse_trace(&text).map_err(|e| format!("--trace {shown}: {e}"))
 }
 
 /// [`read_trace`] on a file's text.
@@ -185,6 +194,28 @@ mod tests {
         let a = Arrivals::Trace(t.clone());
         assert_eq!(a.times(1), t);
         assert_eq!(a.rate(), 2.0);
+    }
+
+    #[test]
+    fn a_trace_is_a_regular_file_within_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_trace(dir.path()).unwrap_err();
+        assert!(e.contains("is a folder"), "{e}");
+        // One byte over the bound (a sparse file: nothing written).
+        let big = dir.path().join("big.txt");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_TRACE_BYTES + 1).unwrap();
+        let e = read_trace(&big).unwrap_err();
+        assert!(
+            e.contains("larger than the 256 MiB a trace may have"),
+            "{e}"
+        );
+        let ok = dir.path().join("ok.txt");
+        std::fs::write(&ok, "1\n2\n").unwrap();
+        assert_eq!(read_trace(&ok).unwrap(), [0.0, 1.0]);
+        // A device never ends (/dev/zero, /dev/urandom): refused unread.
+        let e = read_trace(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("/dev/zero: is a device, not a trace"), "{e}");
     }
 
     #[test]

@@ -104,6 +104,9 @@ pub struct Serving<'a> {
     pub top: usize,
     /// Whether `top` is a fixed `--max-batch` (else `--batch-top`).
     pub fixed: bool,
+    /// The command's deadline (`--deadline`): a plugin's load and every
+    /// request to its worker end by it.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// Where the batches will run: on a GPU, opened once first (to compile
@@ -132,7 +135,7 @@ pub fn served_on(s: &Serving, cfg: &BatchConfig) -> anyhow::Result<ServedOn> {
             std::path::Path::new(path),
             on_host.device.clone(),
             s.ordinal,
-            None,
+            s.deadline,
         )?;
         let plugin = Some(p.info.clone());
         return Ok(match p.gpu.clone() {

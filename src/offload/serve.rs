@@ -61,11 +61,19 @@ pub fn serve(args: &Settings, started: Instant) -> anyhow::Result<Served> {
             workers: args.threads as usize,
             top: b.top,
             fixed: b.fixed.is_some(),
+            deadline,
         },
         &cfg,
     )?;
     let top = b.top;
-    let make = maker(&args.backend, req, cfg, top, &served_on.device, ordinal);
+    let make = maker(
+        &args.backend,
+        req,
+        cfg,
+        top,
+        (&served_on.device, ordinal),
+        deadline,
+    );
     let curve = measure(&args.backend, args.threads as usize, req, top, &make)?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
@@ -116,14 +124,15 @@ pub fn serve(args: &Settings, started: Instant) -> anyhow::Result<Served> {
 }
 
 /// What makes each worker: a backend opened on its own thread (on a GPU,
-/// with a stream of its own), every batch size up to `top` prepared.
+/// with a stream of its own), every batch size up to `top` prepared; a
+/// plugin's worker process answers every request by `deadline`.
 fn maker<'a>(
     backend: &'a str,
     req: Request,
     cfg: BatchConfig,
     top: usize,
-    device: &Device,
-    ordinal: usize,
+    (device, ordinal): (&Device, usize),
+    deadline: Option<Instant>,
 ) -> impl Fn(usize) -> anyhow::Result<Box<dyn Worker>> + Sync + 'a {
     let (ops, cpu_device) = (req.operations(), device.clone());
     move |_: usize| -> anyhow::Result<Box<dyn Worker>> {
@@ -135,7 +144,7 @@ fn maker<'a>(
                 std::path::Path::new(path),
                 cpu_device.clone(),
                 ordinal,
-                None,
+                deadline,
             )?)
         } else {
             Box::new(LiboqsCpu::new(cpu_device.clone()))
@@ -170,10 +179,11 @@ pub(super) fn measure_here(
             workers,
             top,
             fixed: false,
+            deadline: None,
         },
         &cfg,
     )?;
-    let make = maker(backend, req, cfg, top, &served_on.device, 0);
+    let make = maker(backend, req, cfg, top, (&served_on.device, 0), None);
     measure(backend, workers, req, top, &make)
 }
 

@@ -219,6 +219,18 @@ pub fn no_usable_gpu(gpu: &GpuProbe) -> Option<String> {
     }
 }
 
+/// Why this process cannot open a GPU through the CUDA driver (none, one
+/// that does not load, or one too old for the calls pqcprof makes), found
+/// without loading anything that would abort; `None` when it can. Unlike
+/// [`probe`], it never starts the binary again.
+pub fn driver_unusable() -> Option<String> {
+    let (driver, api, _) = probe_driver();
+    if !driver.present {
+        return Some(format!("no CUDA driver: {}", driver.detail));
+    }
+    driver_too_old(api, &missing_symbols())
+}
+
 /// Why the native backend cannot use this driver, naming the driver to
 /// install; `None` when it has every symbol we call.
 pub fn driver_too_old(api: Option<u32>, missing: &[String]) -> Option<String> {

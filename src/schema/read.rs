@@ -89,28 +89,34 @@ fn cap_strings(v: &mut Value) -> usize {
 
 /// Reads and checks one run file from disk.
 pub fn read_run(path: &Path, label: &str) -> Result<(LoadedRun, Vec<Warning>), FileError> {
+    let bytes = read_regular(path, "a run file", MAX_FILE_BYTES).map_err(|m| file_error("", m))?;
+    let (run, warnings) = parse_run(&bytes, path, label)?;
+    Ok((run, crate::schema::diagnose::capped(path, warnings)))
+}
+
+/// The bytes of the regular file at `path`, at most `max_bytes` of them
+/// (`what` names such a file in the messages: `a run file`). A folder, a
+/// FIFO, a device or a socket is refused, as is a file over the bound.
+pub fn read_regular(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let meta = std::fs::metadata(path)
-        .map_err(|e| file_error("", format!("cannot read the file: {e}")))?;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the file: {e}"))?;
     if meta.is_dir() {
-        return Err(file_error("", "is a folder, not a run file"));
+        return Err(format!("is a folder, not {what}"));
     }
     if let Some(kind) = not_regular_kind(&meta) {
-        return Err(file_error(
-            "",
-            format!("is {kind}, not a run file: only regular files are read"),
+        return Err(format!(
+            "is {kind}, not {what}: only regular files are read"
         ));
     }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(file_error(
-            "",
-            format!(
-                "{} bytes, larger than the {} MiB a run file may have",
-                meta.len(),
-                MAX_FILE_BYTES / (1024 * 1024)
-            ),
-        ));
+    let too_large = || {
+        format!(
+            "larger than the {} MiB {what} may have",
+            max_bytes / (1024 * 1024)
+        )
+    };
+    if meta.len() > max_bytes {
+        return Err(format!("{} bytes, {}", meta.len(), too_large()));
     }
     // Opened without blocking (a file swapped for a FIFO after the check
     // above cannot hang the read) and read at most one byte past the limit
@@ -120,19 +126,12 @@ pub fn read_run(path: &Path, label: &str) -> Result<(LoadedRun, Vec<Warning>), F
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| file_error("", format!("cannot read the file: {e}")))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(file_error(
-            "",
-            format!(
-                "larger than the {} MiB a run file may have",
-                MAX_FILE_BYTES / (1024 * 1024)
-            ),
-        ));
+        .and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read the file: {e}"))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large());
     }
-    let (run, warnings) = parse_run(&bytes, path, label)?;
-    Ok((run, crate::schema::diagnose::capped(path, warnings)))
+    Ok(bytes)
 }
 
 /// What `meta` describes when it is not a regular file: `a named pipe

@@ -184,7 +184,7 @@ pub fn render(rows: &[SizeRow]) -> String {
     for r in rows {
         s += &SIZE_COLUMNS
             .iter()
-            .map(|c| (c.cell)(r))
+            .map(|c| crate::write::csv::neutral(&(c.cell)(r)).into_owned())
             .collect::<Vec<_>>()
             .join(",");
         s.push('\n');

@@ -137,22 +137,49 @@ pub fn run(
 /// with why on a missing symbol, another ABI version, an unknown algorithm
 /// or a size that is not the standard's; a device plugin on GPU 0), says
 /// what it is and runs the vectors on it there, so a plugin that crashes
-/// or hangs ends its worker, not this command.
+/// or hangs ends its worker, not this command. Each group is a request,
+/// announced on standard error as it starts; `deadline` bounds the whole
+/// (each load and group answered by it, else [`VECTORS_BOUND`] a group):
+/// the groups it cut are not run, and the exit code is then
+/// [`exit::DEADLINE`].
+///
+/// [`VECTORS_BOUND`]: crate::backend::plugin::isolated::VECTORS_BOUND
 pub fn run_plugins(
     paths: &[std::path::PathBuf],
     sample: Option<u32>,
     json: bool,
+    deadline: Option<(std::time::Instant, f64)>,
     out: &mut dyn std::io::Write,
 ) -> anyhow::Result<i32> {
-    use crate::backend::plugin::isolated::PluginBackend;
+    use crate::backend::plugin::isolated::{Hung, PluginBackend, CALL_BOUND, VECTORS_BOUND};
+    use std::time::Instant;
+    let by = |bound: std::time::Duration| match deadline {
+        Some((at, s)) => (at, format!("check's --deadline {s}")),
+        None => (
+            Instant::now() + bound,
+            format!("the {} s bound", bound.as_secs()),
+        ),
+    };
+    let passed = || deadline.is_some_and(|(at, _)| Instant::now() >= at);
+    let groups = super::runner::all_groups()?;
     let mut entries = Vec::new();
+    let mut cut = false;
     for p in paths {
+        if passed() {
+            log::warn!(
+                "plugin {}: not checked: the --deadline was reached",
+                p.display()
+            );
+            cut = true;
+            continue;
+        }
         let host = crate::schema::device::Device {
             kind: crate::schema::device::DeviceKind::Cpu,
             name: "host".into(),
             memory_total_mb: 0,
         };
-        let plugin = PluginBackend::open(p, host, 0, None)?;
+        let plugin =
+            PluginBackend::open_within(p, host, 0, deadline.map(|(at, _)| at), by(CALL_BOUND))?;
         if !json {
             writeln!(
                 out,
@@ -175,12 +202,33 @@ pub fn run_plugins(
         let all = crate::core::catalog::Algorithm::ALL;
         let sample = sample.map(|n| n as usize);
         let plan = sample.map_or(Plan::Full, Plan::Sample);
-        let report = super::plugin::remote_report(&plugin.info, &all, plan, |groups| {
-            plugin.vectors(&all, sample, groups)
+        let name = &plugin.info.name;
+        let report = super::plugin::remote_report(&plugin.info, &all, plan, |asked| {
+            let offered = |g: &&super::case::Group| plugin.offers().iter().any(|o| o.alg == g.alg);
+            for g in asked.iter().filter_map(|&i| groups.get(i)).filter(offered) {
+                let cases = plan.asks(g.cases.len());
+                log::info!(
+                    "plugin {name}: vectors of {} {} ({cases} case(s))",
+                    g.source,
+                    g.name
+                );
+            }
+            let r = plugin.vectors_by(&all, sample, asked, by(VECTORS_BOUND));
+            if let Err(e) = &r {
+                cut |= e.downcast_ref::<Hung>().is_some() && passed();
+            }
+            r
         })?;
         emit(report, json, out, &mut entries)?;
     }
-    conclude(entries, json, out)
+    let code = conclude(entries, json, out)?;
+    if cut {
+        if let Some((_, s)) = deadline {
+            log::warn!("--deadline {s} reached: the groups and plugins it cut were not run");
+        }
+        return Ok(exit::DEADLINE);
+    }
+    Ok(code)
 }
 
 /// Writes one implementation's table (unless `json`) and keeps its entry.

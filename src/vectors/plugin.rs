@@ -377,6 +377,14 @@ impl Subject for PluginSubject {
         r.map(|x| x.map(|mut v| v.remove(0)))
     }
     fn dsa_verify(&mut self, alg: Algorithm, form: DsaForm, i: &VerifyInput) -> Op<bool> {
+        // Credited only with what it offers: the rejections below are made
+        // without a call.
+        if !self.caller.plugin().supports(alg, Operation::Verify) {
+            return na(&format!(
+                "the plugin does not implement {alg} {}",
+                Operation::Verify
+            ));
+        }
         if let Some(n) = Self::only_pure(form) {
             return n;
         }

@@ -50,6 +50,19 @@ pub const COLUMNS: [Column; 5] = [
     },
 ];
 
+/// `cell` as a spreadsheet will read it as text, never as a formula: text
+/// that starts with `=`, `+`, `-` or `@` (or a tab or carriage return,
+/// which some spreadsheets skip before one) gets a leading `'`, as OWASP's
+/// advice on CSV injection has it. A number, negative or not, is kept.
+pub fn neutral(cell: &str) -> std::borrow::Cow<'_, str> {
+    let risky = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if risky && cell.trim().parse::<f64>().is_err() {
+        std::borrow::Cow::Owned(format!("'{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
+}
+
 /// The header line (without the `# ` prefix).
 pub fn header() -> String {
     COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>().join(",")
@@ -65,7 +78,10 @@ pub fn render(meta: &[(String, String)], records: &[&Record]) -> String {
     }
     s += &format!("# {}\n", header());
     for r in records.iter().filter(|r| r.status == Status::Ok) {
-        let cells: Vec<String> = COLUMNS.iter().map(|c| (c.cell)(r)).collect();
+        let cells: Vec<String> = COLUMNS
+            .iter()
+            .map(|c| neutral(&(c.cell)(r)).into_owned())
+            .collect();
         s += &cells.join(",");
         s.push('\n');
     }
@@ -220,6 +236,24 @@ mod tests {
             file_name("20260101T000000", "x86_64", "my host", "liboqs"),
             "20260101T000000_x86_64_my-host_liboqs.csv"
         );
+    }
+
+    #[test]
+    fn a_cell_is_never_a_formula() {
+        assert_eq!(neutral("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+        assert_eq!(neutral("+1+1"), "'+1+1");
+        assert_eq!(neutral("-cmd"), "'-cmd");
+        assert_eq!(neutral("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(neutral("\t=1"), "'\t=1");
+        // Numbers and plain text are kept as they are.
+        assert_eq!(neutral("-0.250000"), "-0.250000");
+        assert_eq!(neutral("+3"), "+3");
+        assert_eq!(neutral("ML-KEM-512"), "ML-KEM-512");
+        assert_eq!(neutral(""), "");
+        let mut r = measured("=1+1", Operation::Sign, 3, 1.0);
+        r.status = Status::Ok;
+        let text = render(&[], &[&r]);
+        assert!(text.lines().last().unwrap().starts_with("'=1+1,"), "{text}");
     }
 
     /// A sweep-like record: `iterations` operations in `seconds`.

@@ -80,8 +80,10 @@ fn cells(o: &OffloadRun, p: Option<&Point>) -> Vec<(String, String)> {
     c
 }
 
-/// Quotes a cell that holds a comma, a quote or a line break.
+/// Quotes a cell that holds a comma, a quote or a line break, and keeps a
+/// spreadsheet from reading it as a formula ([`super::csv::neutral`]).
 fn quoted(s: String) -> String {
+    let s = super::csv::neutral(&s).into_owned();
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -201,5 +203,8 @@ mod tests {
         assert_eq!(at(1, "plugin"), "");
         assert_eq!(at(1, "plugin_sha256"), "");
         assert_eq!(quoted("a,b".into()), "\"a,b\"");
+        // A plugin's version that would be a formula is text.
+        assert_eq!(quoted("=1+1".into()), "'=1+1");
+        assert_eq!(quoted("=A1,B1".into()), "\"'=A1,B1\"");
     }
 }
