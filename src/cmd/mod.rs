@@ -6,7 +6,8 @@
 //! (sharing [`load`] with `plan`), [`merge`], [`kernels`] and
 //! [`completions`] (`completions` and `man`). [`tables`]
 //! holds `bench`'s printed tables and [`logging`] the logger behind every
-//! diagnostic line. Only this layer (and `main`) writes to standard output.
+//! diagnostic line. Only this layer (and `main`) writes to standard output,
+//! every write through [`stdout`], which checks it.
 
 pub mod bench;
 pub mod bench_args;
@@ -23,6 +24,7 @@ pub mod plan;
 pub mod plugin_worker;
 pub mod report;
 pub mod sizes;
+pub mod stdout;
 pub mod sweep;
 pub mod tables;
 
@@ -37,8 +39,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Check(a) => check::check(&a),
         Command::Bench(a) => bench::bench(&a, None),
-        Command::Cpu(a) => bench::bench(&a, Some(&[liboqs::NAME])),
-        Command::Gpu(a) => bench::bench(&a, Some(&[native_gpu::NAME, cupqc::BACKEND_NAME])),
+        Command::Cpu(a) => bench::bench(&a.into(), Some(&[liboqs::NAME])),
+        Command::Gpu(a) => bench::bench(&a.into(), Some(&[native_gpu::NAME, cupqc::BACKEND_NAME])),
         Command::Sweep(a) => sweep::sweep(&a),
         Command::Sizes(a) => sizes::sizes(&a),
         Command::Report(a) => report::report(&a),
@@ -50,5 +52,29 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Completions(a) => completions::completions(&a, Cli::command()),
         Command::Man(a) => completions::man(&a, Cli::command()),
         Command::PluginWorker(a) => plugin_worker::plugin_worker(&a),
+    }
+}
+
+/// A number a user gave, written back as a person would type it: `4`,
+/// `0.5`, `1e-300` (not three hundred zeros), `2.5e20`.
+pub fn shown(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-4..1e15).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_are_shown_as_typed() {
+        use super::shown;
+        assert_eq!(shown(4.0), "4");
+        assert_eq!(shown(0.5), "0.5");
+        assert_eq!(shown(1e-300), "1e-300");
+        assert_eq!(shown(2.5e20), "2.5e20");
+        assert_eq!(shown(0.0), "0");
     }
 }

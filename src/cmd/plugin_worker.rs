@@ -11,8 +11,9 @@ use std::path::PathBuf;
 /// Arguments of the worker.
 #[derive(Debug, Args, Clone)]
 pub struct PluginWorkerArgs {
-    /// The CUDA ordinal a device plugin runs on, GPU 0 when not given (a
-    /// host plugin ignores it).
+    /// The CUDA ordinal a device plugin runs on (GPU 0 when not given)
+    ///
+    /// A host plugin ignores it.
     #[arg(long, value_name = "N")]
     pub device: Option<usize>,
     /// The plugin library.
