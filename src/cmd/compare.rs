@@ -47,6 +47,17 @@ pub struct CompareArgs {
 /// `--fail-above` when not given, percent.
 pub const DEFAULT_FAIL_ABOVE: f64 = 5.0;
 
+/// A number a user gave, written back as a person would type it: `4`,
+/// `0.5`, `1e-300` (not three hundred zeros), `2.5e20`.
+fn shown(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-4..1e15).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// `--fail-above`: a percentage of 0 or more.
 fn fail_pct(s: &str) -> Result<f64, String> {
     crate::core::bounded::number(s, 0.0, f64::MAX, "a percentage of 0 or more")
@@ -166,7 +177,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
     if regressions > 0 {
         log::error!(
             "{regressions} regression(s): slower by more than {}%, failing, missing, or not comparable",
-            super::shown(fail_above)
+            shown(fail_above)
         );
         return Ok(exit::SOME_FAILED);
     }
@@ -177,7 +188,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
             args.old.display(),
             args.new.display(),
             match args.fail_above {
-                Some(p) => format!("; --fail-above {} cannot pass on zero records", super::shown(p)),
+                Some(p) => format!("; --fail-above {} cannot pass on zero records", shown(p)),
                 None => String::new(),
             }
         );
@@ -188,4 +199,17 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
         });
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_are_shown_as_typed() {
+        use super::shown;
+        assert_eq!(shown(4.0), "4");
+        assert_eq!(shown(0.5), "0.5");
+        assert_eq!(shown(1e-300), "1e-300");
+        assert_eq!(shown(2.5e20), "2.5e20");
+        assert_eq!(shown(0.0), "0");
+    }
 }

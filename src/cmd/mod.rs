@@ -54,27 +54,3 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::PluginWorker(a) => plugin_worker::plugin_worker(&a),
     }
 }
-
-/// A number a user gave, written back as a person would type it: `4`,
-/// `0.5`, `1e-300` (not three hundred zeros), `2.5e20`.
-pub fn shown(v: f64) -> String {
-    let a = v.abs();
-    if a != 0.0 && a.is_finite() && !(1e-4..1e15).contains(&a) {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn numbers_are_shown_as_typed() {
-        use super::shown;
-        assert_eq!(shown(4.0), "4");
-        assert_eq!(shown(0.5), "0.5");
-        assert_eq!(shown(1e-300), "1e-300");
-        assert_eq!(shown(2.5e20), "2.5e20");
-        assert_eq!(shown(0.0), "0");
-    }
-}
