@@ -34,29 +34,37 @@ fn check_reports_every_component_and_a_ready_cpu() {
 
 #[test]
 fn bad_input_names_the_value_and_what_is_valid() {
+    // Every one a usage error (2), refused before anything is measured.
     let cases: &[(&[&str], &str)] = &[
-        (&["cpu", "--batch", "0"], "--batch 0"),
+        (&["cpu", "--batch", "0"], "'0' for '--batch"),
         (&["cpu", "--batch", "100000000"], "1 to 50000000"),
         (
             &["cpu", "--alg", "ML-DSA-44", "--batch", "40000000"],
             "at most",
         ),
-        (&["cpu", "--runs", "0"], "--runs 0"),
+        (&["cpu", "--runs", "0"], "'0' for '--runs"),
         (&["cpu", "--runs", "sometimes"], "or auto"),
         (
             &["cpu", "--runs", "auto", "--max-noise", "-1"],
-            "--max-noise -1",
+            "'-1' for '--max-noise",
         ),
         (
             &["cpu", "--runs", "auto", "--max-runs", "2"],
-            "--max-runs 2",
+            "'2' for '--max-runs",
         ),
         (&["cpu", "--max-runs", "50"], "--runs auto only"),
-        (&["cpu", "--cache", "cold"], "--cache cold"),
+        (
+            &["cpu", "--cache", "cold"],
+            "--cache does not apply to `pqcprof cpu`",
+        ),
+        (
+            &["bench", "--backend", "liboqs", "--cache", "cold"],
+            "--cache cold",
+        ),
         (&["cpu", "--alg", "ML-KEM-2048"], "valid: ML-KEM-512"),
         (&["bench", "--backend", "tpu"], "valid: liboqs-cpu"),
         (&["cpu", "--op", "sing"], "valid: keygen"),
-        (&["cpu", "--threads", "zero"], "--threads value 'zero'"),
+        (&["cpu", "--threads", "zero"], "'zero' for '--threads"),
     ];
     for (args, needle) in cases {
         let d = tempfile::tempdir().unwrap();
@@ -65,7 +73,7 @@ fn bad_input_names_the_value_and_what_is_valid() {
             .arg("--out")
             .arg(d.path())
             .assert()
-            .code(1)
+            .code(2)
             .stderr(predicate::str::contains(*needle));
         assert!(
             run_files(d.path()).is_empty(),
@@ -94,9 +102,9 @@ fn bad_input_names_the_value_and_what_is_valid() {
         .args(["kernels", "--alg", "ML-KEM-2048"])
         .env("LD_LIBRARY_PATH", "")
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
-            "--alg: unknown algorithm 'ML-KEM-2048'; valid: ML-KEM-512",
+            "'ML-KEM-2048' for '--alg <ALGS>': unknown algorithm 'ML-KEM-2048'; valid: ML-KEM-512",
         ));
 }
 
@@ -117,17 +125,34 @@ fn an_unwritable_output_folder_fails_before_measuring() {
 #[test]
 fn a_run_writes_a_run_file_and_cupqc_shaped_files() {
     let d = tempfile::tempdir().unwrap();
-    pqcprof()
+    let o = pqcprof()
         .args(common::words(
             "cpu --alg ML-KEM-512,ML-DSA-44 --batch 8 --runs 4 --threads 1,2",
         ))
         .args(["--message-size", "100", "--out"])
         .arg(d.path())
         .assert()
-        .success()
-        .stdout(predicate::str::contains("Run file:"));
+        .success();
+    let stdout = String::from_utf8_lossy(&o.get_output().stdout).into_owned();
     let files = run_files(d.path());
     assert_eq!(files.len(), 1);
+    // It prints the paths it wrote, each a file that exists: no template.
+    assert!(
+        stdout.contains(&format!("Run file: {}", files[0].display())),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("<backend>"), "{stdout}");
+    for dir in ["liboqs-cpu-1t", "liboqs-cpu-2t"] {
+        for name in ["mlkem_results.json", "mldsa_results.json"] {
+            let path = d.path().join(dir).join(name);
+            assert!(path.is_file(), "{}", path.display());
+            assert!(
+                stdout.contains(&format!("cuPQC-shaped file: {}", path.display())),
+                "{}: {stdout}",
+                path.display()
+            );
+        }
+    }
     let run = read_json(&files[0]);
     assert_eq!(run["format"], "pqcprof-run");
     assert_eq!(run["schema_version"], 1);
@@ -425,4 +450,83 @@ fn gpu_without_a_driver_says_what_is_missing_and_measures_nothing() {
         .assert()
         .success()
         .stderr(predicate::str::contains("measuring the CPU baselines only"));
+}
+
+#[test]
+fn a_run_on_a_busy_machine_says_so_in_one_warning_line() {
+    // Two processes spinning on the CPU while a short run measures: other
+    // processes take far more than a tenth of the machine's time.
+    let spin = || {
+        std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap()
+    };
+    let mut spinners = [spin(), spin()];
+    let d = tempfile::tempdir().unwrap();
+    let o = pqcprof()
+        .args(common::words(
+            "cpu --alg ML-KEM-512 --op keygen --batch 2 --runs 40 --threads 1 --vectors none --out",
+        ))
+        .arg(d.path())
+        .output()
+        .unwrap();
+    for s in &mut spinners {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("the machine was busy while measuring"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].starts_with("pqcprof: warning: "), "{err}");
+    let run = read_json(&run_files(d.path())[0]);
+    assert!(
+        run["metadata"]["machine_load"]["other_processes_cpu_pct"].is_number(),
+        "{}",
+        run["metadata"]
+    );
+}
+
+#[test]
+fn a_plugin_that_is_no_library_is_named_for_what_it_is_with_the_loaders_reason() {
+    let d = tempfile::tempdir().unwrap();
+    let folder = d.path().join("a-folder.so");
+    std::fs::create_dir(&folder).unwrap();
+    let fifo = d.path().join("a-fifo.so");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let empty = d.path().join("empty.so");
+    std::fs::write(&empty, b"").unwrap();
+    let text = d.path().join("text.so");
+    std::fs::write(&text, "not a shared library, only some text\n".repeat(20)).unwrap();
+    for (path, says) in [
+        (&folder, "a folder, not a shared library"),
+        (&fifo, "a FIFO (named pipe), not a shared library"),
+        (&d.path().join("none.so"), "no such file"),
+        // The loader's own reason follows libloading's "dlopen failed".
+        (&empty, "dlopen failed: "),
+        (&text, "dlopen failed: "),
+    ] {
+        let o = pqcprof()
+            .args(["check", "--plugin"])
+            .arg(path)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}: {err}", path.display());
+        assert!(err.contains(says), "{}: {err}", path.display());
+        let reason = err.split(says).nth(1).unwrap_or("");
+        if says.starts_with("dlopen") {
+            // "file too short", "invalid ELF header", ...: something.
+            assert!(reason.trim().len() > 5, "{}: {err}", path.display());
+        }
+    }
 }

@@ -176,9 +176,9 @@ fn bad_thresholds_are_refused_with_their_value() {
         ("--fail-above", "inf"),
     ] {
         let (code, out, err) = compare(&run, &run, &[flag, bad]);
-        assert_eq!(code, 1, "{flag} {bad}: {out}{err}");
+        assert_eq!(code, 2, "{flag} {bad}: {out}{err}");
         assert!(
-            err.contains(&format!("invalid {flag} {bad}")),
+            err.contains(&format!("'{bad}' for '{flag}")),
             "{flag} {bad}: {err}"
         );
     }

@@ -146,7 +146,7 @@ fn offload_serves_through_the_device_example() {
     let o = standin::pqcprof_on(&standin_lib(), &[])
         .args(["offload", "--backend", &backend()])
         .args(["--alg", "ML-KEM-512", "--op", "encaps", "--rate", "200"])
-        .args(["--window", "1", "--threads", "1", "--out"])
+        .args(["--window", "1", "--workers", "1", "--out"])
         .arg(out.path())
         .output()
         .unwrap();

@@ -461,7 +461,7 @@ fn a_second_signal_keeps_the_run_marked_interrupted() {
 #[test]
 fn a_run_killed_at_once_leaves_no_empty_run_file() {
     for args in [
-        "sweep --filter ML-KEM-512 --warmup 0 --seconds 0.2 --no-symmetric",
+        "sweep --filter ML-KEM-512 --warmup-seconds 0 --seconds 0.2 --no-symmetric",
         "cpu --alg ML-KEM-512 --op keygen --batch 2 --runs 50 --threads 1",
     ] {
         let args = &common::words(args)[..];

@@ -18,7 +18,7 @@ fn a_device_listed_twice_or_not_a_number_is_refused() {
                 .args(["gpu", "--alg", "ML-KEM-512", "--device", arg, "--out"])
                 .arg(d.path()),
         );
-        assert_eq!(code, 1, "--device {arg}: {stderr}");
+        assert_eq!(code, 2, "--device {arg}: {stderr}");
         assert!(stderr.contains(says), "--device {arg}: {stderr}");
     }
 }
@@ -107,7 +107,7 @@ fn every_emulated_gpu_at_once_gives_its_record_and_a_total() {
             .args(["gpu", "--alg", "ML-KEM-512", "--device", "0,5", "--out"])
             .arg(d.path()),
     );
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 2, "{stderr}");
     common::assert_has(&stderr, &["invalid --device 5", "ordinals 0, 1, 2"]);
     // `check` lists every device with its verdict.
     let (_, check, _) = outcome(standin::pqcprof(&knobs).arg("check"));

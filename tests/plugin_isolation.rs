@@ -258,7 +258,7 @@ fn offload(lib: &Path, op: &str, extra: &[&str]) -> Outcome {
     let backend = format!("plugin:{}", lib.display());
     let mut args = vec!["offload", "--backend", &backend, "--alg", "ML-KEM-512"];
     args.extend(["--op", op, "--rate", "200", "--window", "0.2"]);
-    args.extend(["--threads", "1"]);
+    args.extend(["--workers", "1"]);
     args.extend(extra);
     pqcprof(&args, &[], false)
 }

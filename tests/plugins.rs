@@ -268,7 +268,7 @@ fn offload_serves_through_the_rustcrypto_example() {
     let o = pqcprof()
         .args(["offload", "--backend", &backend])
         .args(["--alg", "ML-KEM-512", "--op", "encaps", "--rate", "200"])
-        .args(["--window", "1", "--threads", "1", "--out"])
+        .args(["--window", "1", "--workers", "1", "--out"])
         .arg(out.path())
         .output()
         .unwrap();

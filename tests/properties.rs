@@ -47,7 +47,7 @@ const OFFLOAD_NUMBERS: &[&str] = &[
     "--batch-top",
     "--queue-limit",
     "--deadline",
-    "--threads",
+    "--workers",
     "--seed",
     "--message-size",
 ];

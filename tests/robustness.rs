@@ -26,7 +26,7 @@ fn spawn_sweep(out: &Path, algs: &str, seconds: &str) -> std::process::Child {
     Command::new(bin())
         .args([
             "sweep",
-            "--warmup",
+            "--warmup-seconds",
             "0",
             "--seconds",
             seconds,
@@ -424,43 +424,56 @@ fn compare_counts_lost_records_and_flags_duplicate_keys() {
 
 #[test]
 fn every_bad_value_names_its_flag() {
+    // Each a usage error (2): a value out of its range where it is
+    // parsed, or values that do not fit together.
     let cases: &[(&[&str], i32, &[&str])] = &[
         (
             &["cpu", "--threads", "999", "--batch", "5"],
-            1,
+            2,
             &["--threads 999", "--batch"],
         ),
         (
             &["cpu", "--latency", "--batch", "5"],
-            1,
+            2,
             &["--batch 5", "--latency"],
         ),
         (
             &["cpu", "--alg", "ML-KEM-768", "--context", "00"],
-            1,
+            2,
             &["--context 00", "ML-DSA"],
         ),
-        (&["cpu", "--device", "99"], 1, &["--device 99"]),
-        (&["cpu", "--alg", ""], 1, &["--alg ''", "valid:"]),
-        (&["cpu", "--alg", ","], 1, &["--alg ','"]),
-        (&["cpu", "--op", ""], 1, &["--op ''", "keygen"]),
-        (&["cpu", "--backend", ""], 1, &["--backend ''"]),
+        (
+            &["gpu", "--device", "1,1"],
+            2,
+            &["'1,1' for '--device", "twice"],
+        ),
+        (
+            &["cpu", "--device", "99"],
+            2,
+            &["--device does not apply to `pqcprof cpu`", "`pqcprof gpu`"],
+        ),
+        (&["cpu", "--alg", ""], 2, &["'' for '--alg", "valid:"]),
+        (&["cpu", "--alg", ","], 2, &["',' for '--alg"]),
+        (&["cpu", "--op", ""], 2, &["'' for '--op", "keygen"]),
+        (&["cpu", "--backend", ""], 2, &["'' for '--backend"]),
         (
             &["sweep", "--seconds", "1e-9"],
-            1,
-            &["--seconds 0.000000001", "0.01"],
+            2,
+            &["'1e-9' for '--seconds", "0.01"],
         ),
-        // --runs (a number or auto), --batch and --device (lists) are
-        // parsed by pqcprof: bad input (1).
-        (&["cpu", "--runs", "-1"], 1, &["--runs -1", "or auto"]),
-        (&["cpu", "--batch", "-5"], 1, &["--batch -5"]),
-        (&["cpu", "--device", "-1"], 1, &["--device '-1'"]),
+        (
+            &["cpu", "--runs", "-1"],
+            2,
+            &["'-1' for '--runs", "or auto"],
+        ),
+        (&["cpu", "--batch", "-5"], 2, &["'-5' for '--batch"]),
+        (&["gpu", "--device", "-1"], 2, &["'-1' for '--device"]),
         (
             &["cpu", "--message-size", "-1"],
             2,
             &["--message-size", "-1"],
         ),
-        (&["cpu", "--threads", "-1"], 1, &["--threads", "-1"]),
+        (&["cpu", "--threads", "-1"], 2, &["--threads", "-1"]),
         (
             &["sweep", "--message-size", "-1"],
             2,
@@ -468,10 +481,14 @@ fn every_bad_value_names_its_flag() {
         ),
         (
             &["cpu", "--context", "zz"],
-            1,
-            &["--context 'zz'", "not a hex digit"],
+            2,
+            &["'zz' for '--context", "not a hex digit"],
         ),
-        (&["cpu", "--context", "abc"], 1, &["--context 'abc'", "odd"]),
+        (
+            &["cpu", "--context", "abc"],
+            2,
+            &["'abc' for '--context", "odd"],
+        ),
     ];
     for (args, code, needles) in cases {
         let d = tempfile::tempdir().unwrap();

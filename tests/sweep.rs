@@ -23,7 +23,7 @@ fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
 fn a_quick_filtered_sweep_writes_csvs_in_the_pqc_sig_bench_c_layout() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args(common::words("sweep --quick --warmup 0.01 --seconds 0.05 --filter ML-DSA-44,Ed25519,X25519,ML-KEM-512 --out"))
+        .args(common::words("sweep --quick --warmup-seconds 0.01 --seconds 0.05 --filter ML-DSA-44,Ed25519,X25519,ML-KEM-512 --out"))
         .arg(d.path())
         .assert()
         .success()
@@ -203,7 +203,7 @@ fn a_filter_matching_nothing_names_the_closest() {
     pqcprof()
         .args(["sweep", "--filter", "Falcon-513", "--seconds", "0.01"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(
             predicate::str::contains("no algorithm matches 'Falcon-513'")
                 .and(predicate::str::contains("Falcon-512")),
@@ -215,18 +215,18 @@ fn zero_or_negative_windows_are_errors() {
     pqcprof()
         .args(["sweep", "--seconds", "0", "--filter", "Ed25519"])
         .assert()
-        .code(1)
-        .stderr(predicate::str::contains("--seconds 0"));
+        .code(2)
+        .stderr(predicate::str::contains("'0' for '--seconds"));
     pqcprof()
         .args(["sweep", "--seconds", "-2", "--filter", "Ed25519"])
         .assert()
-        .code(1)
-        .stderr(predicate::str::contains("--seconds -2"));
+        .code(2)
+        .stderr(predicate::str::contains("'-2' for '--seconds"));
     pqcprof()
-        .args(["sweep", "--warmup", "-1", "--filter", "Ed25519"])
+        .args(["sweep", "--warmup-seconds", "-1", "--filter", "Ed25519"])
         .assert()
-        .code(1)
-        .stderr(predicate::str::contains("--warmup -1"));
+        .code(2)
+        .stderr(predicate::str::contains("'-1' for '--warmup-seconds"));
 }
 
 #[test]
@@ -291,7 +291,7 @@ fn ctrl_c_keeps_finished_algorithms_and_exits_130() {
     use std::time::Duration;
     let d = tempfile::tempdir().unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pqcprof"))
-        .args(common::words("sweep --warmup 0 --seconds 1 --filter ML-KEM-512,ML-KEM-1024 --filter provider:liboqs --out"))
+        .args(common::words("sweep --warmup-seconds 0 --seconds 1 --filter ML-KEM-512,ML-KEM-1024 --filter provider:liboqs --out"))
         .arg(d.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -431,7 +431,14 @@ fn sweep_outputs(dir: &Path) -> (Value, Vec<PathBuf>) {
 fn csvs_carry_pqc_sig_bench_c_names_and_date_the_run_file_ours() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args(["sweep", "--quick", "--warmup", "0.01", "--seconds", "0.05"])
+        .args([
+            "sweep",
+            "--quick",
+            "--warmup-seconds",
+            "0.01",
+            "--seconds",
+            "0.05",
+        ])
         .args([
             "--filter",
             "family:RSA,family:ECDSA,family:EdDSA,provider:openssl",
@@ -503,7 +510,9 @@ fn csvs_carry_pqc_sig_bench_c_names_and_date_the_run_file_ours() {
 fn whole_windows_are_written_as_integer_seconds() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args(common::words("sweep --warmup 0 --seconds 1 --filter Ed448"))
+        .args(common::words(
+            "sweep --warmup-seconds 0 --seconds 1 --filter Ed448",
+        ))
         .arg("--out")
         .arg(d.path())
         .assert()
@@ -545,7 +554,7 @@ fn exclusion_filters_leave_out_what_they_name() {
     pqcprof()
         .args(["sweep", "--list", "--filter", "!family:XMSZ"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(
             predicate::str::contains("no algorithm matches '!family:XMSZ'")
                 .and(predicate::str::contains("XMSS")),
@@ -553,7 +562,7 @@ fn exclusion_filters_leave_out_what_they_name() {
     pqcprof()
         .args(["sweep", "--list", "--filter", "!famly:XMSS"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains("'famly:'").and(predicate::str::contains("leading !")));
 }
 
@@ -600,7 +609,14 @@ fn pypi_reachable() -> bool {
 fn sig_charts_dataset_reads_back_with_pandas() {
     let d = tempfile::tempdir().unwrap();
     pqcprof()
-        .args(["sweep", "--quick", "--warmup", "0.01", "--seconds", "0.05"])
+        .args([
+            "sweep",
+            "--quick",
+            "--warmup-seconds",
+            "0.01",
+            "--seconds",
+            "0.05",
+        ])
         .args(["--filter", "ML-DSA-44,ECDSA-P256,kind:sig", "--out"])
         .arg(d.path())
         .assert()

@@ -239,7 +239,7 @@ fn check_vectors_prints_the_table_and_refuses_an_unknown_backend() {
     );
     let (code, _, err) =
         common::outcome(common::pqcprof().args(["check", "--vectors", "--backend", "cuda"]));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     common::assert_has(
         &err,
         &[

@@ -8,10 +8,12 @@ use crate::backend::liboqs;
 use crate::backend::native_gpu;
 use crate::cmd::bench_args::BenchArgs;
 use crate::cmd::check::verdicts;
+use crate::cmd::stdout;
 use crate::cmd::tables::{kernel_table, summary_table};
 use crate::core::batching::BatchRequest;
 use crate::core::catalog::{Algorithm, Kind, Operation};
 use crate::core::exit;
+use crate::core::exit::Usage;
 use crate::measure::builder::{self, want_backend, BenchOptions, Readiness, DEFAULT_CPU_BATCH};
 use crate::measure::session::{self, Slot};
 use crate::probe::gpu::{self, GpuProbe};
@@ -76,7 +78,8 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
             &opts,
             builder::largest_cpu_batch(&opts.batch),
             host.memory_total_mb,
-        )?;
+        )
+        .map_err(usage)?;
     }
 
     // A CPU-only run never loads a GPU library: a broken or hung driver on
@@ -92,7 +95,7 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     let meta = system::collect(wants_gpu.then_some(&gpu));
     let ordinals = if wants_gpu {
         let listed: Vec<usize> = gpu.gpus.iter().map(|g| g.ordinal).collect();
-        opts.devices.resolve(&listed)?
+        opts.devices.resolve(&listed).map_err(usage)?
     } else {
         vec![]
     };
@@ -106,7 +109,7 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     };
     let mut slots = builder::slots(&opts, &gpu, &host, &ordinals, &ready)?;
     log_slots(&slots);
-    builder::check_sweep_top(&mut slots, &opts)?;
+    builder::check_sweep_top(&mut slots, &opts).map_err(usage)?;
     let settings = builder::backend_settings(&slots, &opts);
     let config = run_config(&opts, cpu_batch, settings);
     let mut plan = builder::plan(&opts, slots, cpu_batch)?;
@@ -116,9 +119,23 @@ pub fn bench(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<i32> {
     let cancel = Arc::new(AtomicBool::new(false));
     crate::measure::signals::install(cancel.clone());
     let mut run = RunFile::new(meta, config);
-    run.vectors = run_vectors(&plan, &opts, args.vectors);
+    run.vectors = run_vectors(&plan, &opts, args.measure.vectors);
+    let warned_busy = warn_if_busy_now();
     let outcome = session::run(plan, run, &out, &cancel)?;
-    Ok(conclude(&outcome, &opts, only, &out))
+    conclude(&outcome, &opts, only, &out, warned_busy)
+}
+
+/// Warns, before measuring, when the load average is already above the
+/// cores; returns whether it did (the run's end warns otherwise, from the
+/// whole run's figures).
+fn warn_if_busy_now() -> bool {
+    match system::LoadMeter::start().now().busy() {
+        Some(why) => {
+            log::warn!("{}", busy_warning(&why));
+            true
+        }
+        None => false,
+    }
 }
 
 /// The vectors of the measured parameter sets on the code behind each
@@ -227,9 +244,22 @@ fn log_slots(slots: &[Slot]) {
     }
 }
 
+/// `e`, a value the command line gave that this machine or the other
+/// values cannot take, as a usage error (exit 2).
+fn usage(e: anyhow::Error) -> anyhow::Error {
+    Usage(format!("{e:#}")).into()
+}
+
 /// The validated options, with `cpu`'s and `gpu`'s backends filled in.
 fn options(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<BenchOptions> {
     let mut opts = args.validate()?;
+    fitting(args, only, &mut opts).map_err(usage)?;
+    Ok(opts)
+}
+
+/// The backends `cpu` and `gpu` run, and the GPU options of a run on the
+/// CPU backend only refused.
+fn fitting(args: &BenchArgs, only: Option<&[&str]>, opts: &mut BenchOptions) -> anyhow::Result<()> {
     if let Some(names) = only {
         // `cpu` and `gpu` also take plugins (plugin:PATH): the plugin's
         // descriptor says where it runs (host or device memory).
@@ -250,14 +280,14 @@ fn options(args: &BenchArgs, only: Option<&[&str]>) -> anyhow::Result<BenchOptio
     }
     let cpu_only = opts.backends.iter().all(|b| b == liboqs::NAME) && !opts.backends.is_empty();
     if opts.cold_cache && cpu_only {
-        bail!("invalid --cache cold: only GPU backends flush their L2 between runs, and this command runs liboqs-cpu only; use `pqcprof gpu` or `pqcprof bench`");
+        bail!("--cache cold: only GPU backends flush their L2 between runs, and this command runs liboqs-cpu only; use `pqcprof gpu` or `pqcprof bench`");
     }
-    if let Some(d) = &args.device {
+    if let Some(d) = &args.gpu.device {
         if cpu_only {
-            bail!("invalid --device {d}: only GPU backends use a device, and this command runs liboqs-cpu only; use `pqcprof gpu` or `pqcprof bench`");
+            bail!("--device {d}: only GPU backends use a device, and this command runs liboqs-cpu only; use `pqcprof gpu` or `pqcprof bench`");
         }
     }
-    Ok(opts)
+    Ok(())
 }
 
 /// The run file's `config`: the settings the whole run was made with.
@@ -290,45 +320,52 @@ fn run_config(
     }
 }
 
-/// Prints the summary and where the files are; returns the exit code.
+/// Prints the summary and the paths of the files written; warns when
+/// the machine was busy; returns the exit code.
 fn conclude(
     outcome: &session::Outcome,
     opts: &BenchOptions,
     only: Option<&[&str]>,
     out: &std::path::Path,
-) -> i32 {
-    print!("{}", summary_table(&outcome.run));
+    warned_busy: bool,
+) -> anyhow::Result<i32> {
+    let mut text = summary_table(&outcome.run);
     if let Some(t) = kernel_table(&outcome.run.records) {
-        print!("\n{t}");
+        text += &format!("\n{t}");
     }
-    println!("Run file: {}", outcome.run_file.display());
+    text += &format!("Run file: {}\n", outcome.run_file.display());
+    let emulated = outcome.run.records.iter().any(|r| r.emulated);
+    if emulated {
+        text += "GPU records were made on pqcprof's CPU stand-in driver (emulated, not a GPU): they prove correctness only, their timings mean nothing, and they are kept out of the cuPQC-shaped files\n";
+    }
+    for line in written_views(outcome, out) {
+        text += &line;
+        text.push('\n');
+    }
+    stdout::print(text)?;
+    if !warned_busy {
+        if let Some(why) = outcome
+            .run
+            .metadata
+            .machine_load
+            .as_ref()
+            .and_then(|l| l.busy())
+        {
+            log::warn!("{}", busy_warning(&why));
+        }
+    }
     let measured = outcome
         .run
         .records
         .iter()
         .filter(|r| r.status == Status::Ok)
         .count();
-    let emulated = outcome.run.records.iter().any(|r| r.emulated);
-    if emulated {
-        println!("GPU records were made on pqcprof's CPU stand-in driver (emulated, not a GPU): they prove correctness only, their timings mean nothing, and they are kept out of the cuPQC-shaped files");
-    }
-    if outcome
-        .run
-        .records
-        .iter()
-        .any(|r| r.status == Status::Ok && !r.emulated)
-    {
-        println!(
-            "cuPQC-shaped files: {}/<backend>/ml{{kem,dsa}}_results.json (a GPU backend's also at {0}/ml{{kem,dsa}}_results.json and {0}/latency/, as cuPQC_benchmark writes them)",
-            out.display()
-        );
-    }
     if outcome.interrupted {
         log::warn!(
             "interrupted; finished records are in {}",
             outcome.run_file.display()
         );
-        return exit::INTERRUPTED;
+        return Ok(exit::INTERRUPTED);
     }
     // A failed gate is exit 3 whatever else happened: "not ready" is only
     // for a run where nothing failed and nothing was measured.
@@ -362,15 +399,73 @@ fn conclude(
                 .is_some_and(|c| c.contains(native_gpu::bounded_compile::NOT_IN_TIME))
     });
     if code == exit::OK && (by_deadline || not_compiled) {
-        return exit::DEADLINE;
+        return Ok(exit::DEADLINE);
     }
     if code == exit::OK && measured == 0 && (only.is_some() || !opts.backends.is_empty()) {
         log::error!(
             "nothing was measured: the backends asked for are not ready (see `pqcprof check`)"
         );
-        return exit::NOT_READY;
+        return Ok(exit::NOT_READY);
     }
-    code
+    Ok(code)
+}
+
+/// The one line that says the machine was busy while measuring, and why.
+fn busy_warning(why: &str) -> String {
+    format!("the machine was busy while measuring ({why}): figures may be slower and noisier than on a quiet machine (the run file's metadata.machine_load has the figures)")
+}
+
+/// Where the cuPQC-shaped files this run wrote are, one line each: the
+/// headline files its run file is named for in the folder's
+/// `headline-sources.json` (a later batch sweep leaves a benchmark's
+/// alone; a run without the folder's lock writes none), then each
+/// folder's `batch-<n>/` folders when it measured several batches.
+fn written_views(outcome: &session::Outcome, out: &std::path::Path) -> Vec<String> {
+    use crate::measure::views::{view_dir, HeadlineSource, HEADLINE_SOURCES};
+    let me = outcome
+        .run_file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let sources: std::collections::BTreeMap<String, HeadlineSource> =
+        std::fs::read(out.join(HEADLINE_SOURCES))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+    let mut lines: Vec<String> = sources
+        .iter()
+        .filter(|(_, s)| s.run_file == me)
+        .map(|(rel, _)| format!("cuPQC-shaped file: {}", out.join(rel).display()))
+        .collect();
+    if lines.is_empty() {
+        return lines;
+    }
+    let mut batches: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for r in outcome
+        .run
+        .records
+        .iter()
+        .filter(|r| r.status == Status::Ok && !r.emulated)
+    {
+        let b = batches.entry(view_dir(r)).or_default();
+        if !b.contains(&r.batch) {
+            b.push(r.batch);
+        }
+    }
+    for (dir, mut b) in batches.into_iter().filter(|(_, b)| b.len() > 1) {
+        b.sort_unstable();
+        let folders: Vec<String> = b
+            .iter()
+            .map(|n| {
+                out.join(&dir)
+                    .join(format!("batch-{n}"))
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        lines.push(format!("Per-batch folders: {}", folders.join(", ")));
+    }
+    lines
 }
 
 #[cfg(test)]

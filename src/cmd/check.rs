@@ -14,35 +14,76 @@ use serde::Serialize;
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("vector_runs").args(["vectors", "plugin"]).multiple(true))]
 pub struct CheckArgs {
-    /// Print the probe as JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-    /// Exit with code 3 unless a GPU backend is ready.
+    /// Exit with code 3 unless a GPU backend is ready
     #[arg(long)]
     pub require_gpu: bool,
-    /// Run the NIST ACVP and Wycheproof vectors instead (exit 3 on any
-    /// failure); see docs/vectors.md.
+    /// Run the NIST ACVP and Wycheproof vectors instead (exit 3 on a failure)
+    ///
+    /// See docs/vectors.md.
     #[arg(long, conflicts_with = "require_gpu")]
     pub vectors: bool,
-    /// With --vectors: the implementations to run (native-host, liboqs,
-    /// openssl, native-gpu, cupqc), comma-separated; default all this build
-    /// and machine can run.
-    #[arg(long = "backend", value_name = "NAMES", requires = "vectors")]
+    /// With --vectors: the implementations to run [default: all that can]
+    ///
+    /// native-host, liboqs, openssl, native-gpu (or one variant:
+    /// native-gpu:thread, :warp, :block), cupqc, comma-separated; left out,
+    /// every one this build and machine can run.
+    #[arg(long = "backend", value_name = "NAMES", requires = "vectors", value_parser = vector_backends)]
     pub backend: Vec<String>,
+    /// Check a plugin library and run the vectors on it (exit 3 on a failure)
+    ///
     /// Load a plugin library (include/pqcprof_plugin.h) in a worker process
     /// (a device plugin on GPU 0), check its ABI version and sizes, and run
-    /// the vectors on it there (exit 3 on any failure); see docs/plugins.md.
+    /// the vectors on it there; see docs/plugins.md.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["require_gpu", "vectors"])]
     pub plugin: Vec<std::path::PathBuf>,
-    /// With --vectors or --plugin: only the first N cases of each group,
-    /// the invalid ones first (default: every case).
+    /// With --vectors or --plugin: the first N cases of each group only
+    ///
+    /// The invalid ones first. [default: every case]
     #[arg(long, value_name = "N", requires = "vector_runs", value_parser = clap::value_parser!(u32).range(1..))]
     pub sample: Option<u32>,
-    /// With --plugin: seconds the whole command may take. A plugin that
-    /// has not answered by then is killed, its group counts one failed
-    /// case and the groups after it are not run (exit 5).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, requires = "plugin", value_parser = crate::core::bounded::deadline)]
+    /// With --plugin: seconds the whole command may take (exit 5 when reached)
+    ///
+    /// From 0.001 to a week. A plugin that has not answered by then is
+    /// killed, its group counts one failed case and the groups after it are
+    /// not run.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        requires = "plugin",
+        help_heading = super::bench_args::heading::HOW_LONG,
+        value_parser = crate::core::bounded::deadline
+    )]
     pub deadline: Option<f64>,
+    /// Print the probe (or the vectors' results) as JSON instead of text
+    #[arg(long, help_heading = super::bench_args::heading::OUTPUT)]
+    pub json: bool,
+}
+
+/// `check --backend`: names of implementations the vectors run on.
+fn vector_backends(s: &str) -> Result<String, String> {
+    const NAMES: [&str; 12] = [
+        "native-host",
+        "native",
+        "host",
+        "liboqs",
+        "liboqs-cpu",
+        "openssl",
+        "openssl-cpu",
+        "native-gpu",
+        "native-gpu:all",
+        "native-gpu:thread",
+        "native-gpu:warp",
+        "native-gpu:block",
+    ];
+    for name in s.split(',').map(|n| n.trim().to_ascii_lowercase()) {
+        if name != "cupqc" && !NAMES.contains(&name.as_str()) {
+            return Err(format!(
+                "{name:?} cannot run vectors; valid: native-host, liboqs, openssl, native-gpu (or native-gpu:thread, :warp, :block), cupqc"
+            ));
+        }
+    }
+    Ok(s.to_string())
 }
 
 /// A backend's verdict in `check`.
@@ -360,7 +401,7 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<i32> {
         let deadline = args
             .deadline
             .map(|s| (started + std::time::Duration::from_secs_f64(s), s));
-        let mut out = std::io::stdout().lock();
+        let mut out = super::stdout::Stdout;
         return crate::vectors::command::run_plugins(
             &args.plugin,
             args.sample,
@@ -370,25 +411,22 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<i32> {
         );
     }
     if args.vectors {
-        let mut out = std::io::stdout().lock();
+        let mut out = super::stdout::Stdout;
         return crate::vectors::command::run(&args.backend, args.sample, args.json, &mut out);
     }
     let gpu = gpu::probe();
     let meta = system::collect(Some(&gpu));
     let verdicts = verdicts(&gpu);
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&CheckReport {
-                system: &meta,
-                gpu: &gpu,
-                cupqc_build: cupqc::build_info(),
-                kernel_images: kernel_images(&gpu),
-                backends: &verdicts
-            })?
-        );
+        super::stdout::println(serde_json::to_string_pretty(&CheckReport {
+            system: &meta,
+            gpu: &gpu,
+            cupqc_build: cupqc::build_info(),
+            kernel_images: kernel_images(&gpu),
+            backends: &verdicts,
+        })?)?;
     } else {
-        print!("{}", render_check(&meta, &gpu, &verdicts));
+        super::stdout::print(render_check(&meta, &gpu, &verdicts))?;
     }
     let gpu_ready = verdicts
         .iter()

@@ -2,6 +2,8 @@
 //! of every record two run files share, printed as a table or JSON, with
 //! the exit code a regression gate needs.
 
+use crate::cmd::bench_args::heading;
+use crate::cmd::stdout;
 use crate::core::exit;
 use crate::core::units::printable;
 use crate::report::{change, compare};
@@ -17,41 +19,64 @@ pub struct CompareArgs {
     /// The later run file.
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
+    /// Exit 3 on a record slower by more than PCT percent [default: 5]
+    ///
     /// Exit with code 3 when a record is `slower` and its throughput
-    /// dropped by more than PCT percent, or a record that passed before
-    /// no longer does [default: 5]
-    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    /// dropped by more than PCT percent (0 or more), or a record that
+    /// passed before no longer does.
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true, value_parser = fail_pct)]
     pub fail_above: Option<f64>,
+    /// A change whose 95% interval lies within +-PCT is `same` [default: 1]
+    ///
     /// A change whose 95% interval lies inside +-PCT percent is `same`;
-    /// one straddling +-PCT is `unclear`.
+    /// one straddling +-PCT is `unclear`. From 0 to below 100.
     #[arg(
         long,
         value_name = "PCT",
-        default_value_t = 1.0,
-        allow_negative_numbers = true
+        default_value = "1",
+        hide_default_value = true,
+        allow_negative_numbers = true,
+        value_parser = threshold_pct
     )]
     pub noise_threshold: f64,
-    /// Print the comparison as JSON instead of the table.
-    #[arg(long)]
+    /// Print the comparison as JSON instead of the table
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub json: bool,
 }
 
 /// `--fail-above` when not given, percent.
 pub const DEFAULT_FAIL_ABOVE: f64 = 5.0;
 
+/// A number a user gave, written back as a person would type it: `4`,
+/// `0.5`, `1e-300` (not three hundred zeros), `2.5e20`.
+fn shown(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-4..1e15).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// `--fail-above`: a percentage of 0 or more.
+fn fail_pct(s: &str) -> Result<f64, String> {
+    crate::core::bounded::number(s, 0.0, f64::MAX, "a percentage of 0 or more")
+        .map_err(|_| "give a percentage of 0 or more, e.g. 5".to_string())
+}
+
+/// `--noise-threshold`: a percentage from 0 to below 100.
+fn threshold_pct(s: &str) -> Result<f64, String> {
+    match crate::core::bounded::number(s, 0.0, 100.0, "a percentage") {
+        Ok(v) if v < 100.0 => Ok(v),
+        _ => Err("give a percentage of 0 or more and below 100, e.g. 1".into()),
+    }
+}
+
 /// `pqcprof compare OLD NEW`: exit 3 on a regression beyond `--fail-above`
 /// (5% unless given), 1 when either file cannot be used.
 pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
-    if let Some(p) = args.fail_above {
-        if !(p.is_finite() && p >= 0.0) {
-            anyhow::bail!("invalid --fail-above {p}: use a percentage of 0 or more");
-        }
-    }
     let fail_above = args.fail_above.unwrap_or(DEFAULT_FAIL_ABOVE);
     let t = args.noise_threshold;
-    if !(t.is_finite() && (0.0..100.0).contains(&t)) {
-        anyhow::bail!("invalid --noise-threshold {t}: use a percentage of 0 or more and below 100");
-    }
     // Read each file on its own: comparing a file with itself (or a copy)
     // is allowed here, unlike in a report.
     let mut runs = vec![];
@@ -113,25 +138,22 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
         v["regressions"] = regressions.into();
         v["shared"] = shared.into();
         // serde_json escapes every control character in the strings.
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        stdout::println(serde_json::to_string_pretty(&v)?)?;
     } else {
         // Every string in the table comes from the files: printed escaped.
         if shared > 0 {
-            print!(
-                "{}",
-                printable(&compare::render(old, new, &lines, fail_above))
-            );
+            stdout::print(printable(&compare::render(old, new, &lines, fail_above)))?;
         } else {
-            println!(
+            stdout::println(format!(
                 "The files share no record (old: {}, new: {}): no verdict.",
                 old.records.len(),
                 new.records.len()
-            );
+            ))?;
         }
         if emulated > 0 {
-            println!("{emulated} record(s) made on pqcprof's CPU stand-in driver (emulated, not a GPU) left out: they are no speed measurements");
+            stdout::println(format!("{emulated} record(s) made on pqcprof's CPU stand-in driver (emulated, not a GPU) left out: they are no speed measurements"))?;
         }
-        println!("{matched} record(s) compared.");
+        stdout::println(format!("{matched} record(s) compared."))?;
     }
     let duplicates = lines
         .iter()
@@ -155,7 +177,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
     if regressions > 0 {
         log::error!(
             "{regressions} regression(s): slower by more than {}%, failing, missing, or not comparable",
-            fail_above
+            shown(fail_above)
         );
         return Ok(exit::SOME_FAILED);
     }
@@ -166,7 +188,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
             args.old.display(),
             args.new.display(),
             match args.fail_above {
-                Some(p) => format!("; --fail-above {p} cannot pass on zero records"),
+                Some(p) => format!("; --fail-above {} cannot pass on zero records", shown(p)),
                 None => String::new(),
             }
         );
@@ -177,4 +199,17 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
         });
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_are_shown_as_typed() {
+        use super::shown;
+        assert_eq!(shown(4.0), "4");
+        assert_eq!(shown(0.5), "0.5");
+        assert_eq!(shown(1e-300), "1e-300");
+        assert_eq!(shown(2.5e20), "2.5e20");
+        assert_eq!(shown(0.0), "0");
+    }
 }

@@ -3,6 +3,8 @@
 //! and ptxas, as a table or JSON.
 
 use crate::backend::native_gpu::{self, resources};
+use crate::cmd::bench_args::heading;
+use crate::cmd::stdout;
 use crate::core::exit;
 use clap::Args;
 use serde::Serialize;
@@ -11,43 +13,71 @@ use std::path::PathBuf;
 /// Options of `kernels`.
 #[derive(Debug, Args)]
 pub struct KernelsArgs {
-    /// GPU architectures, comma-separated, or `all`.
+    /// GPU architectures, comma-separated, or all [default: sm_90]
+    ///
+    /// sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_120, or `all`.
     #[arg(
         long,
         value_name = "ARCHS",
         value_delimiter = ',',
         default_value = "sm_90",
-        value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "all"]
+        hide_default_value = true,
+        hide_possible_values = true,
+        value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "all"],
+        help_heading = heading::GPU
     )]
     pub arch: Vec<String>,
-    /// Threads per block for the occupancy estimate [default: the native-gpu
-    /// launch's]
+    /// Threads per block for the occupancy estimate
+    ///
+    /// From 1 to 1024. [default: the native-gpu launch's]
     #[arg(
         long,
         value_name = "N",
         value_parser = clap::value_parser!(u32).range(1..=1024),
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        help_heading = heading::GPU
     )]
     pub threads_per_block: Option<u32>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
+    /// Print JSON instead of a table
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub json: bool,
-    /// Algorithms whose kernels to report: names (ML-KEM-768, mldsa44, ...)
-    /// or groups (all, mlkem, mldsa), comma-separated; only their families'
-    /// translation units are compiled [default: all]
-    #[arg(long = "alg", value_name = "ALGS")]
+    /// Algorithms whose kernels to report, or groups [default: all]
+    ///
+    /// Names (ML-KEM-768, mldsa44, ...) or groups (all, mlkem, mldsa),
+    /// comma-separated; only their families' translation units are
+    /// compiled.
+    #[arg(
+        short = 'a',
+        long = "alg",
+        value_name = "ALGS",
+        value_parser = super::bench_args::algorithm_list,
+        help_heading = heading::MEASURE
+    )]
     pub algorithms: Vec<String>,
-    /// List the kernel variants built for each algorithm, one line per
-    /// variant (`warp ML-KEM-512,ML-KEM-768,ML-KEM-1024`), without
-    /// compiling anything (what `--kernel` accepts for which `--alg`).
-    #[arg(long, conflicts_with_all = ["json", "arch", "threads_per_block", "algorithms", "prebuild"])]
+    /// List the kernel variants of each algorithm; compiles nothing
+    ///
+    /// One line per variant (`warp ML-KEM-512,ML-KEM-768,ML-KEM-1024`),
+    /// without compiling anything (what `--kernel` accepts for which
+    /// `--alg`).
+    #[arg(
+        long,
+        conflicts_with_all = ["json", "arch", "threads_per_block", "algorithms", "prebuild"],
+        help_heading = heading::MEASURE
+    )]
     pub variants: bool,
+    /// Compile kernel images into DIR for a machine without NVRTC
+    ///
     /// Compile the kernels of every family (every variant) asked for by
     /// `--alg` for each `--arch` into DIR, machine code, PTX and NVRTC's log,
     /// named by their sources' hash and the architecture, and list them: a
     /// run of this same binary elsewhere with PQCPROF_PTX_CACHE=DIR loads
     /// them with no NVRTC there. Images already in DIR are kept.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "threads_per_block"])]
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with_all = ["json", "threads_per_block"],
+        help_heading = heading::RESULTS
+    )]
     pub prebuild: Option<PathBuf>,
 }
 
@@ -79,7 +109,7 @@ struct KernelRow {
 /// `pqcprof kernels`: the static cost of every native kernel.
 pub fn kernels(a: &KernelsArgs) -> anyhow::Result<i32> {
     if a.variants {
-        print!("{}", variants_list());
+        stdout::print(variants_list())?;
         return Ok(exit::OK);
     }
     // Bad names are refused before NVRTC is looked for.
@@ -128,10 +158,10 @@ pub fn kernels(a: &KernelsArgs) -> anyhow::Result<i32> {
         });
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        stdout::println(serde_json::to_string_pretty(&all)?)?;
         return Ok(exit::OK);
     }
-    print_tables(&all);
+    stdout::print(tables(&all))?;
     Ok(exit::OK)
 }
 
@@ -178,13 +208,13 @@ fn prebuild(
                 }
                 (Origin::Compiled, None) => unreachable!("compiled without NVRTC"),
             };
-            println!(
+            stdout::println(format!(
                 "{} {arch}: {} ({} bytes of machine code, {} of PTX; {how})",
                 native_gpu::kernels::unit_name(unit),
                 path.display(),
                 built.compiled.cubin.len(),
                 built.compiled.ptx.len()
-            );
+            ))?;
         }
     }
     Ok(exit::OK)
@@ -297,13 +327,17 @@ fn kernel_row(r: resources::KernelResources, limits: resources::SmLimits, tpb: u
 }
 
 /// The text form: one table per architecture, kernels by name.
-fn print_tables(all: &[ArchResources]) {
+fn tables(all: &[ArchResources]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
     for r in all {
-        println!(
+        let _ = writeln!(
+            out,
             "{} ({}), {} threads per block for the thread variant; occupancy is the estimate from registers and shared memory (a GPU run records the driver's figure)",
             r.arch, r.nvrtc, r.threads_per_block
         );
-        println!(
+        let _ = writeln!(
+            out,
             "{:<22} {:<7} {:>5} {:>5} {:>8} {:>13} {:>8} {:>7} {:>7} {:>10}",
             "kernel",
             "variant",
@@ -320,7 +354,8 @@ fn print_tables(all: &[ArchResources]) {
         rows.sort_by(|x, y| x.resources.name.cmp(&y.resources.name));
         for k in rows {
             let res = &k.resources;
-            println!(
+            let _ = writeln!(
+                out,
                 "{:<22} {:<7} {:>5} {:>5} {:>8} {:>13} {:>8} {:>7} {:>7} {:>9.1}%",
                 res.name,
                 k.variant,
@@ -334,8 +369,9 @@ fn print_tables(all: &[ArchResources]) {
                 k.occupancy_pct
             );
         }
-        println!();
+        out.push('\n');
     }
+    out
 }
 
 /// `kernels --variants`: for each variant, the algorithms that have it for

@@ -1,6 +1,8 @@
 //! `pqcprof merge`: its arguments, the ranks' run files merged into one,
 //! and what was merged said, with its differences and missing ranks.
 
+use crate::cmd::bench_args::heading;
+use crate::cmd::stdout;
 use crate::core::exit;
 use crate::core::units::printable;
 use crate::schema::run_file::RunFile;
@@ -10,16 +12,19 @@ use std::path::{Path, PathBuf};
 /// Options of `merge`.
 #[derive(Debug, Args, Clone)]
 pub struct MergeArgs {
-    /// Folders holding the ranks' run files (searched recursively for
-    /// `run-*.json`), or run files.
+    /// Folders holding the ranks' run files, or run files
+    ///
+    /// Folders are searched recursively for `run-*.json`.
     #[arg(value_name = "DIR", required = true)]
     pub inputs: Vec<PathBuf>,
-    /// The merged run file to write.
+    /// File to write the merged run file to [default: cluster-run.json]
     #[arg(
         short = 'o',
-        long = "output",
+        long = "out",
         value_name = "FILE",
-        default_value = "cluster-run.json"
+        default_value = "cluster-run.json",
+        hide_default_value = true,
+        help_heading = heading::RESULTS
     )]
     pub output: PathBuf,
 }
@@ -28,22 +33,22 @@ pub struct MergeArgs {
 /// failed.
 pub fn merge(args: &MergeArgs) -> anyhow::Result<i32> {
     let merged = crate::cluster::merge::merge_into(&args.inputs, &args.output)?;
-    Ok(say_merged(&merged, &args.output))
+    say_merged(&merged, &args.output)
 }
 
 /// Says what was merged, its differences, missing and incomplete ranks;
 /// returns the exit code.
-fn say_merged(merged: &RunFile, output: &Path) -> i32 {
+fn say_merged(merged: &RunFile, output: &Path) -> anyhow::Result<i32> {
     let c = merged.cluster.as_ref().expect("merge sets it");
     let nodes: std::collections::BTreeSet<&str> = c.ranks.iter().map(|r| r.node.as_str()).collect();
-    println!(
+    stdout::println(format!(
         "Merged {} rank run file(s) from {} node(s), {} records, {} aggregates: {}",
         c.ranks.len(),
         nodes.len(),
         merged.records.len(),
         merged.aggregates.len(),
         output.display()
-    );
+    ))?;
     for d in &c.differences {
         log::warn!("difference: {}", printable(d));
     }
@@ -57,9 +62,9 @@ fn say_merged(merged: &RunFile, output: &Path) -> i32 {
     warn_each("incomplete", &incomplete, "cluster.ranks");
     if !c.complete {
         log::error!("the merged run is marked incomplete");
-        return exit::SOME_FAILED;
+        return Ok(exit::SOME_FAILED);
     }
-    crate::schema::record::exit_for_failures(&merged.records)
+    Ok(crate::schema::record::exit_for_failures(&merged.records))
 }
 
 /// One warning line per item, `tag: item`, for the first few; past those,

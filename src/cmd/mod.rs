@@ -6,7 +6,8 @@
 //! (sharing [`load`] with `plan`), [`merge`], [`kernels`] and
 //! [`completions`] (`completions` and `man`). [`tables`]
 //! holds `bench`'s printed tables and [`logging`] the logger behind every
-//! diagnostic line. Only this layer (and `main`) writes to standard output.
+//! diagnostic line. Only this layer (and `main`) writes to standard output,
+//! every write through [`stdout`], which checks it.
 
 pub mod bench;
 pub mod bench_args;
@@ -23,6 +24,7 @@ pub mod plan;
 pub mod plugin_worker;
 pub mod report;
 pub mod sizes;
+pub mod stdout;
 pub mod sweep;
 pub mod tables;
 
@@ -37,8 +39,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Check(a) => check::check(&a),
         Command::Bench(a) => bench::bench(&a, None),
-        Command::Cpu(a) => bench::bench(&a, Some(&[liboqs::NAME])),
-        Command::Gpu(a) => bench::bench(&a, Some(&[native_gpu::NAME, cupqc::BACKEND_NAME])),
+        Command::Cpu(a) => bench::bench(&a.into(), Some(&[liboqs::NAME])),
+        Command::Gpu(a) => bench::bench(&a.into(), Some(&[native_gpu::NAME, cupqc::BACKEND_NAME])),
         Command::Sweep(a) => sweep::sweep(&a),
         Command::Sizes(a) => sizes::sizes(&a),
         Command::Report(a) => report::report(&a),

@@ -4,7 +4,9 @@
 use crate::backend::cupqc;
 use crate::backend::liboqs;
 use crate::backend::native_gpu;
+use crate::cmd::bench_args::heading;
 use crate::cmd::load::LoadArgs;
+use crate::cmd::stdout;
 use crate::core::bounded;
 use crate::core::catalog::{Algorithm, Operation};
 use crate::core::exit::Usage;
@@ -27,11 +29,23 @@ fn offload_backend(s: &str) -> Result<String, String> {
     }
 }
 
+/// `--mix`: the name of a known mix.
+fn mix_name(s: &str) -> Result<String, String> {
+    Mix::parse(s)?;
+    Ok(s.to_string())
+}
+
+/// `message` as a usage error (exit 2).
+fn usage(message: String) -> anyhow::Error {
+    Usage(message).into()
+}
+
 /// Options of `offload`.
 #[derive(Debug, Args, Clone)]
 pub struct OffloadArgs {
-    /// The backend serving the batches: liboqs on CPU threads, the
-    /// project's kernels on a GPU (one stream per worker), NVIDIA cuPQC
+    /// Backend serving the batches [default: liboqs-cpu]
+    ///
+    /// liboqs on CPU threads, the project's kernels on a GPU (one stream per worker), NVIDIA cuPQC
     /// on a GPU (where this build has it; each prepared batch its own
     /// stream), or plugin:PATH, a host plugin library (a worker process
     /// per serving thread) [possible values: liboqs-cpu, native-gpu,
@@ -40,29 +54,47 @@ pub struct OffloadArgs {
         long,
         value_name = "NAME",
         default_value = liboqs::NAME,
+        hide_default_value = true,
         hide_possible_values = true,
-        value_parser = offload_backend
+        value_parser = offload_backend,
+        help_heading = heading::MEASURE
     )]
     pub backend: String,
-    /// The GPU that serves (its CUDA ordinal), for native-gpu and cupqc
-    /// [default: 0].
-    #[arg(long, value_name = "N")]
+    /// The GPU that serves, for native-gpu and cupqc [default: 0]
+    ///
+    /// Its CUDA ordinal.
+    #[arg(short = 'd', long, value_name = "N", help_heading = heading::GPU)]
     pub device: Option<usize>,
-    /// The algorithm, e.g. ML-KEM-768 (not with --mix).
-    #[arg(long = "alg", value_name = "NAME", required_unless_present = "mix")]
+    /// The algorithm, e.g. ML-KEM-768 (not with --mix)
+    #[arg(
+        short = 'a',
+        long = "alg",
+        value_name = "NAME",
+        required_unless_present = "mix",
+        help_heading = heading::MEASURE
+    )]
     pub algorithm: Option<Algorithm>,
-    /// The operation (keygen, encaps, decaps, sign, verify; not with --mix).
-    #[arg(long = "op", value_name = "OP", required_unless_present = "mix")]
+    /// The operation: keygen, encaps, decaps, sign, verify (not with --mix)
+    #[arg(
+        long = "op",
+        value_name = "OP",
+        required_unless_present = "mix",
+        help_heading = heading::MEASURE
+    )]
     pub operation: Option<Operation>,
+    /// Requests of several operations instead: tls13-server
+    ///
     /// Requests of several operations instead of one: tls13-server, the
     /// server side of a TLS 1.3 handshake (X25519MLKEM768 key exchange:
     /// one ML-KEM-768 encapsulation and one X25519 key pair and secret;
     /// one ML-DSA-65 signature). Rates are then handshakes per second.
     /// On native-gpu both kernels run on each worker's stream, X25519 on
     /// the host.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = mix_name, help_heading = heading::MEASURE)]
     pub mix: Option<String>,
-    /// Workers, each serving one batch at a time: CPU threads (liboqs-cpu),
+    /// Workers, each serving one batch at a time [default: 1]
+    ///
+    /// From 1 to 256: CPU threads (liboqs-cpu),
     /// or host threads with batches on streams of their own (native-gpu,
     /// cupqc). With several CPU threads the batch times are measured twice
     /// before the first point, on one worker and on all of them at once,
@@ -72,57 +104,118 @@ pub struct OffloadArgs {
         long,
         value_name = "N",
         default_value_t = 1,
-        value_parser = clap::value_parser!(u32).range(1..=256)
+        hide_default_value = true,
+        value_parser = clap::value_parser!(u32).range(1..=256),
+        help_heading = heading::BATCHING
     )]
-    pub threads: u32,
-    /// Requests per second offered (0.01 to 1e8; rate x --window at most
-    /// 10,000,000 requests in one point).
+    pub workers: u32,
+    /// Requests per second offered (0.01 to 1e8)
+    ///
+    /// Rate x --window is at most 10,000,000 requests in one point.
     #[arg(
         long,
         value_name = "PER_SEC",
         allow_negative_numbers = true,
         conflicts_with = "rate_sweep",
-        value_parser = bounded::rate
+        value_parser = bounded::rate,
+        help_heading = heading::LOAD
     )]
     pub rate: Option<f64>,
+    /// Rates from LOW, doubling, then bisecting
+    ///
     /// Offered rates from LOW, doubling, then bisecting between the last
     /// rate that kept up and the first that did not; without LOW..HIGH,
     /// from a sixteenth of the capacity the batch times predict.
-    #[arg(long, value_name = "LOW..HIGH", num_args = 0..=1, default_missing_value = "")]
+    #[arg(
+        long,
+        value_name = "LOW..HIGH",
+        num_args = 0..=1,
+        default_missing_value = "",
+        help_heading = heading::LOAD
+    )]
     pub rate_sweep: Option<String>,
-    /// Replay these arrival times instead (seconds, one per line, in order).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["rate", "rate_sweep", "arrivals"])]
+    /// Replay these arrival times instead (seconds, one per line)
+    ///
+    /// In order, one per line.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["rate", "rate_sweep", "arrivals"],
+        help_heading = heading::LOAD
+    )]
     pub trace: Option<PathBuf>,
-    /// The largest batch `auto` may choose (batch times are measured up to
-    /// it, or up to a fixed --max-batch).
-    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// The largest batch `auto` may choose [default: 64]
+    ///
+    /// From 1 to 4096; batch times are measured up to it, or up to a fixed
+    /// --max-batch.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 64,
+        hide_default_value = true,
+        value_parser = clap::value_parser!(u32).range(1..=4096),
+        help_heading = heading::BATCHING
+    )]
     pub batch_top: u32,
-    /// Seconds of arrivals per point (0.05 to 3600).
+    /// Seconds of arrivals per point (0.05 to 3600) [default: 2]
     #[arg(
         long,
         value_name = "SECONDS",
         default_value_t = 2.0,
+        hide_default_value = true,
         allow_negative_numbers = true,
-        value_parser = bounded::window
+        value_parser = bounded::window,
+        help_heading = heading::HOW_LONG
     )]
     pub window: f64,
     /// Arrivals, batching and objective.
     #[command(flatten)]
     pub load: LoadArgs,
-    /// Requests that may wait for a batch at most (at least the largest
-    /// batch); an arrival that finds it full is dropped and counted. No
-    /// limit when not given.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    /// Requests that may wait for a batch at most [default: no limit]
+    ///
+    /// At least the largest batch; an arrival that finds the queue full is
+    /// dropped and counted.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = heading::BATCHING
+    )]
     pub queue_limit: Option<String>,
-    /// Message size for signing and verifying, bytes of 0xAB.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::offload::serve::MESSAGE_BYTES)]
+    /// Bytes signed and verified [default: 1024]
+    ///
+    /// From 0 to 64 MiB, messages as `bench` makes them.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "1024",
+        hide_default_value = true,
+        allow_negative_numbers = true,
+        value_parser = super::bench_args::message_bytes,
+        help_heading = heading::MEASURE
+    )]
     pub message_size: usize,
-    /// Seconds the whole command may take: no point starts that would end
-    /// past it; finished points are kept (exit 5).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = bounded::deadline)]
+    /// Seconds the whole command may take (exit 5 when reached)
+    ///
+    /// From 0.001 to a week: no point starts that would end past it;
+    /// finished points are kept.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        value_parser = bounded::deadline,
+        help_heading = heading::HOW_LONG
+    )]
     pub deadline: Option<f64>,
-    /// Folder for results.
-    #[arg(long, value_name = "DIR", default_value = "outputs")]
+    /// Folder for the run file and its CSV [default: outputs]
+    #[arg(
+        short = 'o',
+        long,
+        value_name = "DIR",
+        default_value = "outputs",
+        hide_default_value = true,
+        help_heading = heading::RESULTS
+    )]
     pub out: PathBuf,
 }
 
@@ -246,20 +339,14 @@ fn check_args(args: &OffloadArgs) -> anyhow::Result<Request> {
             .map_err(|e| Usage(format!("invalid --deadline {d}: {e}")))?;
     }
     if let (Some(d), false) = (args.device, crate::offload::is_gpu(&args.backend)) {
-        anyhow::bail!(
-            "invalid --device {d}: only the GPU backends ({} and {}) serve on a device, and --backend is {}",
+        return Err(usage(format!(
+            "--device {d}: only the GPU backends ({} and {}) serve on a device, and --backend is {}",
             native_gpu::NAME,
             cupqc::BACKEND_NAME,
             args.backend
-        );
+        )));
     }
-    if args.message_size > 64 * 1024 * 1024 {
-        anyhow::bail!(
-            "invalid --message-size {}: at most 67108864 bytes (64 MiB)",
-            args.message_size
-        );
-    }
-    request(args)
+    request(args).map_err(|e| usage(format!("{e:#}")))
 }
 
 /// `--max-batch`, `--max-wait`, `--batch-top` and `--queue-limit` checked
@@ -296,14 +383,14 @@ pub fn settings(args: &OffloadArgs) -> anyhow::Result<Settings> {
         Some(_) => rates(args).map_err(anyhow::Error::msg)?,
         None => rates(args).map_err(Usage)?,
     };
-    let batching = batching(args)?;
+    let batching = batching(args).map_err(|e| usage(format!("{e:#}")))?;
     Ok(Settings {
         backend: args.backend.clone(),
         device: args.device,
         request,
         rates,
         batching,
-        threads: args.threads,
+        threads: args.workers,
         window: args.window,
         load: args.load.options(),
         trace: args.trace.clone(),
@@ -319,7 +406,7 @@ pub fn offload(args: &OffloadArgs) -> anyhow::Result<i32> {
     let started = std::time::Instant::now();
     let settings = settings(args)?;
     let served = crate::offload::serve::serve(&settings, started)?;
-    println!("{}", served.summary);
+    stdout::println(&served.summary)?;
     Ok(served.code)
 }
 
@@ -470,11 +557,14 @@ mod tests {
         assert!(format!("{e:#}").contains("at most 10,000,000"), "{e:#}");
         let e = with(&["--device", "1"]);
         assert!(
-            e.contains("invalid --device 1") && e.contains(native_gpu::NAME),
+            e.contains("--device 1") && e.contains(native_gpu::NAME),
             "{e}"
         );
-        let e = with(&["--message-size", "99999999"]);
-        assert!(e.contains("invalid --message-size 99999999"), "{e}");
+        let e = Offload::try_parse_from(["offload", "--message-size", "99999999"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("'99999999' for '--message-size"), "{e}");
         let e = with(&["--queue-limit", "10"]);
         assert!(
             e.contains("invalid --queue-limit 10") && e.contains("64"),

@@ -16,13 +16,15 @@ use std::path::PathBuf;
 /// Arguments of the worker.
 #[derive(Debug, Args, Clone)]
 pub struct PluginWorkerArgs {
-    /// The descriptor of the socket to the parent pqcprof (above 2), on
-    /// which requests come and answers go; without it, standard input and
+    /// The descriptor of the socket to the parent pqcprof (above 2)
+    ///
+    /// Requests come and answers go on it; without it, standard input and
     /// standard output.
     #[arg(long, value_name = "FD")]
     pub channel: Option<i32>,
-    /// The CUDA ordinal a device plugin runs on, GPU 0 when not given (a
-    /// host plugin ignores it).
+    /// The CUDA ordinal a device plugin runs on (GPU 0 when not given)
+    ///
+    /// A host plugin ignores it.
     #[arg(long, value_name = "N")]
     pub device: Option<usize>,
     /// The plugin library.

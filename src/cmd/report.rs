@@ -1,27 +1,39 @@
 //! `pqcprof report`: its arguments, and the report written to a file (or
 //! standard output) from the run files and published results given.
 
+use crate::cmd::bench_args::heading;
+use crate::cmd::stdout;
 use crate::core::exit;
 use crate::report::{load_and_warn, render, Format};
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Options of `report`.
 #[derive(Debug, Args, Clone)]
 pub struct ReportArgs {
+    /// Run files, and published results to show beside them
+    ///
     /// Run files (`outputs/run-*.json`), from one host or many, and
     /// published results to show beside them: pqc-sig-bench-c CSVs,
     /// cuPQC_benchmark's `mlkem_results.json`/`mldsa_results.json` and
     /// latency files (recognised by their content).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// Where to write the report; `-` for standard output [default:
-    /// report.html, or report.md with --format markdown]
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    /// File to write the report to; `-` for standard output
+    ///
+    /// [default: report.html, or report.md with --format markdown]
+    #[arg(short = 'o', long = "out", value_name = "FILE", help_heading = heading::RESULTS)]
     pub output: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_name = "html|markdown", value_enum, default_value_t = Format::Html)]
+    /// The report's format: html or markdown [default: html]
+    #[arg(
+        long,
+        value_name = "html|markdown",
+        value_enum,
+        default_value_t = Format::Html,
+        hide_default_value = true,
+        hide_possible_values = true,
+        help_heading = heading::OUTPUT
+    )]
     pub format: Format,
 }
 
@@ -63,7 +75,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
     }
     let text = render(&set, args.format);
     if out.as_os_str() == "-" {
-        std::io::stdout().write_all(text.as_bytes())?;
+        stdout::print(text)?;
     } else {
         crate::write::output::write_atomic(&out, text.as_bytes())?;
         let used: usize = set.runs.iter().map(|r| r.records.len()).sum();
@@ -74,13 +86,13 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
                 if n == 1 { "" } else { "s" }
             ),
         };
-        println!(
+        stdout::println(format!(
             "Report: {} ({} run file{}, {} records{imported})",
             out.display(),
             set.runs.len(),
             if set.runs.len() == 1 { "" } else { "s" },
             used
-        );
+        ))?;
     }
     Ok(exit::OK)
 }

@@ -4,10 +4,13 @@
 
 /// Everything asked for ran and passed its correctness gate.
 pub const OK: i32 = 0;
-/// An error: bad input, an unwritable folder, an I/O failure.
+/// An error: bad input in a file, an unwritable output (standard output
+/// included), an I/O failure.
 pub const ERROR: i32 = 1;
-/// A command-line usage error: an unknown option, or a value out of its
-/// bounds (clap's own code for the same).
+/// A command-line usage error, found where the arguments are parsed and
+/// checked, before any work: an unknown option or one of another command,
+/// a value out of its bounds or an unknown name, values that do not fit
+/// together (clap's own code for the same).
 pub const USAGE: i32 = 2;
 /// The run finished but some record failed (its gate or a run), or
 /// `check --require-gpu` found no ready GPU backend.
@@ -29,8 +32,8 @@ pub const INTERRUPTED: i32 = 130;
 pub struct Interrupted;
 
 /// Values the command line gave that do not fit together (each alone in
-/// its bounds): the command ends with [`USAGE`], as clap does for one
-/// value out of its bounds.
+/// its bounds), or that this machine cannot take: the command ends with
+/// [`USAGE`], its message shown as clap shows its own.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Usage(pub String);
@@ -40,12 +43,13 @@ pub struct Usage(pub String);
 pub const HELP: &str = "\
 Exit codes:
   0 success
-  1 error: bad input, unwritable output, I/O
-  2 command-line usage error
+  1 error: bad input in a file, unwritable output (standard output included), I/O
+  2 command-line usage error: a bad option or value, found before any work
   3 finished, but a record failed its correctness gate
     (or `check --require-gpu` found no ready GPU backend)
   4 nothing measured: no backend asked for is ready here (e.g. `gpu` without a GPU)
   5 `--deadline` reached: finished runs kept, records cut so marked, records not begun left out
   130 interrupted by Ctrl-C, SIGTERM or SIGHUP: finished records stay on disk as valid JSON,
     the run file marked interrupted
-A closed output pipe (`| head`) ends pqcprof quietly, as any Unix tool (SIGPIPE).";
+A closed output pipe (`| head`) ends pqcprof quietly, as any Unix tool (SIGPIPE);
+standard output full (`> /dev/full`) or closed (`>&-`) is one error line and exit 1.";

@@ -46,6 +46,35 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     result.with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Writes `bytes` as the file `name` of the folder `dir`, replacing
+/// whatever entry holds that name there: a symbolic link is replaced by
+/// the file, never written through, so nothing outside `dir` changes (for
+/// files pqcprof owns by name, as the man pages). A folder of that name is
+/// refused. The write is atomic (temporary file, fsync, rename).
+pub fn replace_in_folder(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+    let path = dir.join(name);
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+        anyhow::bail!("cannot write {}: it is a folder", path.display());
+    }
+    let tmp = dir.join(format!(".{name}{TMP_MARK}{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        // rename(2) replaces the entry `path`, a link included, not the
+        // file a link leads to.
+        std::fs::rename(&tmp, &path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
 /// Where the symbolic link `path` leads, after every link on the way; a
 /// dangling link's target (relative to the link's folder) is still a
 /// place to write.
@@ -358,6 +387,23 @@ fn check_output(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_replaced_in_its_folder_replaces_a_link_not_its_target() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = d.path().join("outside.txt");
+        std::fs::write(&outside, b"keep").unwrap();
+        let dir = d.path().join("pages");
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("page.1")).unwrap();
+        let path = replace_in_folder(&dir, "page.1", b"new").unwrap();
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+        assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        std::fs::create_dir(dir.join("sub.1")).unwrap();
+        let e = replace_in_folder(&dir, "sub.1", b"x").unwrap_err();
+        assert!(format!("{e:#}").contains("it is a folder"), "{e:#}");
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temp() {

@@ -189,7 +189,14 @@ pub fn read_json(p: &Path) -> serde_json::Value {
 /// `filter` selects, with `extra` arguments, into `out`; returns its run file.
 pub fn quick_sweep(out: &Path, filter: &str, extra: &[&str]) -> PathBuf {
     pqcprof()
-        .args(["sweep", "--quick", "--warmup", "0.01", "--seconds", "0.05"])
+        .args([
+            "sweep",
+            "--quick",
+            "--warmup-seconds",
+            "0.01",
+            "--seconds",
+            "0.05",
+        ])
         .args(extra)
         .args(["--filter", filter, "--out"])
         .arg(out)

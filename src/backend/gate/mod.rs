@@ -37,14 +37,14 @@ pub const MIN_SAMPLE: usize = 64;
 pub use slots::{Guard, GUARD_BYTES};
 
 /// How much of each run the gate checks against the reference.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum GateMode {
-    /// A fresh seeded sample of [`MIN_SAMPLE`] items a run (every item of
-    /// a smaller batch); every item's outputs still checked written.
+    /// 64 items a run, the first, the last and 62 drawn afresh (every item
+    /// of a smaller batch); every item's outputs still checked written
     #[default]
     Sample,
-    /// Every item of every run.
+    /// Every item of every run
     Full,
 }
 

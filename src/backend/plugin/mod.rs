@@ -47,6 +47,25 @@ pub struct Plugin {
 unsafe impl Send for Plugin {}
 unsafe impl Sync for Plugin {}
 
+/// Refuses what cannot be a plugin library before loading it, naming
+/// what it is: nothing at all, a folder, a FIFO, a device.
+fn not_a_library(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!("no such file (a plugin is a shared library: --backend plugin:PATH)")
+        }
+        Err(e) => bail!("cannot read it: {e}"),
+        Ok(m) if m.is_file() => return Ok(()),
+        Ok(m) if m.is_dir() => "a folder",
+        Ok(m) if m.file_type().is_fifo() => "a FIFO (named pipe)",
+        Ok(m) if m.file_type().is_socket() => "a socket",
+        Ok(m) if m.file_type().is_char_device() || m.file_type().is_block_device() => "a device",
+        Ok(_) => "not a regular file",
+    };
+    bail!("{kind}, not a shared library (a plugin is a shared library: --backend plugin:PATH)")
+}
+
 /// The SHA-256 of the file at `path`, hex.
 fn file_sha256(path: &Path) -> anyhow::Result<String> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -61,14 +80,18 @@ impl Plugin {
     }
 
     fn open(path: &Path) -> anyhow::Result<Plugin> {
-        if !path.is_file() {
-            bail!("no such file (a plugin is a shared library: --backend plugin:PATH)");
-        }
+        not_a_library(path)?;
         let sha256 = file_sha256(path)?;
         // SAFETY: loading runs the library's initialisers; choosing to load
         // it is the user's (--backend plugin:PATH).
-        let lib = unsafe { libloading::Library::new(path) }
-            .map_err(|e| anyhow!("cannot load it: {e}"))?;
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| {
+            // libloading says only "dlopen failed"; the loader's reason is
+            // its source.
+            match std::error::Error::source(&e) {
+                Some(why) => anyhow!("cannot load it: {e}: {why}"),
+                None => anyhow!("cannot load it: {e}"),
+            }
+        })?;
         // SAFETY: the ABI fixes the entry's type: no arguments, a pointer to
         // a descriptor.
         let entry: libloading::Symbol<unsafe extern "C" fn() -> *const Descriptor> =
