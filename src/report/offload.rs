@@ -22,6 +22,10 @@ pub struct OffloadSection {
     /// The runs with points, each with its file's index: what
     /// [`crate::report::render::charts::offload_charts`] draws.
     pub runs: Vec<(usize, OffloadRun)>,
+    /// Where a measured figure lies more than a factor of 2 from its
+    /// prediction ([`crate::offload::prediction_caveats`]), one sentence
+    /// each naming its run.
+    pub caveats: Vec<String>,
 }
 
 /// The offload runs of the loaded files, each with its file's index.
@@ -42,10 +46,19 @@ pub fn section(ds: &Dataset) -> Option<OffloadSection> {
     if runs.is_empty() {
         return None;
     }
+    let caveats = runs
+        .iter()
+        .flat_map(|&(f, o)| {
+            crate::offload::prediction_caveats(o)
+                .into_iter()
+                .map(move |c| format!("F{} {}, {}: {c}", f + 1, setup(o), operation(o)))
+        })
+        .collect();
     Some(OffloadSection {
         summary: summary_table(&runs),
         points: points_table(&runs),
         runs: runs.iter().map(|&(f, o)| (f, o.clone())).collect(),
+        caveats,
     })
 }
 
@@ -205,10 +218,11 @@ fn state(p: &Point) -> Cell {
     if p.dropped > 0 {
         words.push(format!("{} dropped", units::grouped(p.dropped as f64)));
     }
-    match p.meets_slo {
-        Some(true) => words.push("objective met".into()),
-        Some(false) => words.push("objective missed".into()),
-        None => {}
+    match (p.meets_slo, &p.slo_unresolved) {
+        (Some(true), _) => words.push("objective met".into()),
+        (Some(false), _) => words.push("objective missed".into()),
+        (None, Some(why)) => words.push(format!("objective {why}")),
+        (None, None) => {}
     }
     let bad = p.saturated || p.dropped > 0 || p.meets_slo == Some(false);
     let text = if words.is_empty() {
