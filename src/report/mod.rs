@@ -20,6 +20,7 @@
 //! CSVs, cuPQC_benchmark JSON) given beside the run files are read by
 //! [`imports`] and shown only by [`beside`], never in a finding.
 
+pub mod audit;
 pub mod batch_curves;
 pub mod beside;
 pub mod caveats;
