@@ -483,12 +483,15 @@ impl Renderer for HtmlPage<'_> {
     fn callout(&mut self, lead: &str, sentence: &str, items: &[String]) {
         let _ = write!(
             self.out,
-            "<div class=\"problems\"><strong>{}</strong> {}",
+            "<div class=\"problems\"><strong>{}</strong> {}<ul>",
             esc(lead),
             esc(sentence)
         );
-        self.list(items);
-        self.out += "</div>";
+        // `backticked` words (a command to run) set as code.
+        for item in items {
+            let _ = write!(self.out, "<li>{}</li>", esc_code(item));
+        }
+        self.out += "</ul></div>";
     }
 
     fn section(&mut self, id: &str, title: &str) {
