@@ -459,6 +459,10 @@ fn markdown_has_the_same_summary_and_tables() {
         assert!(md.contains(s), "{s}");
     }
     assert!(!md.contains("<svg"));
+    // Plain text: no HTML in it (sources and marks are words).
+    for tag in ["<sub>", "<small", "<span", "<div", "<br"] {
+        assert!(!md.contains(tag), "{tag} in:\n{md}");
+    }
     // The saturation and break-even table and its sentence, from the
     // synthetic GPU curve.
     let dir = tempfile::tempdir().unwrap();

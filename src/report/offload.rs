@@ -282,3 +282,74 @@ fn points_table(runs: &[(usize, &OffloadRun)]) -> Table {
     }
     t
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A plugin's offload run (test only): one point whose p99 was
+    /// measured at 3.83 ms where 0.206 ms was predicted, and a highest rate
+    /// measured under the objective of 9,871/s where the planner said
+    /// 27,732/s.
+    fn far_from_its_prediction() -> OffloadRun {
+        let q = |p99: f64| json!({"p50": p99 / 2.0, "p90": p99 / 1.5, "p99": p99, "p999": p99, "max": p99});
+        serde_json::from_value(json!({
+            "backend": "plugin:x.so", "algorithm": "ML-KEM-768", "operation": "encaps",
+            "workers": 1, "arrivals": "poisson, seed 1", "window_seconds": 0.5,
+            "curve_basis": "", "curve": [], "slo": "p99=10ms", "max_rate_under_slo": 9871.0,
+            "predicted_max_rate_under_slo": {
+                "backend": "x", "offered_rate": 27732.0, "achieved_rate": 27700.0,
+                "max_batch": 8, "max_wait_ms": 0.0, "latency_ms": q(1.0), "queue_ms": q(0.5),
+                "service_ms": q(0.5), "batch_sizes": {}, "dropped": 0, "saturated": false,
+                "requests": 1000
+            },
+            "points": [{
+                "backend": "x", "offered_rate": 1000.0, "achieved_rate": 990.0,
+                "max_batch": 4, "max_wait_ms": 0.0, "latency_ms": q(3.83),
+                "queue_ms": q(0.1), "service_ms": q(0.1), "batch_sizes": {"1": 10},
+                "dropped": 0, "saturated": false, "requests": 5000, "meets_slo": true,
+                "predicted_latency_ms": q(0.206)
+            }]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_measurement_far_from_its_prediction_is_said_in_the_section_and_the_first_screen() {
+        let mut run = crate::report::model::test_records::loaded(vec![]);
+        run.offload = Some(far_from_its_prediction());
+        let set = crate::schema::load::LoadSet {
+            runs: vec![run],
+            problems: vec![],
+            imported: vec![],
+        };
+        let ds = Dataset::new(&set.runs);
+        let s = section(&ds).unwrap();
+        assert_eq!(s.caveats.len(), 2, "{:?}", s.caveats);
+        assert!(
+            s.caveats[0]
+                .starts_with("F1 plugin:x.so, 1 worker, ML-KEM-768 encaps: at 1,000/s offered")
+                && s.caveats[0].contains("18.6× the prediction"),
+            "{}",
+            s.caveats[0]
+        );
+        let md = crate::report::render(&set, crate::report::Format::Markdown);
+        let offload = &md[md.find("\n## Offload").unwrap()..];
+        assert!(
+            offload.contains("**Predictions far from what was measured.**"),
+            "{offload}"
+        );
+        assert!(
+            offload.contains("0.356× the prediction (27,732/s)"),
+            "{offload}"
+        );
+        let first = &md[..md.find("\n## PQC against classical").unwrap()];
+        assert!(
+            first.contains(
+                "2 offload figures lie more than a factor of 2 from the planner's prediction"
+            ),
+            "{first}"
+        );
+    }
+}
