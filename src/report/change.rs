@@ -156,8 +156,9 @@ pub fn ratio_interval_text(figure: f64, [low, high]: [f64; 2]) -> String {
 pub use crate::analyse::estimate::{FEW_RUNS, NO_RUNS};
 
 /// `other`'s throughput over `base`'s as the report prints it: the ratio
-/// read from the side ahead (at least 1), whether `other` is ahead, and
-/// its interval in words (or what the ratio stands on without one).
+/// itself (`other / base`, for the page's marks), whether `other` is
+/// ahead, and the interval of the ratio read from the side ahead (at
+/// least 1) in words, or what the ratio stands on without one.
 pub fn ratio_words(base: &Record, other: &Record) -> Option<(estimate::Ratio, bool, String)> {
     let r = estimate::ratio(other, base)?;
     let (m, ahead) = r.magnitude();
@@ -165,7 +166,7 @@ pub fn ratio_words(base: &Record, other: &Record) -> Option<(estimate::Ratio, bo
         Some(ci) => ratio_interval_text(m.value, ci),
         None => m.basis().unwrap_or(NO_RUNS).to_string(),
     };
-    Some((m, ahead, basis))
+    Some((r, ahead, basis))
 }
 
 /// The verdict on `other`'s throughput against `base`'s at the default

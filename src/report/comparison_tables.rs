@@ -123,9 +123,10 @@ fn gpu_row(r: &GpuRow) -> Row {
                 _ if s >= 1.0 => "good",
                 _ => "bad",
             };
-            let Some((m, ahead, basis)) = change::ratio_words(c.rec, g.rec) else {
+            let Some((raw, ahead, basis)) = change::ratio_words(c.rec, g.rec) else {
                 return Cell::empty();
             };
+            let m = raw.magnitude().0;
             let text = change::ratio_text(m.value, m.ci95.is_some());
             Cell::num(if ahead {
                 format!("{text} faster")
@@ -135,7 +136,7 @@ fn gpu_row(r: &GpuRow) -> Row {
             .below(basis)
             .class(class)
             .value(s)
-            .ratio(crate::report::table::Marked::ahead(g.src, c.src, m))
+            .ratio(crate::report::table::Marked::ahead(g.src, c.src, raw))
         }
         None => Cell::empty(),
     };

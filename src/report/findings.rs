@@ -373,8 +373,14 @@ fn scaling_finding(ds: &Dataset, single: &[&Entry]) -> Option<Finding> {
     let mid = &scal[scal.len() / 2];
     let median = mid.0;
     let threads = hi.2.rec.threads;
-    let words = change::ratio_words(mid.1.rec, mid.2.rec);
-    let figure = change::ratio_text(median, words.as_ref().is_some_and(|w| w.0.ci95.is_some()));
+    // The gain itself, many threads over one, below 1 when more threads
+    // were slower, with its own interval.
+    let raw = crate::analyse::estimate::ratio(mid.2.rec, mid.1.rec);
+    let figure = change::ratio_text(median, raw.is_some_and(|r| r.ci95.is_some()));
+    let basis = raw.map(|r| match r.ci95 {
+        Some(ci) => change::ratio_interval_text(r.value, ci),
+        None => r.basis().unwrap_or(change::NO_RUNS).to_string(),
+    });
     Some(Finding {
             group: Group::Cpu,
             figure: figure.clone(),
@@ -398,8 +404,8 @@ fn scaling_finding(ds: &Dataset, single: &[&Entry]) -> Option<Finding> {
                     String::new()
                 }
             ),
-            interval: words.as_ref().map(|w| format!("{} for the median operation", w.2)),
-            ratio: words.map(|w| crate::report::table::Marked::ahead(mid.2.src, mid.1.src, w.0)),
+            interval: basis.map(|b| format!("{b} for the median operation")),
+            ratio: raw.map(|r| crate::report::table::Marked::of(mid.2.src, mid.1.src, r)),
             kat: None,
             sources: vec![lo.1.src, lo.2.src, mid.1.src, mid.2.src, hi.1.src, hi.2.src],
         })
@@ -510,6 +516,42 @@ mod tests {
             first.iter().any(|c| c.contains("The machine was busy")),
             "{first:?}"
         );
+    }
+
+    #[test]
+    fn a_scaling_below_one_is_printed_with_its_own_interval() {
+        // Two threads slower than one (a busy machine): the figure is the
+        // gain as it is, 0.80, and its interval is that figure's, not the
+        // one of its inverse read from the side ahead.
+        let with_runs = |mut r: Record| {
+            r.batch = 1;
+            r.run_seconds = r
+                .throughput_ops_per_sec
+                .as_ref()
+                .unwrap()
+                .raw
+                .iter()
+                .map(|v| 1.0 / v)
+                .collect();
+            r
+        };
+        let kg = Operation::KeyGen;
+        let runs = [loaded(vec![
+            with_runs(cpu("ML-KEM-512", Kind::Kem, kg, 1, &times(1000.0))),
+            with_runs(cpu("ML-KEM-512", Kind::Kem, kg, 2, &times(800.0))),
+        ])];
+        let ds = Dataset::new(&runs);
+        let f = cpu_findings(&ds);
+        let scaling = f.iter().find(|f| f.word == "with all cores").unwrap();
+        assert_eq!(scaling.figure, "0.80×", "{scaling:?}");
+        let m = scaling.ratio.unwrap();
+        let [low, high] = m.ci95.unwrap();
+        assert!(
+            (m.value - 0.8).abs() < 1e-9 && low < m.value && m.value < high,
+            "{m:?}"
+        );
+        let interval = scaling.interval.as_deref().unwrap();
+        assert!(interval.starts_with("95% CI 0.7"), "{interval}");
     }
 
     #[test]

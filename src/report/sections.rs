@@ -495,7 +495,8 @@ pub fn variants_table(ds: &Dataset) -> Table {
                     None => "",
                 };
                 match change::ratio_words(base_e.rec, e.rec) {
-                    Some((m, ahead, basis)) if base_e.src != e.src => {
+                    Some((raw, ahead, basis)) if base_e.src != e.src => {
+                        let m = raw.magnitude().0;
                         let text = change::ratio_text(m.value, m.ci95.is_some());
                         Cell::num(if ahead {
                             format!("{text} faster")
@@ -505,7 +506,7 @@ pub fn variants_table(ds: &Dataset) -> Table {
                         .class(class)
                         .value(r)
                         .below(basis)
-                        .ratio(crate::report::table::Marked::ahead(e.src, base_e.src, m))
+                        .ratio(crate::report::table::Marked::ahead(e.src, base_e.src, raw))
                     }
                     _ => Cell::num(format!("{r:.2}×")).class(class).value(r),
                 }

@@ -46,6 +46,17 @@ pub struct Marked {
 }
 
 impl Marked {
+    /// The ratio of `num`'s throughput over `den`'s as it is (below 1
+    /// when `num` is slower).
+    pub fn of(num: SrcRef, den: SrcRef, r: crate::analyse::estimate::Ratio) -> Marked {
+        Marked {
+            num,
+            den,
+            value: r.value,
+            ci95: r.ci95,
+        }
+    }
+
     /// The ratio of `num`'s throughput over `den`'s, read from the side
     /// ahead (at least 1): which records, the ratio, its interval.
     pub fn ahead(num: SrcRef, den: SrcRef, r: crate::analyse::estimate::Ratio) -> Marked {
