@@ -782,8 +782,8 @@ fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
     // The waves chosen fit the 100 ms target, or are the one-wave floor.
     assert!(b == 512 || (b / 512) as f64 * wave_s <= 0.1 + 1e-9, "{r:#}");
 
-    // A sweep top that does not fit: a clean error naming what fits, and
-    // nothing measured.
+    // A sweep top that does not fit: a usage error (exit 2) naming what
+    // fits, and nothing measured.
     let d = tempfile::tempdir().unwrap();
     let small = [
         ("SMS", "2"),
@@ -791,7 +791,7 @@ fn a_batch_sweep_runs_kernel_only_and_end_to_end_with_waves() {
         ("MEMORY_MIB", "64"),
     ];
     let (code, _, stderr) = gpu(d.path(), &small, &kem512_keygen(&["--batch-sweep", "50M"]));
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 2, "{stderr}");
     common::assert_has(&stderr, &["invalid --batch-sweep 50000000: the top batch does not fit: ML-KEM-512 keygen on native-gpu", "fits at most"]);
 }
 

@@ -267,7 +267,7 @@ fn a_device_plugins_rows_stand_in_the_gpu_against_cpu_table() {
     std::fs::write(&file, serde_json::to_vec(&run).unwrap()).unwrap();
     let md = common::markdown_report(&file, out.path());
     let section = md
-        .split("## GPU against CPU")
+        .split("\n## GPU against CPU")
         .nth(1)
         .and_then(|s| s.split("\n## ").next())
         .unwrap_or_else(|| panic!("no GPU section:\n{md}"));

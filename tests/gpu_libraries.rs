@@ -140,7 +140,7 @@ fn cpu_only_commands_never_load_a_gpu_library() {
             "sweep",
             "--filter",
             "ML-KEM-512",
-            "--warmup",
+            "--warmup-seconds",
             "0",
             "--seconds",
             "0.05",

@@ -338,3 +338,38 @@ fn a_rank_record_at_odds_with_its_runs_or_out_of_bounds_is_left_out_by_name() {
     assert_eq!(records.len(), 1, "{stderr}");
     assert_eq!(records[0]["rank"], 0);
 }
+
+/// Each rank measures its own timing floor; floors a few nanoseconds apart
+/// (ranks under different load) are no difference between ranks, a floor
+/// of another kind is.
+#[test]
+fn ranks_floors_apart_by_measurement_are_no_difference_another_kind_is() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("78");
+    let _ = rank(&job, 0, 2, "node-a");
+    let second = rank(&job, 1, 2, "node-a");
+    let mut run = read_json(&second);
+    let floors = run["floor"].as_array_mut().expect("a floor per backend");
+    assert!(!floors.is_empty(), "{run}");
+    let seconds = floors[0]["seconds"].as_f64().unwrap();
+    floors[0]["seconds"] = serde_json::json!(seconds * 3.0 + 1e-9);
+    std::fs::write(&second, serde_json::to_vec(&run).unwrap()).unwrap();
+    let merged = d.path().join("m.json");
+    let (code, stdout, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&merged));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let m = read_json(&merged);
+    let diffs = &m["cluster"]["differences"];
+    assert!(diffs.as_array().unwrap().is_empty(), "{diffs}");
+
+    let mut run = read_json(&second);
+    run["floor"][0]["method"] = serde_json::json!("another kind of empty window");
+    std::fs::write(&second, serde_json::to_vec(&run).unwrap()).unwrap();
+    let (code, stdout, stderr) = outcome(pqcprof().arg("merge").arg(&job).arg("-o").arg(&merged));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let m = read_json(&merged);
+    let diffs = m["cluster"]["differences"].to_string();
+    assert!(
+        diffs.contains("times another kind of empty window where an earlier rank's"),
+        "{diffs}"
+    );
+}

@@ -76,7 +76,7 @@ fn check_point(p: &Value) {
 fn offload_serves_a_rate_and_saves_the_point() {
     let d = tempfile::tempdir().unwrap();
     let (code, out, err) = run_into(
-        "offload --alg ML-KEM-768 --op encaps --rate 1000 --window 0.5 --slo p99=50ms",
+        "offload --alg ML-KEM-768 --op encaps --rate 1000 --window 0.5 --slo p90=50ms",
         d.path(),
     );
     assert_eq!(code, 0, "{err}");
@@ -97,16 +97,20 @@ fn offload_serves_a_rate_and_saves_the_point() {
     // exactly 500: the window holds rate x window arrivals).
     assert_eq!(p["requests"], 500);
     assert_eq!(p["saturated"], false);
-    // A 50 ms objective on a 1,000/s load of 30 us operations is met.
+    // A 50 ms objective on a 1,000/s load of 30 us operations is met (its
+    // p90 rests on the 50 slowest of 500 requests).
     assert_eq!(p["meets_slo"], true, "{p}");
     assert_eq!(o["max_rate_under_slo"], 1000.0);
     // The planner's highest rate under the objective, from the batch
     // times measured before the point, meets it by its own prediction.
     let top = &o["predicted_max_rate_under_slo"];
     assert!(top["offered_rate"].as_f64().unwrap() > 0.0, "{o}");
-    assert!(top["latency_ms"]["p99"].as_f64().unwrap() <= 50.0, "{top}");
+    assert!(top["latency_ms"]["p90"].as_f64().unwrap() <= 50.0, "{top}");
     assert_eq!(top["meets_slo"], true);
-    common::assert_has(&out, &["the planner's highest rate with p99=50ms"]);
+    common::assert_has(&out, &["the planner's highest rate with p90=50ms"]);
+    // The rate served is over the window the requests were offered in:
+    // never above the rate offered.
+    assert!(p["achieved_rate"].as_f64().unwrap() <= 1000.0, "{p}");
     // The same point as CSV beside the run file.
     let csv = common::files(d.path(), "run-", ".csv");
     assert_eq!(csv.len(), 1, "{csv:?}");
@@ -146,7 +150,7 @@ fn a_queue_limit_drops_what_finds_it_full_and_counts_it() {
     let d = tempfile::tempdir().unwrap();
     // 100,000 signatures a second for 0.2 s against one worker: far more
     // than one CPU thread signs, so the queue of 8 fills and stays full.
-    let (code, out, err) = run_into("offload --alg ML-DSA-65 --op sign --rate 100000 --window 0.2 --max-batch 4 --max-wait 0 --queue-limit 8 --slo p99=1s", d.path());
+    let (code, out, err) = run_into("offload --alg ML-DSA-65 --op sign --rate 100000 --window 0.2 --max-batch 4 --max-wait 0 --queue-limit 8 --slo p90=1s", d.path());
     assert_eq!(code, 0, "{err}");
     let o = &run_file(d.path())["offload"];
     assert_eq!(o["queue_limit"], 8);
@@ -267,6 +271,15 @@ fn plan_predicts_from_a_batch_sweep_and_names_the_highest_rate_under_an_objectiv
     let (code, out, _) = plan(&file, "--alg ML-KEM-768 --op encaps --rate 2000");
     assert_eq!(code, 0);
     common::assert_has(&out, &["predicted", "not measured"]);
+    // A percentile deeper than the simulation can resolve is said so,
+    // never met.
+    let (code, out, err) = plan(
+        &file,
+        "--alg ML-KEM-768 --op encaps --rate 2000 --slo p99.999999=1ms --handoff-ms 0",
+    );
+    assert_eq!(code, 0, "{err}");
+    common::assert_has(&out, &["not resolvable", "1,000,000,000"]);
+    assert!(!out.contains("objective p99.999999<=1 ms: met"), "{out}");
     // Records of another operation: named, with what the file has.
     let (code, _, err) = plan(&file, "--alg ML-DSA-65 --op sign --rate 100");
     assert_ne!(code, 0);
@@ -500,7 +513,8 @@ fn rates_and_windows_beyond_what_a_point_can_hold_are_refused_as_usage() {
         --rate 100 --max-batch 4 --max-wait 1e300 => 0 to 60000
         --rate 100 --max-batch 1e3 --max-wait 1 => not a whole number
         --rate 100 --deadline 1e300 => at most a week
-        --rate 100 --slo p99=1e308s => at most an hour";
+        --rate 100 --slo p99=1e308s => at most an hour
+        --rate 0.01 --window 0.05 => offers 0.000500 requests; a point needs at least 2: use --window 200 or more";
     for case in cases.lines() {
         let (args, says) = case.trim().split_once(" => ").unwrap();
         let args = format!("offload --alg ML-KEM-768 --op encaps --workers 1 {args}");
@@ -516,6 +530,33 @@ fn rates_and_windows_beyond_what_a_point_can_hold_are_refused_as_usage() {
             "{args}"
         );
     }
+}
+
+/// A percentile the point's requests cannot resolve (13 requests for
+/// p99.999999) is neither met nor missed: said so in the terminal and the
+/// run file, and no rate is named as meeting it.
+#[test]
+fn a_percentile_too_deep_for_the_sample_is_not_resolvable_not_met() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, out, err) = run_into(
+        "offload --alg ML-KEM-768 --op encaps --workers 1 --rate 100 --window 0.13 --slo p99.999999=1ms",
+        d.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let o = &run_file(d.path())["offload"];
+    let p = &o["points"][0];
+    assert_eq!(p["requests"], 13, "{p}");
+    assert!(p["meets_slo"].is_null(), "{p}");
+    let why = p["slo_unresolved"].as_str().unwrap();
+    assert!(
+        why.contains("not resolvable") && why.contains("has 13"),
+        "{why}"
+    );
+    assert!(o["max_rate_under_slo"].is_null(), "{o}");
+    common::assert_has(&out, &["objective not resolvable"]);
+    assert!(!out.contains("objective met"), "{out}");
+    // Served over the window offered: at most 100/s.
+    assert!(p["achieved_rate"].as_f64().unwrap() <= 100.0, "{p}");
 }
 
 #[test]

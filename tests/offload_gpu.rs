@@ -44,7 +44,7 @@ fn gpu_batches_are_served_gated_marked_emulated_and_reported() {
     // Two streams, batches of up to 8, at a rate the stand-in keeps up
     // with or not: either way every request is served and gated.
     let (d, _, run) = served(
-        "--alg ML-KEM-768 --op encaps --rate 100 --window 0.5 --threads 2 --max-batch 8 --max-wait 2",
+        "--alg ML-KEM-768 --op encaps --rate 100 --window 0.5 --workers 2 --max-batch 8 --max-wait 2",
     );
     let files = common::files(d.path(), "run-", ".json");
     let o = &run["offload"];
@@ -171,7 +171,7 @@ fn a_tls13_server_mix_is_served_on_the_gpu_and_every_part_gated() {
         return;
     }
     let (_d, stdout, run) =
-        served("--mix tls13-server --rate 50 --window 0.3 --threads 2 --max-batch 4 --max-wait 2");
+        served("--mix tls13-server --rate 50 --window 0.3 --workers 2 --max-batch 4 --max-wait 2");
     common::assert_has(&stdout, &["mix tls13-server", "handshakes/s"]);
     let o = &run["offload"];
     assert_eq!(

@@ -192,7 +192,10 @@ proptest! {
         }
         let _ = batcher::saturated(&served, policy.max_wait);
         if served.len() >= 2 {
-            prop_assert!(!batcher::achieved_rate(&served).is_nan());
+            let window = arrivals.last().copied().unwrap_or(0.0);
+            let rate = batcher::achieved_rate(&served, window);
+            prop_assert!(!rate.is_nan());
+            prop_assert!(rate <= arrivals.len() as f64 / window * (1.0 + 1e-12));
         }
     }
 

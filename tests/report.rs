@@ -30,6 +30,15 @@ fn report(args: &[&Path], extra: &[&str]) -> (i32, String, String) {
     outcome(pqcprof().arg("report").args(args).args(extra))
 }
 
+/// The throughput the report shows for a record: the median of its kept
+/// runs, as the run file's summary has it (else its `ops_per_sec`).
+fn shown_ops(r: &Value) -> f64 {
+    r["throughput_ops_per_sec"]["median"]
+        .as_f64()
+        .or(r["ops_per_sec"].as_f64())
+        .unwrap()
+}
+
 /// Multiplies a throughput record's figures by `factor`: ops/s, time per
 /// operation and the throughput summary and samples it has.
 fn scale(r: &mut Value, factor: f64) {
@@ -106,7 +115,9 @@ fn pinned(dir: &Path, run: &Path, alg: &str, op: &str, ops_per_sec: f64) -> Path
     let mut found = 0;
     for r in v["records"].as_array_mut().unwrap() {
         if r["algorithm"] == alg && r["operation"] == op && r["ops_per_sec"].is_number() {
-            let factor = ops_per_sec / r["ops_per_sec"].as_f64().unwrap();
+            // The figure every view shows: the median of its kept runs
+            // (a sweep's `ops_per_sec` is its window's figure).
+            let factor = ops_per_sec / shown_ops(r);
             scale(r, factor);
             found += 1;
         }
@@ -317,8 +328,10 @@ fn synthetic_gpu_and_classical_records_fill_the_comparisons() {
     assert!(html.contains("ML-KEM-512 vs ECDH-P256"), "pair table");
     assert!(html.contains("ML-KEM-512 vs X25519"));
     assert!(html.contains("ML-DSA-44 vs ECDSA-P256"));
-    assert!(html.contains("Where PQC is faster") || html.contains("Where PQC costs more"));
-    assert!(html.contains("GPU over CPU"));
+    // The first screen: GPU against CPU, then PQC against classical.
+    let gpu = html.find(">GPU against CPU<").unwrap();
+    let pqc = html.find(">PQC against classical<").unwrap();
+    assert!(gpu < pqc && html[gpu..pqc].contains("class=\"findings g-gpu\""));
     assert!(html.contains("id=\"t-gpu\""));
     assert!(
         html.contains("80×"),
@@ -397,8 +410,8 @@ fn on_par_is_said_only_when_both_records_runs_agree() {
     let rows = table_rows(&html, "t-pairs-kem");
     let md_rows: Vec<&str> = md.lines().filter(|l| l.contains(" vs ")).collect();
     for (pair, said) in [
-        ("ML-KEM-512 vs X25519", "on par at 1.0× (95% CI "),
-        ("ML-KEM-512 vs ECDH-P256", "1.0× slower (95% CI "),
+        ("ML-KEM-512 vs X25519", "on par at 1.00× (95% CI "),
+        ("ML-KEM-512 vs ECDH-P256", "1.03× slower (95% CI "),
     ] {
         let row = rows
             .iter()
@@ -432,7 +445,7 @@ fn markdown_has_the_same_summary_and_tables() {
     assert_eq!(code, 0, "{stderr}");
     for s in [
         "# pqcprof report",
-        "## Executive summary",
+        "## Summary",
         "## PQC against classical",
         "## GPU against CPU",
         "### Key encapsulation and key exchange",
@@ -446,6 +459,10 @@ fn markdown_has_the_same_summary_and_tables() {
         assert!(md.contains(s), "{s}");
     }
     assert!(!md.contains("<svg"));
+    // Plain text: no HTML in it (sources and marks are words).
+    for tag in ["<sub>", "<small", "<span", "<div", "<br"] {
+        assert!(!md.contains(tag), "{tag} in:\n{md}");
+    }
     // The saturation and break-even table and its sentence, from the
     // synthetic GPU curve.
     let dir = tempfile::tempdir().unwrap();
@@ -493,12 +510,13 @@ fn between<'a>(html: &'a str, open: &str, close: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// `html` without its charts section (Markdown has no charts).
+/// `html` with its charts section's content left out (Markdown has no
+/// charts, only the section's heading and a sentence).
 fn without_charts(html: &str) -> String {
-    let start = html.find("<h2 id=\"charts\">").expect("a charts section");
+    let head = "<h2 id=\"charts\">Charts</h2>";
+    let start = html.find(head).expect("a charts section") + head.len();
     let end = start
-        + 1
-        + html[start + 1..]
+        + html[start..]
             .find("<h2")
             .expect("a section after the charts");
     format!("{}{}", &html[..start], &html[end..])
@@ -515,7 +533,7 @@ fn html_tables(html: &str) -> Vec<Vec<Vec<String>>> {
                 .map(|row| {
                     between(row, "<td", "</td>")
                         .into_iter()
-                        .map(|cell| unescape_html(cell.split("<small>").next().unwrap_or("")))
+                        .map(|cell| unescape_html(cell.split("<small").next().unwrap_or("")))
                         .collect()
                 })
                 .collect()
@@ -562,7 +580,7 @@ fn html_and_markdown_have_the_same_sections_and_figures() {
         let in_html = between(&html, &format!("<{tag}"), &format!("</{tag}>"))
             .into_iter()
             .map(unescape_html)
-            .filter(|t| t != "Filters")
+            .filter(|t| t != "Filter the tables")
             .collect();
         let in_md = md
             .lines()
@@ -953,9 +971,9 @@ fn a_real_sweep_reports_classes_tiers_markers_and_one_row_per_algorithm() {
                 .filter(|c| {
                     classical(c) && c["operation"] == r["operation"] && bucket(c) == bucket(r)
                 })
-                .map(|c| c["ops_per_sec"].as_f64().unwrap())
+                .map(|c| shown_ops(c))
                 .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-            best.is_some_and(|b| r["ops_per_sec"].as_f64().unwrap() > b)
+            best.is_some_and(|b| shown_ops(r) > b)
         })
         .count();
     let shown: usize = rows.iter().map(|r| r.matches('▲').count()).sum();
@@ -992,9 +1010,9 @@ fn a_real_sweep_reports_classes_tiers_markers_and_one_row_per_algorithm() {
     assert!(html.contains("0.01 s / 0.05 s"));
     assert!(!html.contains("0 / 0 / 0"));
     assert!(html.contains("OpenSSL providers"));
-    // Signing headlines name the message (50 bytes, the sweep's default).
+    // Signing headlines name the message (1,024 bytes, the sweep's default).
     assert!(
-        html.contains("at a 50 B message"),
+        html.contains("at a 1,024 B message"),
         "message size in headlines"
     );
 }
@@ -1043,7 +1061,19 @@ fn hybrid_overhead_is_in_the_run_file_and_the_report() {
             })
             .collect();
         assert_eq!(recs.len(), 1, "{provider} {alg}: {recs:?}");
-        recs[0]["ms_per_op"].as_f64().unwrap() * 1000.0
+        // The median of its runs (each `batch` operations in its time),
+        // the figure every view shows for it.
+        let batch = recs[0]["batch"].as_f64().unwrap();
+        let mut rates: Vec<f64> = recs[0]["run_seconds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| batch / s.as_f64().unwrap())
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let kept = &recs[0]["throughput_ops_per_sec"];
+        assert_eq!(kept["raw"].as_array().unwrap().len(), rates.len());
+        1e6 / kept["median"].as_f64().unwrap()
     };
     let (h_rec, c_rec) = (
         us_of("composite", "ML-KEM-512+X25519"),
@@ -1349,12 +1379,12 @@ fn kernel_variants_are_shown_side_by_side_with_their_ratio() {
     assert!(rows.iter().all(|l| l.contains("Encaps")), "{section}");
     assert!(
         rows.iter()
-            .any(|l| l.contains("warp") && l.contains("2.00x") && l.contains("6656 B")),
+            .any(|l| l.contains("warp") && l.contains("2.0× faster") && l.contains("6656 B")),
         "{section}"
     );
     assert!(
         rows.iter()
-            .any(|l| l.contains("thread") && l.contains("1.00x")),
+            .any(|l| l.contains("thread") && l.contains("1.00×")),
         "{section}"
     );
 }
@@ -1390,7 +1420,7 @@ fn an_offload_run_has_its_section_table_and_chart_in_both_formats() {
     for want in [
         "liboqs-cpu, 1 worker",
         "ML-KEM-768 encaps",
-        "p99=50ms",
+        "p90=50ms",
         &rate,
         &source,
         "max-batch 4, max-wait 0.5 ms",
@@ -1428,7 +1458,7 @@ fn an_offload_run_has_its_section_table_and_chart_in_both_formats() {
         .unwrap()..];
     let chart = &chart[chart.find("<svg").unwrap()..chart.find("</svg>").unwrap()];
     assert_eq!(chart.matches("<polyline").count(), 3, "{chart}");
-    common::assert_has(chart, &["class=\"rule\"><title>objective p99=50ms</title>"]);
+    common::assert_has(chart, &["class=\"rule\"><title>objective p90=50ms</title>"]);
     assert_eq!(chart.matches("class=\"ring\"").count(), 1, "{chart}");
     let circled = format!("saturated, the queue grew (F1 points[{last}])");
     assert!(chart.contains(&circled), "{chart}");
@@ -1468,10 +1498,12 @@ fn the_run_file_and_the_report_say_which_vectors_each_backend_passed() {
     assert!(md.contains("liboqs-cpu: not run"), "{md}");
 }
 
-/// A backend whose code failed vectors when its run began gets a caveat
-/// naming it, the file and the count; one that passed gets none.
+/// A backend whose code failed vectors when its run began is named on the
+/// first screen with the count and the command that lists the cases, and
+/// every table row and chart mark showing one of its figures carries the
+/// mark with the count; one that passed carries none.
 #[test]
-fn a_backend_that_failed_vectors_gets_a_caveat() {
+fn a_backend_that_failed_vectors_is_marked_wherever_its_figures_are_read() {
     let mut v = read(real_run());
     let dir = tempfile::tempdir().unwrap();
     let s = &mut v["vectors"][0]["suites"][0];
@@ -1482,18 +1514,100 @@ fn a_backend_that_failed_vectors_gets_a_caveat() {
     let bad = write(dir.path(), "bad.json", &v);
     let (code, md, stderr) = report(&[&bad], &["--format", "markdown", "-o", "-"]);
     assert_eq!(code, 0, "{stderr}");
-    let line = md
+    // On the first screen, before the first section below it.
+    let first = &md[..md.find("\n## PQC against classical").unwrap()];
+    let line = first
         .lines()
-        .find(|l| l.contains("known-answer vector case"))
-        .unwrap_or_else(|| panic!("no caveat:\n{md}"));
+        .find(|l| l.contains("known-answer cases"))
+        .unwrap_or_else(|| panic!("not on the first screen:\n{first}"));
+    common::assert_has(
+        line,
+        &[
+            "liboqs-cpu (F1) failed 2 known-answer cases",
+            "pqcprof check --vectors",
+        ],
+    );
+    let html_path = dir.path().join("bad.html");
+    let (code, _, stderr) = report(&[&bad], &["-o", html_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    // Every row of the throughput tables (each shows liboqs-cpu figures).
+    for id in ["t-kem", "t-signature"] {
+        let rows = table_rows(&html, id);
+        assert!(!rows.is_empty(), "{id}");
+        for r in rows {
+            assert!(r.contains("✗ failed 2 known-answer cases"), "{id}: {r}");
+        }
+    }
+    // Every chart row that shows one of them.
+    let chart = &html[html.find("<svg class=\"chart\"").unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
     assert!(
-        line.contains("liboqs-cpu (F1)") && line.contains("failed 2 "),
-        "{line}"
+        chart.contains("liboqs-cpu · 1t ✗ failed 2 known-answer cases"),
+        "{chart}"
+    );
+    // The Markdown's rows too.
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("liboqs"))
+        .collect();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("✗ failed 2 known-answer cases")),
+        "{rows:?}"
     );
     v["vectors"][0]["suites"][0]["failed"] = json!(0);
     let good = write(dir.path(), "good.json", &v);
     let (_, md, _) = report(&[&good], &["--format", "markdown", "-o", "-"]);
-    assert!(!md.contains("known-answer vector case"), "{md}");
+    assert!(!md.contains("known-answer cases"), "{md}");
+}
+
+/// A CPU measured at one batch size is one mark at that batch in a
+/// throughput-against-batch chart, never a line across batches it was not
+/// measured at; and every chart's labels are whole (a long label widens
+/// the label column rather than being cut).
+#[test]
+fn a_chart_shows_only_what_was_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    common::ok_into(
+        "cpu --alg ML-KEM-512 --op encaps --batch-sweep 16 --runs 3 --threads 1",
+        &out,
+    );
+    let sweep = common::run_file_in(&out);
+    let one = dir.path().join("one");
+    common::ok_into(
+        "cpu --alg ML-KEM-512 --op encaps --batch 8 --runs 3 --threads 1",
+        &one,
+    );
+    let single = common::run_file_in(&one);
+    // Without their vectors, so that no known-answer mark (this machine's
+    // liboqs may fail some) changes the names the test looks for.
+    let bare = |p: &Path, name: &str| {
+        let mut v = read(p);
+        v.as_object_mut().unwrap().remove("vectors");
+        write(dir.path(), name, &v)
+    };
+    let (sweep, single) = (bare(&sweep, "sweep.json"), bare(&single, "single.json"));
+    let html_path = dir.path().join("r.html");
+    let (code, _, err) = report(&[&sweep, &single], &["-o", html_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let title = "ML-KEM-512 encaps throughput against batch size";
+    let chart = &html[html.find(title).expect("the batch chart")..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    let name = "liboqs-cpu · 1t · F2 (measured at batch 8 only)";
+    assert!(chart.contains(name), "{chart}");
+    // Its line has one point, so no segment is drawn; its one mark sits
+    // at batch 8 (the hover text says so).
+    assert!(chart.contains(&format!("{name}: batch 8 →")), "{chart}");
+    assert!(!chart.contains("flat"), "{chart}");
+    for batch in ["batch 1 →", "batch 4 →", "batch 16 →"] {
+        let with = chart.matches(batch).count();
+        // Only the sweep's own line has marks at its batches.
+        assert_eq!(with, 1, "{batch}: {chart}");
+    }
 }
 
 #[test]

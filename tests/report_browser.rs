@@ -348,3 +348,86 @@ fn the_offload_section_renders_in_headless_chromium() {
     assert_eq!(chart.matches("<polyline").count(), 3, "{chart}");
     assert!(chart.contains("class=\"rule\"") && chart.contains("class=\"ring\""));
 }
+
+/// The page at `width` px opened with `#layout` (the page's own layout
+/// check, see the report's script): its height with every fold closed,
+/// and with every fold open what overflows the page, which tables scroll
+/// sideways in their box and which chart text lies outside its chart.
+fn layout(bin: &Path, html: &Path, profile: &Path, width: u32) -> Value {
+    let url = format!("file://{}#layout", html.display());
+    let size = format!("--window-size={width},1000");
+    let (dom, log) = run_chromium(bin, profile, &url, &["--dump-dom", &size]);
+    let errors = console_errors(&log);
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let start = dom
+        .find("<pre id=\"layout-result\">")
+        .unwrap_or_else(|| panic!("no layout result:\n{}", &dom[..dom.len().min(2000)]));
+    let rest = &dom[start + "<pre id=\"layout-result\">".len()..];
+    let json = &rest[..rest.find("</pre>").unwrap()];
+    serde_json::from_str(&json.replace("&quot;", "\"").replace("&amp;", "&"))
+        .unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+/// A report of runs made the way `./pipeline` makes them (small): the
+/// first screen answers first (GPU against CPU, here one line that none
+/// was measured and how to measure one; PQC against classical), the
+/// navigation lists every section, and the page fits: at most 15,000 px
+/// tall at 1,400 px with its folds closed; with them open, nothing
+/// overflows the page and no table scrolls sideways at 1,400 px, nothing
+/// overflows at 800 px (tables may scroll in their box there), and every
+/// chart's text lies inside its chart.
+#[test]
+fn the_report_fits_its_page_and_its_first_screen_answers() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bench = cpu_run(&d.join("bench"), "1,all");
+    common::ok_into(
+        "cpu --alg ML-KEM-512 --op encaps --batch-sweep 64 --runs 3 --threads all",
+        d.join("batches"),
+    );
+    let batches = common::run_file_in(&d.join("batches"));
+    let offload = common::offload_run(&d.join("offload"));
+    let sweep = common::quick_sweep(
+        &d.join("sweep"),
+        "ML-KEM-512,ML-KEM-768,ML-DSA-44,SecP256r1MLKEM768,X25519MLKEM768,ECDSA-P256,X25519,Ed25519,SPHINCS+-SHA2-128f-simple,SLH-DSA-SHA2-128f",
+        &["--symmetric"],
+    );
+    let (html, dom, _) = report_in_chromium(&bin, d, &[bench, batches, offload, sweep]);
+    // The first screen: the GPU line before PQC against classical, both
+    // before any other section.
+    let at = |s: &str| dom.find(s).unwrap_or_else(|| panic!("{s} missing"));
+    let gpu = at("No GPU was measured in these files");
+    assert!(
+        dom[gpu..].starts_with("No GPU was measured")
+            && dom[gpu..at("docs/gpu.md")].contains("scripts/gpu-check")
+    );
+    assert!(
+        gpu < at(">PQC against classical<")
+            && at(">PQC against classical<") < at("id=\"vs-classical\"")
+    );
+    let nav = &dom[at("<nav")..];
+    let nav = &nav[..nav.find("</nav>").unwrap()];
+    for s in [
+        "#offload",
+        "#hybrid",
+        "#caveats",
+        "#charts",
+        "#sizes",
+        "#appendix",
+    ] {
+        assert!(nav.contains(s), "{s} not in the navigation: {nav}");
+    }
+    let wide = layout(&bin, &html, &d.join("profile-wide"), 1400);
+    assert!(wide["folds"].as_u64().unwrap() >= 5, "{wide}");
+    assert!(wide["closedHeight"].as_u64().unwrap() <= 15_000, "{wide}");
+    assert_eq!(wide["overflowingCount"], 0, "{wide}");
+    assert_eq!(wide["tablesScrolling"], Value::Array(vec![]), "{wide}");
+    assert!(wide["charts"].as_u64().unwrap() >= 3, "{wide}");
+    assert_eq!(wide["chartTextOutsideCount"], 0, "{wide}");
+    let narrow = layout(&bin, &html, &d.join("profile-narrow"), 800);
+    assert_eq!(narrow["overflowingCount"], 0, "{narrow}");
+    assert_eq!(narrow["chartTextOutsideCount"], 0, "{narrow}");
+}

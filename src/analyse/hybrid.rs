@@ -24,20 +24,27 @@ pub fn component(rec: &Record) -> Option<(String, &'static str)> {
     None
 }
 
-/// Microseconds per operation of an ok one-thread throughput record. At
-/// several threads `ms_per_op` is wall time over all threads' operations
-/// (amortised), not what one operation costs, so those records are left out.
+/// Microseconds per operation of an ok one-thread throughput record: one
+/// over its throughput ([`crate::analyse::estimate::throughput`], the
+/// figure every view shows for it). At several threads the throughput is
+/// all threads' operations over the wall time, not what one operation
+/// costs, so those records are left out.
 fn usable(r: &Record) -> Option<f64> {
     (r.status == Status::Ok && r.mode == Mode::Throughput && r.threads == 1)
-        .then_some(r.ms_per_op)
+        .then(|| crate::analyse::estimate::throughput(r))
         .flatten()
-        .filter(|m| m.is_finite() && *m > 0.0)
-        .map(|ms| ms * 1000.0)
+        .map(|e| 1e6 / e.value)
 }
 
-/// Public key plus ciphertext or signature: what one side sends.
-fn wire(s: &Sizes) -> i64 {
-    (s.public_key_bytes + s.ciphertext_bytes.or(s.signature_bytes).unwrap_or(0)) as i64
+/// Public key plus ciphertext or signature: what one side sends; `None`
+/// when either is not known.
+fn wire(s: &Sizes) -> Option<i64> {
+    Some((s.public_key()? + s.ciphertext_bytes.or(s.signature_bytes)?) as i64)
+}
+
+/// `hybrid - component` of two sizes, when both are known.
+fn extra(hybrid: Option<i64>, component: Option<i64>) -> Option<i64> {
+    Some(hybrid? - component?)
 }
 
 /// Each hybrid record with a measured component, in record order: the
@@ -67,9 +74,11 @@ pub fn overhead_of(records: &[&Record]) -> Vec<(HybridOverhead, usize, usize)> {
             hybrid_us,
             component_us,
             extra_us: hybrid_us - component_us,
-            extra_wire_bytes: wire(&h.sizes) - wire(&c.sizes),
-            extra_secret_key_bytes: h.sizes.secret_key_bytes as i64
-                - c.sizes.secret_key_bytes as i64,
+            extra_wire_bytes: extra(wire(&h.sizes), wire(&c.sizes)),
+            extra_secret_key_bytes: extra(
+                h.sizes.secret_key().map(|v| v as i64),
+                c.sizes.secret_key().map(|v| v as i64),
+            ),
         };
         v.push((o, hi, ci));
     }
@@ -104,7 +113,9 @@ mod tests {
             Operation::Encaps,
         );
         r.status = Status::Ok;
-        r.ms_per_op = Some(ms);
+        // Six runs of one operation at `ms` each.
+        r.batch = 1;
+        r.run_seconds = vec![ms / 1000.0; 6];
         r.sizes = Sizes {
             public_key_bytes: pk,
             secret_key_bytes: sk,
@@ -129,10 +140,33 @@ mod tests {
         assert_eq!(o[0].component, "ML-KEM-768");
         assert_eq!(o[0].component_provider, "liboqs");
         assert!((o[0].extra_us - 50.0).abs() < 1e-9, "{o:?}");
-        assert_eq!(o[0].extra_wire_bytes, 64);
-        assert_eq!(o[0].extra_secret_key_bytes, 32);
+        assert_eq!(o[0].extra_wire_bytes, Some(64));
+        assert_eq!(o[0].extra_secret_key_bytes, Some(32));
         assert_eq!(o[1].component_provider, "openssl");
         assert!((o[1].extra_us - 50.0).abs() < 1e-9, "{o:?}");
+    }
+
+    #[test]
+    fn an_unknown_secret_key_gives_no_extra_bytes_not_a_negative_count() {
+        // OpenSSL does not export SecP256r1MLKEM768's secret key: its size
+        // is not known (0 in memory, null in files).
+        let recs = vec![
+            rec("openssl", "ML-KEM-768", 0.030, 1184, 1088, 2400),
+            rec("openssl", "SecP256r1MLKEM768", 0.080, 1249, 1153, 0),
+        ];
+        let o = overhead(&recs);
+        assert_eq!(o.len(), 1, "{o:?}");
+        assert_eq!(o[0].extra_secret_key_bytes, None, "{o:?}");
+        assert_eq!(o[0].extra_wire_bytes, Some(130));
+        let json = serde_json::to_value(&o[0]).unwrap();
+        assert!(json["extra_secret_key_bytes"].is_null(), "{json}");
+        let mut sized = recs[1].clone();
+        sized.sizes.public_key_bytes = 0;
+        let json = serde_json::to_value(&sized).unwrap();
+        assert!(json["sizes"]["public_key_bytes"].is_null(), "{json}");
+        assert!(json["sizes"]["secret_key_bytes"].is_null(), "{json}");
+        let back: Record = serde_json::from_value(json).unwrap();
+        assert_eq!(back.sizes, sized.sizes);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! part ([`hybrid`]). Pure functions over the schema.
 
 pub mod aggregate;
+pub mod estimate;
 pub mod floor;
 pub mod hybrid;
 pub mod saturation;

@@ -458,17 +458,23 @@ fn sections(runs: &[LoadedRun]) -> anyhow::Result<Sections> {
             runs.len()
         ));
     }
+    // Each rank measures its own floor: ranks on one node under different
+    // load give floors a few nanoseconds apart, which is measurement, not
+    // a difference of configuration. Only a floor of another kind (what an
+    // empty window holds) is named.
     let mut floor: Vec<crate::schema::run_file::Floor> = vec![];
     for r in runs {
         for (_, f) in &r.floor {
             match floor.iter().find(|k| k.backend == f.backend && k.threads == f.threads) {
                 None => floor.push(f.clone()),
-                Some(k) if k == f => {}
-                Some(_) => notes.push(format!(
-                    "{}: its floor of {} at {} thread(s) differs from an earlier rank's, which is kept",
+                Some(k) if k.method == f.method => {}
+                Some(k) => notes.push(format!(
+                    "{}: its floor of {} at {} thread(s) times {} where an earlier rank's, which is kept, times {}",
                     r.path.display(),
                     f.backend,
-                    f.threads
+                    f.threads,
+                    f.method,
+                    k.method
                 )),
             }
         }

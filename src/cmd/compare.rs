@@ -162,6 +162,13 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
     if duplicates > 0 {
         log::warn!("{duplicates} record(s) share their key (backend, threads, algorithm, operation, mode, batch) with another record of the same file: not compared");
     }
+    let unlike = lines
+        .iter()
+        .filter(|l| matches!(l.change, change::Change::NotComparable(_)))
+        .count();
+    if unlike > 0 {
+        log::warn!("{unlike} record(s) not compared: the two files measured them differently (mode, batches or a timed window, what the window holds, or the batch); each is named in the table");
+    }
     for l in &lines {
         if let change::Change::Inconsistent(why) = &l.change {
             log::warn!(
@@ -184,9 +191,14 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
     if matched == 0 {
         // A gate that compared nothing has not passed.
         log::error!(
-            "no measured record of {} matches one of {} (same backend, threads, algorithm, operation, mode and batch), so nothing was compared{}",
+            "no measured record of {} matches one of {} (same backend, threads, algorithm, operation, mode and batch), so nothing was compared{}{}",
             args.old.display(),
             args.new.display(),
+            if unlike > 0 {
+                format!(" ({unlike} measured differently, not comparable)")
+            } else {
+                String::new()
+            },
             match args.fail_above {
                 Some(p) => format!("; --fail-above {} cannot pass on zero records", shown(p)),
                 None => String::new(),

@@ -35,6 +35,14 @@ pub struct ReportArgs {
         help_heading = heading::OUTPUT
     )]
     pub format: Format,
+    /// Check every figure against the raw runs instead of writing a report
+    ///
+    /// Writes no report: re-derives every figure of the HTML and Markdown
+    /// report and of `compare --json` between these run files from their
+    /// raw runs, prints each one that disagrees, and exits 3 if any does
+    /// (docs/statistics.md, the audit).
+    #[arg(long, conflicts_with_all = ["output", "format"])]
+    pub audit: bool,
 }
 
 /// `pqcprof report`: exit 0 when at least one file could be used, 1 when
@@ -46,7 +54,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
             Format::Markdown => "report.md",
         })
     });
-    if out.as_os_str() != "-" {
+    if out.as_os_str() != "-" && !args.audit {
         crate::write::output::check_output_file(&out, &args.files)?;
     }
     let set = load_and_warn(&args.files);
@@ -72,6 +80,18 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
             );
         }
         return Ok(exit::ERROR);
+    }
+    if args.audit {
+        let a = crate::report::audit::run(&set);
+        for d in &a.disagreements {
+            println!("{d}");
+        }
+        println!("{}", a.summary());
+        return Ok(if a.disagreements.is_empty() {
+            exit::OK
+        } else {
+            exit::SOME_FAILED
+        });
     }
     let text = render(&set, args.format);
     if out.as_os_str() == "-" {

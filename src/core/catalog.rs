@@ -203,12 +203,17 @@ pub enum Algorithm {
     MlDsa87,
 }
 
-/// Sizes in bytes of one algorithm's objects.
+/// Sizes in bytes of one algorithm's objects. A public or secret key size
+/// of 0 stands for one not known (a provider that does not export the
+/// key): it is written as `null` in files and read back as 0, and
+/// [`Sizes::public_key`] and [`Sizes::secret_key`] give `None` for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Sizes {
-    /// Public (encapsulation / verification) key.
+    /// Public (encapsulation / verification) key; `null` when not known.
+    #[serde(serialize_with = "zero_as_null", deserialize_with = "null_as_zero")]
     pub public_key_bytes: usize,
-    /// Secret (decapsulation / signing) key.
+    /// Secret (decapsulation / signing) key; `null` when not known.
+    #[serde(serialize_with = "zero_as_null", deserialize_with = "null_as_zero")]
     pub secret_key_bytes: usize,
     /// KEM ciphertext, if a KEM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,6 +224,31 @@ pub struct Sizes {
     /// Signature, if a signature scheme.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature_bytes: Option<usize>,
+}
+
+impl Sizes {
+    /// The public key's size, when known.
+    pub fn public_key(&self) -> Option<usize> {
+        (self.public_key_bytes > 0).then_some(self.public_key_bytes)
+    }
+
+    /// The secret key's size, when known.
+    pub fn secret_key(&self) -> Option<usize> {
+        (self.secret_key_bytes > 0).then_some(self.secret_key_bytes)
+    }
+}
+
+/// A key size of 0 (not known) written as `null`.
+fn zero_as_null<S: serde::Serializer>(v: &usize, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        0 => s.serialize_none(),
+        v => s.serialize_some(v),
+    }
+}
+
+/// A key size read back: `null` (not known) as 0.
+fn null_as_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    Ok(Option::<usize>::deserialize(d)?.unwrap_or(0))
 }
 
 /// Shared secret size of every ML-KEM set (FIPS 203).

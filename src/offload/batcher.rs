@@ -234,13 +234,19 @@ pub fn offered_rate(served: &[Served]) -> f64 {
     }
 }
 
-/// Requests per second served: requests from the first arrival to the
-/// last result.
-pub fn achieved_rate(served: &[Served]) -> f64 {
-    let (first, _) = span(served, |s| s.arrival);
+/// Requests per second served in the window the requests were offered in:
+/// those served over the time from the window's start (time 0, where
+/// arrival times count from) to its end, `window` seconds (the requests
+/// offered over the offered rate), or to the last result when that is
+/// later. The window's own rate is the requests offered over `window`, so
+/// the rate served never exceeds the rate offered for the same window.
+pub fn achieved_rate(served: &[Served], window: f64) -> f64 {
     let (_, last) = span(served, |s| s.done);
-    if last > first {
-        (served.len() - 1) as f64 / (last - first)
+    let end = window.max(last);
+    if served.is_empty() {
+        0.0
+    } else if end > 0.0 && end.is_finite() {
+        served.len() as f64 / end
     } else {
         f64::INFINITY
     }
@@ -376,8 +382,31 @@ mod tests {
         assert!((offered_rate(&light) - 2000.0).abs() < 1e-6);
         let heavy = simulate(&at(8000.0), p, 1, &mut linear);
         assert!(saturated(&heavy, p.max_wait));
-        let got = achieved_rate(&heavy);
+        let got = achieved_rate(&heavy, 20_000.0 / 8000.0);
         assert!((got - 8.0 / 1.8e-3).abs() / got < 0.01, "{got}");
+        // A light load is served at the rate offered, never above it.
+        let got = achieved_rate(&light, 20_000.0 / 2000.0);
+        assert!(got <= 2000.0 && got > 1990.0, "{got}");
+    }
+
+    #[test]
+    fn the_rate_served_never_exceeds_the_rate_offered_for_the_same_window() {
+        // 13 requests offered at 100/s (a window of 0.13 s) whose Poisson
+        // arrivals happened to come early, all within 50 ms, each served
+        // in 0.1 ms: counted from the first arrival to the last result they
+        // would be 240 a second; over their window, 100.
+        let arrivals: Vec<f64> = (0..13).map(|i| 0.002 + i as f64 * 0.004).collect();
+        let p = Policy {
+            max_batch: 1,
+            max_wait: 0.0,
+        };
+        let served = simulate(&arrivals, p, 1, &mut |_| 1e-4);
+        let window = 13.0 / 100.0;
+        let rate = achieved_rate(&served, window);
+        assert!((rate - 100.0).abs() < 1e-9, "{rate}");
+        // Results that come after the window's end stretch it.
+        let slow = simulate(&arrivals, p, 1, &mut |_| 0.02);
+        assert!(achieved_rate(&slow, window) < 100.0);
     }
 
     #[test]

@@ -156,6 +156,18 @@ impl Curve {
         })
     }
 
+    /// How far its batch times may be off: the largest, over its measured
+    /// batches, of the half-width of the distribution-free 95% interval of
+    /// a batch's median time over that median (from the batches' spread;
+    /// 0 where no batch has six times or more). A latency predicted from
+    /// these times is as uncertain, near enough.
+    pub fn noise(&self) -> f64 {
+        self.spread
+            .iter()
+            .filter_map(|s| crate::core::stats::median_relative_half_width(s))
+            .fold(0.0, f64::max)
+    }
+
     /// The measured batches and their times in milliseconds, as the run
     /// file and `plan --json` give them.
     pub fn rows(&self) -> Vec<crate::schema::offload::CurvePoint> {

@@ -147,10 +147,47 @@ impl std::str::FromStr for Slo {
     }
 }
 
+/// Requests beyond a percentile a sample needs before it resolves the
+/// percentile: with `n` requests, the `q` quantile rests on the `n (1 -
+/// q)` slowest, and fewer than 10 of them say little about it.
+pub const BEYOND_TO_RESOLVE: f64 = 10.0;
+
 impl Slo {
-    /// Whether `r`'s latency meets it.
-    pub fn met_by(&self, r: &Recorder) -> bool {
-        r.latency_ms_at(self.quantile) <= self.bound_ms
+    /// Requests a sample needs to resolve this objective's percentile:
+    /// [`BEYOND_TO_RESOLVE`] / (1 - q), 1,000 for p99.
+    pub fn requests_to_resolve(&self) -> u64 {
+        let n = BEYOND_TO_RESOLVE / (1.0 - self.quantile);
+        // 1 - 0.99999999 is not exactly 1e-8 in binary: the count is read
+        // to six significant digits, then rounded up.
+        let unit = 10f64.powi(n.log10().floor() as i32 - 5);
+        ((n / unit).round() * unit).ceil().min(1e18) as u64
+    }
+
+    /// Whether `r`'s latency meets it: `Ok(true)` or `Ok(false)`, or
+    /// `Err(why)` when `r` holds too few requests to resolve its
+    /// percentile (it is then neither met nor missed).
+    pub fn judge(&self, r: &Recorder) -> Result<bool, String> {
+        let need = self.requests_to_resolve();
+        if r.len() < need {
+            return Err(format!(
+                "not resolvable: {} needs at least {} requests ({} beyond it), this sample has {}",
+                self.percentile,
+                crate::core::units::grouped(need as f64),
+                BEYOND_TO_RESOLVE,
+                crate::core::units::grouped(r.len() as f64)
+            ));
+        }
+        Ok(r.latency_ms_at(self.quantile) <= self.bound_ms)
+    }
+
+    /// `meets_slo` and `slo_unresolved` of a point judged by
+    /// [`Slo::judge`].
+    pub fn outcome(slo: Option<&Slo>, r: &Recorder) -> (Option<bool>, Option<String>) {
+        match slo.map(|s| s.judge(r)) {
+            None => (None, None),
+            Some(Ok(met)) => (Some(met), None),
+            Some(Err(why)) => (None, Some(why)),
+        }
     }
 }
 
@@ -200,6 +237,44 @@ mod tests {
         assert_eq!(
             r.waits().batch_sizes,
             BTreeMap::from([(1, 1), (2, 1), (3, 1)])
+        );
+    }
+
+    #[test]
+    fn a_percentile_the_sample_cannot_resolve_is_neither_met_nor_missed() {
+        let mut r = Recorder::default();
+        for _ in 0..13 {
+            let s = Served {
+                arrival: 0.0,
+                dispatch: 0.0,
+                done: 1e-4,
+                batch: 1,
+            };
+            r.record(&s, true);
+        }
+        let deep: Slo = "p99.999999=1ms".parse().unwrap();
+        assert_eq!(deep.requests_to_resolve(), 1_000_000_000);
+        let e = deep.judge(&r).unwrap_err();
+        assert!(e.contains("not resolvable") && e.contains("has 13"), "{e}");
+        assert_eq!(Slo::outcome(Some(&deep), &r).0, None);
+        let median: Slo = "p50=1ms".parse().unwrap();
+        assert_eq!(median.requests_to_resolve(), 20);
+        assert!(median.judge(&r).is_err());
+        for _ in 0..7 {
+            r.record(
+                &Served {
+                    arrival: 0.0,
+                    dispatch: 0.0,
+                    done: 1e-4,
+                    batch: 1,
+                },
+                true,
+            );
+        }
+        assert_eq!(median.judge(&r), Ok(true));
+        assert_eq!(
+            "p99=2ms".parse::<Slo>().unwrap().requests_to_resolve(),
+            1000
         );
     }
 

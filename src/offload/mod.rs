@@ -25,3 +25,4 @@ pub mod serve;
 mod words;
 
 pub use gpu::is_gpu;
+pub use words::{prediction_caveats, PREDICTION_FACTOR};

@@ -59,6 +59,14 @@ pub struct Plan {
     arrivals: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     point: Option<Point>,
+    /// How far the batch times may be off: the largest relative half-width
+    /// of a measured batch's median time (see `Curve::noise`).
+    input_noise: f64,
+    /// With `--max-batch auto`: the batchings with another largest batch
+    /// whose latency lies within that noise of the chosen one's; another
+    /// measurement may choose one of them instead.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    within_noise: Vec<Point>,
     #[serde(skip_serializing_if = "Option::is_none")]
     slo: Option<Slo>,
     /// With --slo: the highest Poisson rate that meets it, with its
@@ -177,10 +185,14 @@ pub fn predict(args: &PlanInput) -> anyhow::Result<Plan> {
         workers,
         queue_limit: None,
     };
-    let point = arrivals.as_ref().map(|a| match policy {
-        Some(p) => model.predict(a, p, slo),
-        None => model.best(a, slo),
-    });
+    let (point, within_noise) = match (arrivals.as_ref(), policy) {
+        (Some(a), Some(p)) => (Some(model.predict(a, p, slo)), vec![]),
+        (Some(a), None) => {
+            let (best, near) = model.best_and_near(a, slo);
+            (Some(best), near)
+        }
+        (None, _) => (None, vec![]),
+    };
     let max_rate = slo.map(|s| model.max_rate_under(s, args.load.seed));
     let plan = Plan {
         format: "pqcprof-plan",
@@ -200,6 +212,8 @@ pub fn predict(args: &PlanInput) -> anyhow::Result<Plan> {
         contention: (workers > 1).then(|| contention(&curve, args, workers)),
         arrivals: arrivals.as_ref().map(describe_arrivals),
         point,
+        input_noise: curve.noise(),
+        within_noise,
         slo: args.load.slo.clone(),
         max_rate_under_slo: max_rate,
         auto: policy.is_none(),
@@ -320,6 +334,32 @@ fn text(plan: &Plan, auto: bool) -> String {
                 ""
             }
         );
+        if !plan.within_noise.is_empty() {
+            // The three nearest; `--json` has them all.
+            const SHOWN: usize = 3;
+            let mut near: Vec<String> = plan
+                .within_noise
+                .iter()
+                .take(SHOWN)
+                .map(|n| {
+                    format!(
+                        "max-batch {}, max-wait {} ms (p99 {:.3} ms)",
+                        n.max_batch, n.max_wait_ms, n.waits.latency_ms.p99
+                    )
+                })
+                .collect();
+            if plan.within_noise.len() > SHOWN {
+                near.push(format!(
+                    "and {} more (--json lists them)",
+                    plan.within_noise.len() - SHOWN
+                ));
+            }
+            s += &format!(
+                "  within the noise of the batch times (±{:.1}%), these do as well and another measurement may choose one: {}\n",
+                plan.input_noise * 100.0,
+                near.join("; ")
+            );
+        }
         s += &percentiles("latency", &p.waits.latency_ms);
         s += &percentiles("queue", &p.waits.queue_ms);
         s += &percentiles("service", &p.waits.service_ms);
@@ -341,6 +381,12 @@ fn text(plan: &Plan, auto: bool) -> String {
                 if met { "met" } else { "missed" }
             );
         }
+        if let (Some(slo), Some(why)) = (&plan.slo, &p.slo_unresolved) {
+            s += &format!(
+                "  objective {}<={} ms: {why}\n",
+                slo.percentile, slo.bound_ms
+            );
+        }
     }
     if let (Some(slo), Some(top)) = (&plan.slo, &plan.max_rate_under_slo) {
         s += &match top {
@@ -353,6 +399,14 @@ fn text(plan: &Plan, auto: bool) -> String {
                 t.max_wait_ms,
                 slo.percentile,
                 planner::rank(t, Some(slo))
+            ),
+            None if slo.requests_to_resolve() > planner::MAX_SIMULATED as u64 => format!(
+                "  highest rate with {}<={} ms: not resolvable: {} needs {} simulated requests, the planner simulates at most {}\n",
+                slo.percentile,
+                slo.bound_ms,
+                slo.percentile,
+                crate::core::units::grouped(slo.requests_to_resolve() as f64),
+                crate::core::units::grouped(planner::MAX_SIMULATED as f64)
             ),
             None => format!(
                 "  highest rate with {}<={} ms: none, even a light load misses it (one batch takes {:.3} ms)\n",

@@ -20,6 +20,9 @@ fn request_count(curve: &Curve, rate: f64, cap: usize) -> usize {
 const POINT_REQUESTS: usize = 200_000;
 /// Requests simulated per batching tried while searching.
 const SEARCH_REQUESTS: usize = 40_000;
+/// The most requests one simulated point holds to resolve an objective's
+/// percentile (p99.99 needs 100,000, p99.999 a million).
+pub const MAX_SIMULATED: usize = 1_000_000;
 
 /// Batch sizes of powers of two below `top`, and `top`: what a search tries
 /// and where batch times are measured.
@@ -89,12 +92,27 @@ pub struct Planner<'a> {
 impl Planner<'_> {
     /// The point of one rate and one batching.
     pub fn predict(&self, arrivals: &Arrivals, policy: Policy, slo: Option<&Slo>) -> Point {
-        self.point(arrivals, policy, slo, POINT_REQUESTS)
+        // Enough requests to resolve the objective's percentile, up to
+        // MAX_SIMULATED; beyond, the point says it cannot be resolved.
+        let least = slo.map_or(0, |s| (s.requests_to_resolve() as usize).min(MAX_SIMULATED));
+        self.point(arrivals, policy, slo, least, POINT_REQUESTS.max(least))
     }
 
-    fn point(&self, arrivals: &Arrivals, policy: Policy, slo: Option<&Slo>, cap: usize) -> Point {
+    fn point(
+        &self,
+        arrivals: &Arrivals,
+        policy: Policy,
+        slo: Option<&Slo>,
+        least: usize,
+        cap: usize,
+    ) -> Point {
         let curve = self.curve;
-        let times = arrivals.times(request_count(curve, arrivals.rate(), cap));
+        let count = match arrivals {
+            Arrivals::Trace(_) => 0,
+            _ => request_count(curve, arrivals.rate(), cap).max(least),
+        };
+        let times = arrivals.times(count);
+        let window = times.len() as f64 / arrivals.rate();
         let (served, dropped) = batcher::simulate_limited(
             &times,
             policy,
@@ -105,11 +123,12 @@ impl Planner<'_> {
         );
         let mut rec = Recorder::default();
         rec.record_all(&served);
+        let (meets_slo, slo_unresolved) = Slo::outcome(slo, &rec);
         Point {
             backend: self.backend.to_string(),
             // The rate asked for; the sample's own differs by chance.
             offered_rate: arrivals.rate(),
-            achieved_rate: batcher::achieved_rate(&served),
+            achieved_rate: batcher::achieved_rate(&served, window),
             max_batch: policy.max_batch,
             max_wait_ms: policy.max_wait * 1e3,
             waits: rec.waits(),
@@ -117,7 +136,8 @@ impl Planner<'_> {
             saturated: batcher::saturated(&served, policy.max_wait),
             requests: served.len(),
             not_served: 0,
-            meets_slo: slo.map(|s| s.met_by(&rec)),
+            meets_slo,
+            slo_unresolved,
             gate: None,
             predicted_latency_ms: None,
             dispatch_late_max_ms: None,
@@ -132,15 +152,36 @@ impl Planner<'_> {
     /// (the objective's percentile, else p99), and its point; when none
     /// keeps up, the one that serves the most.
     pub fn best(&self, arrivals: &Arrivals, slo: Option<&Slo>) -> Point {
+        self.best_and_near(arrivals, slo).0
+    }
+
+    /// [`Planner::best`], and the other batchings with another largest
+    /// batch whose latency lies within the noise of the batch times
+    /// ([`Curve::noise`]) of the chosen one's: on another measurement of
+    /// the same backend, one of them may be chosen instead. The choice
+    /// itself depends only on the batch times, the hand-off and the seed:
+    /// the same inputs choose the same batching. Ties go to the smaller
+    /// batch, then the shorter wait.
+    pub fn best_and_near(&self, arrivals: &Arrivals, slo: Option<&Slo>) -> (Point, Vec<Point>) {
         let tried: Vec<Point> = candidates(self.curve, slo)
             .into_iter()
             .filter(|p| self.queue_limit.is_none_or(|l| p.max_batch <= l))
-            .map(|p| self.point(arrivals, p, slo, SEARCH_REQUESTS))
+            .map(|p| self.point(arrivals, p, slo, 0, SEARCH_REQUESTS))
             .collect();
-        let chosen = tried
+        let order = |a: &&Point, b: &&Point| {
+            rank(a, slo)
+                .total_cmp(&rank(b, slo))
+                .then(a.max_batch.cmp(&b.max_batch))
+                .then(a.max_wait_ms.total_cmp(&b.max_wait_ms))
+        };
+        let kept: Vec<&Point> = tried
             .iter()
             .filter(|p| crate::schema::offload::kept_up(p))
-            .min_by(|a, b| rank(a, slo).total_cmp(&rank(b, slo)))
+            .collect();
+        let chosen = kept
+            .iter()
+            .copied()
+            .min_by(order)
             .or_else(|| {
                 tried
                     .iter()
@@ -151,7 +192,32 @@ impl Planner<'_> {
             max_batch: chosen.max_batch,
             max_wait: chosen.max_wait_ms / 1e3,
         };
-        self.predict(arrivals, policy, slo)
+        let best_rank = rank(chosen, slo);
+        let noise = self.curve.noise();
+        let mut near: Vec<&Point> = kept
+            .iter()
+            .copied()
+            .filter(|p| {
+                p.max_batch != chosen.max_batch && rank(p, slo) <= best_rank * (1.0 + noise)
+            })
+            .collect();
+        near.sort_by(order);
+        // One per largest batch: its best wait.
+        near.dedup_by_key(|p| p.max_batch);
+        let near = near
+            .into_iter()
+            .map(|p| {
+                self.predict(
+                    arrivals,
+                    Policy {
+                        max_batch: p.max_batch,
+                        max_wait: p.max_wait_ms / 1e3,
+                    },
+                    slo,
+                )
+            })
+            .collect();
+        (self.predict(arrivals, policy, slo), near)
     }
 
     /// The highest Poisson rate (seeded) whose best batching meets `slo`
@@ -248,6 +314,46 @@ mod tests {
         assert!(!heavy.saturated, "{heavy:?}");
         assert!(heavy.max_batch > 4, "{heavy:?}");
         assert!((heavy.achieved_rate - 5000.0).abs() / 5000.0 < 0.05);
+    }
+
+    #[test]
+    fn the_choice_repeats_and_says_which_batchings_are_within_the_noise() {
+        // Batches of 1 and of 16 that cost about the same per request at
+        // this load: which is lower depends on batch times known to a few
+        // percent.
+        let mut c = Curve {
+            points: vec![(1, 0.10e-3), (16, 1.45e-3)],
+            cpu: true,
+            basis: "",
+            spread: vec![],
+            handoff: Default::default(),
+            contended: None,
+        };
+        let a = Arrivals::Poisson {
+            rate: 2000.0,
+            seed: 5,
+        };
+        let quiet = on(&c, 1).best_and_near(&a, None);
+        // The same batch times and hand-off choose the same batching.
+        let again = on(&c, 1).best_and_near(&a, None);
+        assert_eq!(quiet.0, again.0);
+        assert!(
+            quiet.1.is_empty(),
+            "no noise, no near choice: {:?}",
+            quiet.1
+        );
+        // Each batch time known to about +-30%: the other batching is
+        // within the noise, and said so.
+        let noisy: Vec<f64> = (0..20).map(|i| 0.7 + 0.6 * i as f64 / 19.0).collect();
+        c.spread = vec![noisy.clone(), noisy];
+        assert!(c.noise() > 0.1, "{}", c.noise());
+        let (chosen, near) = on(&c, 1).best_and_near(&a, None);
+        assert!(!near.is_empty(), "{chosen:?}");
+        assert!(near.iter().all(|p| p.max_batch != chosen.max_batch));
+        let p99 = |p: &Point| p.waits.latency_ms.p99;
+        assert!(near
+            .iter()
+            .all(|p| p99(p) <= p99(&chosen) * (1.0 + c.noise()) * 1.2));
     }
 
     #[test]

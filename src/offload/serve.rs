@@ -43,6 +43,9 @@ pub struct Served {
 /// counts from there).
 pub fn serve(args: &Settings, started: Instant) -> anyhow::Result<Served> {
     let (req, b) = (args.request, &args.batching);
+    if let Rates::One(a @ (Arrivals::Poisson { .. } | Arrivals::Uniform { .. })) = &args.rates {
+        check_window(a.rate(), args.window)?;
+    }
     let deadline = args.deadline.map(|s| started + Duration::from_secs_f64(s));
     let out = crate::write::output::ensure_writable_dir(&args.out)?;
     let cfg = BatchConfig {
@@ -121,6 +124,29 @@ pub fn serve(args: &Settings, started: Instant) -> anyhow::Result<Served> {
         code,
         summary: summary(o, &saved.path),
     })
+}
+
+/// The fewest requests a point offers: fewer give no latency percentile
+/// and no rate.
+pub const MIN_REQUESTS: f64 = 2.0;
+
+/// Refuses a rate and window that offer fewer than [`MIN_REQUESTS`]: a
+/// point holds the requests its window offers at its rate, and a window
+/// too short for them would have to stretch to fit them (at `--rate 0.01`
+/// two requests take 200 s, not the 0.05 s asked for).
+/// The refusal is a usage error (exit 2), given before anything is
+/// measured.
+pub fn check_window(rate: f64, window: f64) -> anyhow::Result<()> {
+    let offered = rate * window;
+    if offered < MIN_REQUESTS {
+        return Err(crate::core::exit::Usage(format!(
+            "--rate {rate} over --window {window} s offers {} requests; a point needs at least {MIN_REQUESTS}: use --window {} or more, or a higher --rate",
+            crate::core::units::sig3(offered),
+            crate::core::units::sig3(MIN_REQUESTS / rate)
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// What makes each worker: a backend opened on its own thread (on a GPU,
@@ -340,13 +366,17 @@ impl Ctx<'_> {
         }
         let mut rec = Recorder::default();
         rec.record_all(&w.served);
+        let (meets_slo, slo_unresolved) = super::latency::Slo::outcome(slo, &rec);
+        // The window the requests were offered in: their count over the
+        // rate offered, so the rate served is over the same window.
+        let window = times.len() as f64 / a.rate();
         let predicted = self.model().predict(a, policy, slo);
         let mut gate = w.gate_before;
         gate.checked_ops += w.gate_after.checked_ops;
         let p = Point {
             backend: self.args.backend.clone(),
             offered_rate: a.rate(),
-            achieved_rate: batcher::achieved_rate(&w.served),
+            achieved_rate: batcher::achieved_rate(&w.served, window),
             max_batch: policy.max_batch,
             max_wait_ms: policy.max_wait * 1e3,
             waits: rec.waits(),
@@ -354,7 +384,8 @@ impl Ctx<'_> {
             saturated: batcher::saturated(&w.served, policy.max_wait),
             requests: w.served.len(),
             not_served: 0,
-            meets_slo: slo.map(|s| s.met_by(&rec)),
+            meets_slo,
+            slo_unresolved,
             gate: Some(gate),
             predicted_latency_ms: Some(predicted.waits.latency_ms),
             dispatch_late_max_ms: Some(w.dispatch_late_max * 1e3),
@@ -378,7 +409,10 @@ impl Ctx<'_> {
         // capacity predicted that high stops the doubling there.
         let most = crate::core::bounded::MAX_REQUESTS_PER_POINT as f64 / self.args.window;
         let high = high.unwrap_or(cap * 2.0).min(most);
-        let mut rate = low.unwrap_or(cap / 16.0).min(high);
+        // No point offers fewer requests than it needs in its window.
+        let fewest = MIN_REQUESTS / self.args.window;
+        let high = high.max(fewest);
+        let mut rate = low.unwrap_or(cap / 16.0).max(fewest).min(high);
         let at = |rate: f64| self.args.load.at(rate);
         let mut good = None;
         let bad = loop {

@@ -358,6 +358,8 @@ pub fn break_even_findings(curves: &[Curve]) -> Vec<Finding> {
                 }
             ),
             interval: None,
+            ratio: None,
+            kat: None,
             sources: c.sources(),
         });
     }

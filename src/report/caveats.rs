@@ -11,28 +11,53 @@ use crate::core::units;
 use crate::report::model::{Dataset, Entry};
 use crate::schema::record::{HoldCheck, Mode, StoppedBy, FLOOR_MULTIPLE};
 
-/// One line per cut or throttled record, emulated ones included, then one
-/// per measured backend whose code failed known-answer vectors when its
-/// run began.
+/// One line per cut or throttled record, emulated ones included. (The
+/// known-answer failures of a backend's code are the report's own list,
+/// [`crate::report::model::kat_failures`].)
 pub fn caveats(ds: &Dataset) -> Vec<String> {
-    let mut out: Vec<String> = ds
-        .entries
+    ds.entries
         .iter()
         .chain(ds.emulated.iter())
         .filter_map(line)
-        .collect();
-    for run in ds.runs {
-        for (_, v) in &run.vectors {
-            let failed = v.totals().2;
-            if failed > 0 {
-                out.push(format!(
-                    "{} ({}): its code failed {failed} known-answer vector case(s) when the run began ({}); its figures are those of an implementation that gives other answers than the standard's vectors (pqcprof check --vectors shows which)",
-                    v.name(),
-                    run.label,
-                    v.line()
-                ));
+        .collect()
+}
+
+/// The caveats in short, for the report's first screen: a busy machine,
+/// noisy records, how many records have caveats of their own, offload
+/// figures far from their prediction, and records made on the stand-in
+/// driver.
+pub fn first_screen(
+    ds: &Dataset,
+    caveats: &[String],
+    offload: Option<&crate::report::offload::OffloadSection>,
+) -> Vec<String> {
+    let mut out = vec![];
+    out.extend(crate::report::summary::busy_note(ds));
+    out.extend(crate::report::summary::noisy_note(ds));
+    if !caveats.is_empty() {
+        out.push(format!(
+            "{} record{} cut short, throttled, or timed in a window that holds more than the work.",
+            caveats.len(),
+            if caveats.len() == 1 { " was" } else { "s were" }
+        ));
+    }
+    if let Some(o) = offload.filter(|o| !o.caveats.is_empty()) {
+        out.push(format!(
+            "{} offload figure{} more than a factor of 2 from the planner's prediction (see Offload).",
+            o.caveats.len(),
+            if o.caveats.len() == 1 { " lies" } else { "s lie" }
+        ));
+    }
+    if !ds.emulated.is_empty() {
+        out.push(format!(
+            "{} record{} made on pqcprof's CPU stand-in driver: correctness only, in no figure.",
+            ds.emulated.len(),
+            if ds.emulated.len() == 1 {
+                " was"
+            } else {
+                "s were"
             }
-        }
+        ));
     }
     out
 }

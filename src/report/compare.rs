@@ -2,7 +2,7 @@
 //! ([`super::change::compare`]) as a text table or as JSON.
 
 use crate::core::units;
-use crate::report::change::{is_regression, Change, Line};
+use crate::report::change::{is_regression, rounded, Change, Line};
 use crate::schema::load::LoadedRun;
 use crate::schema::record::Mode;
 
@@ -14,11 +14,22 @@ fn mode_name(mode: Mode) -> &'static str {
     }
 }
 
-/// A change interval as text, `[-10.4%, -9.6%]`.
+/// A change as printed: `+4.2%`, to the nearest tenth of a percent.
+fn change_text(change: f64) -> String {
+    units::pct(rounded(change * 100.0, 1, 0) / 100.0)
+}
+
+/// A change interval as text, `[-10.4%, -9.6%]`, rounded outwards to the
+/// tenth of a percent the change is printed to, so the change printed
+/// always lies inside it.
 fn interval_text(ci: Option<[f64; 2]>) -> String {
     match ci {
-        Some([low, high]) => format!("[{}, {}]", units::pct(low), units::pct(high)),
-        None => "n/a (< 4 runs)".into(),
+        Some([low, high]) => format!(
+            "[{}, {}]",
+            units::pct(rounded(low * 100.0, 1, -1) / 100.0),
+            units::pct(rounded(high * 100.0, 1, 1) / 100.0)
+        ),
+        None => format!("n/a (< {} runs)", crate::analyse::estimate::MIN_RUNS),
     }
 }
 
@@ -100,7 +111,7 @@ fn cells(l: &Line, fail_above: f64) -> (String, String, String, String, String) 
             (
                 units::grouped(m.old),
                 units::grouped(m.new),
-                units::pct(m.change),
+                change_text(m.change),
                 interval_text(m.change_ci95),
                 verdict,
             )
@@ -157,6 +168,13 @@ fn cells(l: &Line, fail_above: f64) -> (String, String, String, String, String) 
             String::new(),
             format!("LEFT OUT: {why}"),
         ),
+        Change::NotComparable(why) => (
+            "–".into(),
+            "–".into(),
+            "–".into(),
+            String::new(),
+            format!("NOT COMPARABLE: {why}"),
+        ),
     }
 }
 
@@ -171,6 +189,7 @@ fn outcome_name(change: &Change) -> &'static str {
         Change::Duplicate(_) => "duplicate",
         Change::Added => "added",
         Change::Inconsistent(_) => "inconsistent",
+        Change::NotComparable(_) => "not_comparable",
     }
 }
 
@@ -196,6 +215,9 @@ pub fn to_json(
                 "mode": l.key.mode,
                 "cache": if l.key.cold { "cold" } else { "warm" },
                 "batch": l.batch,
+                "new_batch": l.new_batch,
+                "old_index": l.old_index,
+                "new_index": l.new_index,
                 "outcome": outcome_name(&l.change),
                 "regression": is_regression(l, fail_above),
             });
@@ -205,7 +227,6 @@ pub fn to_json(
                     v["new_ops_per_sec"] = json!(m.new);
                     v["change"] = json!(m.change);
                     v["change_ci95"] = json!(m.change_ci95);
-                    v["ci_level"] = json!(m.ci_level);
                     v["verdict"] = json!(m.verdict.name());
                     v["old_noise"] = json!(m.old_noise);
                     v["new_noise"] = json!(m.new_noise);
@@ -213,6 +234,7 @@ pub fn to_json(
                 Change::NowFailing(reason) => v["reason"] = json!(reason),
                 Change::Duplicate(which) => v["duplicate_in"] = json!(which),
                 Change::Inconsistent(why) => v["left_out"] = json!(why),
+                Change::NotComparable(why) => v["not_comparable"] = json!(why),
                 _ => {}
             }
             v
@@ -223,7 +245,7 @@ pub fn to_json(
         "new": new.path.display().to_string(),
         "noise_threshold_pct": threshold_pct,
         "fail_above_pct": fail_above,
-        "change_method": "Hodges-Lehmann shift of the runs' log throughput; 95% interval from the Mann-Whitney rank-sum test",
+        "change_method": crate::analyse::estimate::RATIO_METHOD,
         "noise": "half-width of the median's distribution-free 95% interval over the median, per-run throughput",
         "busy": busy_runs(old, new).into_iter().map(|(w, why)| json!({"run": w, "why": why})).collect::<Vec<_>>(),
         "records": records,

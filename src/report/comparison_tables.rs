@@ -52,13 +52,18 @@ pub fn pairs_table(pairs: &[Pair], kind: Kind) -> Table {
                     } else {
                         "bad"
                     };
-                    cells.push(
-                        Cell::num(a.words())
-                            .below(a.figures())
-                            .from(a.sources.iter().copied())
-                            .class(class)
-                            .value(a.classical / a.pqc),
-                    );
+                    let mut cell = Cell::num(a.words())
+                        .below(a.figures())
+                        .from(a.sources.iter().copied())
+                        .class(class)
+                        .value(a.classical / a.pqc);
+                    if let (Some(r), [pqc, classical]) = (a.ratio, a.sources.as_slice()) {
+                        if a.is_time {
+                            cell = cell
+                                .ratio(crate::report::table::Marked::ahead(*pqc, *classical, r));
+                        }
+                    }
+                    cells.push(cell);
                 }
                 None => cells.push(Cell::empty()),
             }
@@ -118,10 +123,20 @@ fn gpu_row(r: &GpuRow) -> Row {
                 _ if s >= 1.0 => "good",
                 _ => "bad",
             };
-            Cell::num(units::ratio(s))
-                .below(change::ratio_basis(c.rec, g.rec, false))
-                .class(class)
-                .value(s)
+            let Some((raw, ahead, basis)) = change::ratio_words(c.rec, g.rec) else {
+                return Cell::empty();
+            };
+            let m = raw.magnitude().0;
+            let text = change::ratio_text(m.value, m.ci95.is_some());
+            Cell::num(if ahead {
+                format!("{text} faster")
+            } else {
+                format!("{text} slower")
+            })
+            .below(basis)
+            .class(class)
+            .value(s)
+            .ratio(crate::report::table::Marked::ahead(g.src, c.src, raw))
         }
         None => Cell::empty(),
     };

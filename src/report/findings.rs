@@ -31,6 +31,55 @@ pub struct Analysis<'a> {
     pub gpu: Vec<GpuRow<'a>>,
     /// A plain sentence about GPU records (or their absence).
     pub gpu_note: String,
+    /// Where no GPU was measured, the first screen's one line saying so and
+    /// how to measure one.
+    pub gpu_answer: Option<String>,
+}
+
+/// Where no GPU figure was measured: one line saying so, why (per GPU
+/// backend, its records' most common reason, to its first clause), and how
+/// to measure one.
+fn gpu_answer(ds: &Dataset) -> String {
+    let gpu: Vec<&Entry> = ds.entries.iter().filter(|e| e.is_gpu()).collect();
+    let mut reasons: std::collections::BTreeMap<&str, std::collections::BTreeMap<String, usize>> =
+        Default::default();
+    for e in &gpu {
+        let why = e.rec.reason.as_deref().unwrap_or("no reason given");
+        let first = why
+            .split([':', '(', ';'])
+            .next()
+            .unwrap_or(why)
+            .trim()
+            .chars()
+            .take(80)
+            .collect::<String>();
+        *reasons
+            .entry(e.rec.backend.as_str())
+            .or_default()
+            .entry(crate::core::units::printable(&first))
+            .or_default() += 1;
+    }
+    let why: Vec<String> = reasons
+        .iter()
+        .filter_map(|(b, r)| {
+            let (top, _) = r.iter().max_by_key(|(_, n)| **n)?;
+            Some(format!("{b}: {top}"))
+        })
+        .collect();
+    let skipped = if gpu.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ": its {} GPU record{} {} skipped or failed ({})",
+            gpu.len(),
+            if gpu.len() == 1 { "" } else { "s" },
+            if gpu.len() == 1 { "was" } else { "were" },
+            why.join("; ")
+        )
+    };
+    format!(
+        "No GPU was measured in these files{skipped}. To measure one, run `pqcprof check` and `./pipeline` on a machine with an NVIDIA GPU, or `scripts/gpu-check OUT` there for one bounded check of every GPU operation; docs/gpu.md has the rest."
+    )
 }
 
 /// Whether a family is one of the two the GPU backends implement.
@@ -100,12 +149,19 @@ pub fn analyse<'a>(ds: &Dataset<'a>) -> Analysis<'a> {
         &crate::report::batch_curves::curves(ds),
     ));
     findings.sort_by_key(|f| f.group);
+    // Every card that shows a figure of code that failed known-answer
+    // vectors carries the mark.
+    for f in &mut findings {
+        f.kat = ds.kat_of(&f.sources).map(|k| k.card());
+    }
+    let gpu_answer = gpu.is_empty().then(|| gpu_answer(ds));
     Analysis {
         findings,
         pairs,
         pair_notes,
         gpu,
         gpu_note,
+        gpu_answer,
     }
 }
 
@@ -158,6 +214,12 @@ fn spread_finding(ds: &Dataset) -> Option<Finding> {
     if examples.is_empty() {
         return None;
     }
+    // Each example's ratio as printed: at its interval's decimals where it
+    // has one, so the sentence and the card say the same figure.
+    let text_of = |e: &Entry, b: &Entry, r: f64| {
+        let has_ci = change::ratio_words(e.rec, b.rec).is_some_and(|w| w.0.ci95.is_some());
+        change::ratio_text(r, has_ci)
+    };
     let said: Vec<String> = examples
         .iter()
         .map(|(r, e, b)| {
@@ -165,11 +227,12 @@ fn spread_finding(ds: &Dataset) -> Option<Finding> {
                 "{} {} runs {} slower than {}",
                 e.rec.algorithm,
                 e.rec.operation.cli_name(),
-                units::ratio(*r),
+                text_of(e, b, *r),
                 b.rec.algorithm
             )
         })
         .collect();
+    let top_example = examples.iter().find(|w| w.0 == top)?;
     let figures: Vec<String> = examples
         .iter()
         .map(|(_, e, b)| {
@@ -183,19 +246,20 @@ fn spread_finding(ds: &Dataset) -> Option<Finding> {
             ))
         })
         .collect::<Option<_>>()?;
+    let (_, te, tb) = top_example;
+    let words = change::ratio_words(te.rec, tb.rec);
     Some(Finding {
         group: Group::PqcCosts,
-        figure: format!("up to {}", units::ratio(top)),
+        figure: format!("up to {}", text_of(te, tb, top)),
         word: "slower".into(),
         sentence: format!(
             "Among post-quantum schemes the spread is wide: {}.",
             said.join("; ")
         ),
         detail: figures.join(" · "),
-        interval: examples
-            .iter()
-            .find(|w| w.0 == top)
-            .map(|(_, e, b)| change::ratio_basis(e.rec, b.rec, false)),
+        interval: words.as_ref().map(|w| w.2.clone()),
+        ratio: words.map(|w| crate::report::table::Marked::ahead(tb.src, te.src, w.0)),
+        kat: None,
         sources: examples
             .iter()
             .flat_map(|(_, e, b)| [e.src, b.src])
@@ -245,9 +309,11 @@ fn widest_spread(single: &[&Entry]) -> Option<Finding> {
         }
     }
     let (r, fast, slow) = widest?;
+    let words = change::ratio_words(slow.rec, fast.rec);
+    let figure = change::ratio_text(r, words.as_ref().is_some_and(|w| w.0.ci95.is_some()));
     Some(Finding {
             group: Group::Cpu,
-            figure: units::ratio(r),
+            figure: figure.clone(),
             word: "spread".into(),
             sentence: format!(
                 "On one core, among {} {} operations, {} is the fastest measured and {} the slowest: {} apart.",
@@ -255,7 +321,7 @@ fn widest_spread(single: &[&Entry]) -> Option<Finding> {
                 fast.rec.operation.cli_name(),
                 fast.rec.algorithm,
                 slow.rec.algorithm,
-                units::ratio(r)
+                figure
             ),
             detail: format!(
                 "{} ({}) vs {} ({}) · {} on {}",
@@ -266,7 +332,9 @@ fn widest_spread(single: &[&Entry]) -> Option<Finding> {
                 fast.setup(),
                 fast.host()
             ),
-            interval: Some(change::ratio_basis(slow.rec, fast.rec, false)),
+            interval: words.as_ref().map(|w| w.2.clone()),
+            ratio: words.map(|w| crate::report::table::Marked::ahead(fast.src, slow.src, w.0)),
+            kat: None,
             sources: vec![fast.src, slow.src],
         })
 }
@@ -305,13 +373,21 @@ fn scaling_finding(ds: &Dataset, single: &[&Entry]) -> Option<Finding> {
     let mid = &scal[scal.len() / 2];
     let median = mid.0;
     let threads = hi.2.rec.threads;
+    // The gain itself, many threads over one, below 1 when more threads
+    // were slower, with its own interval.
+    let raw = crate::analyse::estimate::ratio(mid.2.rec, mid.1.rec);
+    let figure = change::ratio_text(median, raw.is_some_and(|r| r.ci95.is_some()));
+    let basis = raw.map(|r| match r.ci95 {
+        Some(ci) => change::ratio_interval_text(r.value, ci),
+        None => r.basis().unwrap_or(change::NO_RUNS).to_string(),
+    });
     Some(Finding {
             group: Group::Cpu,
-            figure: units::ratio(median),
+            figure: figure.clone(),
             word: "with all cores".into(),
             sentence: format!(
                 "Spreading a batch over {threads} threads gives a median {} the one-thread throughput, from {} ({} {}) to {} ({} {}).",
-                units::ratio(median),
+                figure,
                 units::ratio(lo.0),
                 lo.1.rec.algorithm,
                 lo.1.rec.operation.cli_name(),
@@ -328,11 +404,10 @@ fn scaling_finding(ds: &Dataset, single: &[&Entry]) -> Option<Finding> {
                     String::new()
                 }
             ),
-            interval: Some(format!(
-                "{} for the median operation",
-                change::ratio_basis(mid.1.rec, mid.2.rec, false)
-            )),
-            sources: vec![lo.1.src, lo.2.src, hi.1.src, hi.2.src],
+            interval: basis.map(|b| format!("{b} for the median operation")),
+            ratio: raw.map(|r| crate::report::table::Marked::of(mid.2.src, mid.1.src, r)),
+            kat: None,
+            sources: vec![lo.1.src, lo.2.src, mid.1.src, mid.2.src, hi.1.src, hi.2.src],
         })
 }
 
@@ -435,9 +510,48 @@ mod tests {
         let ds = Dataset::new(&runs);
         let note = busy_note(&ds).unwrap();
         assert!(note.contains("F1 (other processes used 63%"), "{note}");
-        let summary =
-            crate::report::summary::file_summary(&ds, &crate::report::summary::counts(&ds));
-        assert!(summary.contains("The machine was busy"), "{summary}");
+        // The first screen's caveats say it.
+        let first = crate::report::caveats::first_screen(&ds, &[], None);
+        assert!(
+            first.iter().any(|c| c.contains("The machine was busy")),
+            "{first:?}"
+        );
+    }
+
+    #[test]
+    fn a_scaling_below_one_is_printed_with_its_own_interval() {
+        // Two threads slower than one (a busy machine): the figure is the
+        // gain as it is, 0.80, and its interval is that figure's, not the
+        // one of its inverse read from the side ahead.
+        let with_runs = |mut r: Record| {
+            r.batch = 1;
+            r.run_seconds = r
+                .throughput_ops_per_sec
+                .as_ref()
+                .unwrap()
+                .raw
+                .iter()
+                .map(|v| 1.0 / v)
+                .collect();
+            r
+        };
+        let kg = Operation::KeyGen;
+        let runs = [loaded(vec![
+            with_runs(cpu("ML-KEM-512", Kind::Kem, kg, 1, &times(1000.0))),
+            with_runs(cpu("ML-KEM-512", Kind::Kem, kg, 2, &times(800.0))),
+        ])];
+        let ds = Dataset::new(&runs);
+        let f = cpu_findings(&ds);
+        let scaling = f.iter().find(|f| f.word == "with all cores").unwrap();
+        assert_eq!(scaling.figure, "0.80×", "{scaling:?}");
+        let m = scaling.ratio.unwrap();
+        let [low, high] = m.ci95.unwrap();
+        assert!(
+            (m.value - 0.8).abs() < 1e-9 && low < m.value && m.value < high,
+            "{m:?}"
+        );
+        let interval = scaling.interval.as_deref().unwrap();
+        assert!(interval.starts_with("95% CI 0.7"), "{interval}");
     }
 
     #[test]

@@ -154,9 +154,11 @@ fn speedup_finding(backend: &str, rep: &GpuRow, cpu: &Entry) -> Finding {
         _ if s >= 1.0 => "faster",
         _ => "slower",
     };
+    let words = change::ratio_words(cpu.rec, rep.gpu.rec);
+    let figure = change::ratio_text(mag, words.as_ref().is_some_and(|w| w.0.ci95.is_some()));
     Finding {
         group: Group::Gpu,
-        figure: units::ratio(mag),
+        figure: figure.clone(),
         word: word.into(),
         sentence: format!(
             "{} on {} runs {} {} {} the best CPU figure ({}).",
@@ -164,7 +166,7 @@ fn speedup_finding(backend: &str, rep: &GpuRow, cpu: &Entry) -> Finding {
             rep.gpu.rec.device.name,
             rep.gpu.rec.algorithm,
             rep.gpu.rec.operation.cli_name(),
-            change::ratio_phrase(mag, word),
+            change::ratio_phrase(&figure, word),
             cpu.setup()
         ),
         detail: format!(
@@ -173,7 +175,9 @@ fn speedup_finding(backend: &str, rep: &GpuRow, cpu: &Entry) -> Finding {
             units::ops(cpu.ok_throughput().unwrap_or(0.0)),
             units::grouped(rep.gpu.rec.batch as f64)
         ),
-        interval: Some(change::ratio_basis(cpu.rec, rep.gpu.rec, s < 1.0)),
+        interval: words.as_ref().map(|w| w.2.clone()),
+        ratio: words.map(|w| crate::report::table::Marked::ahead(rep.gpu.src, cpu.src, w.0)),
+        kat: None,
         sources: vec![rep.gpu.src, cpu.src],
     }
 }
@@ -189,9 +193,9 @@ fn range_finding(backend: &str, mine: &[&GpuRow]) -> Option<Finding> {
     let name = |r: &GpuRow| format!("{} {}", r.gpu.rec.algorithm, r.gpu.rec.operation.cli_name());
     let spd = |r: &GpuRow| faster_or_slower(r.speedup().unwrap_or(0.0));
     let basis = |r: &GpuRow| {
-        r.cpu.map_or(change::NO_RUNS.to_string(), |c| {
-            change::ratio_basis(c.rec, r.gpu.rec, r.speedup().is_some_and(|s| s < 1.0))
-        })
+        r.cpu
+            .and_then(|c| change::ratio_words(c.rec, r.gpu.rec))
+            .map_or(change::NO_RUNS.to_string(), |w| w.2)
     };
     let figures = |r: &GpuRow| {
         format!(
@@ -219,6 +223,8 @@ fn range_finding(backend: &str, mine: &[&GpuRow]) -> Option<Finding> {
         ),
         detail: format!("{}; {}", figures(lo), figures(hi)),
         interval: Some(format!("lowest {}; highest {}", basis(lo), basis(hi))),
+        ratio: None,
+        kat: None,
         sources: vec![
             lo.gpu.src,
             lo.cpu.map(|c| c.src).unwrap_or(lo.gpu.src),
@@ -274,6 +280,8 @@ pub(crate) fn energy_findings(rows: &[GpuRow]) -> Vec<Finding> {
                 e.method
             ),
             interval: Some("one energy window, no interval".into()),
+            ratio: None,
+            kat: None,
             sources: vec![rep.gpu.src],
         });
     }

@@ -51,4 +51,9 @@ pub struct Finding {
     pub interval: Option<String>,
     /// Records used.
     pub sources: Vec<SrcRef>,
+    /// The ratio of two records the figure is, where it is one.
+    pub ratio: Option<crate::report::table::Marked>,
+    /// Known-answer failures of the code behind the figure, when its
+    /// records' code failed some: the mark the card carries.
+    pub kat: Option<String>,
 }

@@ -20,6 +20,7 @@
 //! CSVs, cuPQC_benchmark JSON) given beside the run files are read by
 //! [`imports`] and shown only by [`beside`], never in a finding.
 
+pub mod audit;
 pub mod batch_curves;
 pub mod beside;
 pub mod caveats;
@@ -89,5 +90,36 @@ pub fn render(set: &LoadSet, format: Format) -> String {
     match format {
         Format::Html => render::html::render(set, &ds, &an, &generated),
         Format::Markdown => render::markdown::render(set, &ds, &an, &generated),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_measurement_far_from_its_prediction_is_said_in_the_offload_section_and_the_first_screen() {
+        let mut run = super::model::test_records::loaded(vec![]);
+        run.offload = Some(super::offload::tests::far_from_its_prediction());
+        let set = crate::schema::load::LoadSet {
+            runs: vec![run],
+            problems: vec![],
+            imported: vec![],
+        };
+        let md = super::render(&set, super::Format::Markdown);
+        let offload = &md[md.find("\n## Offload").unwrap()..];
+        assert!(
+            offload.contains("**Predictions far from what was measured.**"),
+            "{offload}"
+        );
+        assert!(
+            offload.contains("0.356× the prediction (27,732/s)"),
+            "{offload}"
+        );
+        let first = &md[..md.find("\n## PQC against classical").unwrap()];
+        assert!(
+            first.contains(
+                "2 offload figures lie more than a factor of 2 from the planner's prediction"
+            ),
+            "{first}"
+        );
     }
 }

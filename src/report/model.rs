@@ -130,13 +130,15 @@ impl Entry<'_> {
         self.rec.cache.as_deref() == Some("cold")
     }
 
-    /// Whether it has a usable median throughput (warm L2: the figure every
-    /// table and comparison uses).
+    /// Its throughput, when it is an ok throughput record measured with a
+    /// warm L2: the median of its kept runs
+    /// ([`crate::analyse::estimate::throughput`]), the one figure every
+    /// table, card, chart and comparison shows for it.
     pub fn ok_throughput(&self) -> Option<f64> {
-        (self.rec.status == Status::Ok && self.rec.mode == Mode::Throughput && !self.is_cold())
-            .then_some(self.rec.ops_per_sec)
+        (self.rec.mode == Mode::Throughput && !self.is_cold())
+            .then(|| crate::analyse::estimate::throughput(self.rec))
             .flatten()
-            .filter(|v| v.is_finite() && *v > 0.0)
+            .map(|e| e.value)
     }
 
     /// The record's noise figure: the robust coefficient of variation of
@@ -167,15 +169,17 @@ impl Entry<'_> {
         })
     }
 
-    /// Milliseconds per operation of an ok throughput record.
+    /// Milliseconds per operation of an ok throughput record: 1000 over
+    /// [`Entry::ok_throughput`] (wall time per operation, amortised over
+    /// its threads), so a time and a rate shown for one record are one
+    /// figure.
     pub fn ms(&self) -> Option<f64> {
-        let ops = self.ok_throughput()?;
-        Some(
-            self.rec
-                .ms_per_op
-                .filter(|v| v.is_finite() && *v > 0.0)
-                .unwrap_or(1000.0 / ops),
-        )
+        Some(1000.0 / self.ok_throughput()?)
+    }
+
+    /// The known-answer failures of the code behind it, if any.
+    pub fn kat(&self) -> Option<KatMark> {
+        kat_mark(self.run, self.rec)
     }
 
     /// Where it ran, in a few words: `liboqs-cpu, 1 thread` or
@@ -298,6 +302,20 @@ impl<'a> Dataset<'a> {
             .collect()
     }
 
+    /// The known-answer failures behind a source's record, if any.
+    pub fn kat(&self, src: SrcRef) -> Option<KatMark> {
+        let run = self.runs.get(src.file)?;
+        let rec = run.records.iter().find(|(i, _)| *i == src.index)?;
+        kat_mark(run, &rec.1)
+    }
+
+    /// The known-answer failures behind any of `srcs`, the largest.
+    pub fn kat_of(&self, srcs: &[SrcRef]) -> Option<KatMark> {
+        srcs.iter()
+            .filter_map(|s| self.kat(*s))
+            .max_by_key(|m| m.failed)
+    }
+
     /// File name of a source.
     pub fn file_name(&self, src: SrcRef) -> &str {
         &self.runs[src.file].file_name
@@ -307,6 +325,96 @@ impl<'a> Dataset<'a> {
     pub fn describe(&self, src: SrcRef) -> String {
         format!("{}, records[{}]", self.file_name(src), src.index)
     }
+}
+
+/// Known-answer failures of the code behind a record: its file's vectors
+/// for its backend (and kernel variant) failed some cases, and its
+/// algorithm is among the parameter sets those vectors ran.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KatMark {
+    /// The backend as the vectors name it (`liboqs-cpu`, `native-gpu:warp`).
+    pub backend: String,
+    /// The file's label (`F1`).
+    pub file: String,
+    /// Cases failed.
+    pub failed: usize,
+    /// Cases asked.
+    pub cases: usize,
+}
+
+/// The command that lists the failed known-answer cases.
+pub const KAT_COMMAND: &str = "pqcprof check --vectors";
+
+impl KatMark {
+    /// The mark beside a figure: `✗ failed 130 known-answer cases`.
+    pub fn short(&self) -> String {
+        format!("✗ failed {} known-answer cases", self.failed)
+    }
+
+    /// The mark on a card: `✗ liboqs-cpu (F1) failed 130 known-answer
+    /// cases`.
+    pub fn card(&self) -> String {
+        format!(
+            "✗ {} ({}) failed {} known-answer cases",
+            self.backend, self.file, self.failed
+        )
+    }
+
+    /// In full: `✗ liboqs-cpu (F1) failed 130 known-answer cases (of
+    /// 3,274); pqcprof check --vectors lists them`.
+    pub fn long(&self) -> String {
+        format!(
+            "✗ {} ({}) failed {} known-answer cases (of {}); `{KAT_COMMAND}` lists them",
+            self.backend,
+            self.file,
+            self.failed,
+            crate::core::units::grouped(self.cases as f64)
+        )
+    }
+}
+
+/// The known-answer failures behind `rec` of `run`, if any.
+pub fn kat_mark(run: &LoadedRun, rec: &Record) -> Option<KatMark> {
+    let variant = rec.kernel.as_ref().map(|k| k.variant.as_str());
+    run.vectors
+        .iter()
+        .map(|(_, v)| v)
+        .filter(|v| {
+            v.backend == rec.backend
+                && v.variant.as_deref().is_none_or(|k| Some(k) == variant)
+                && (v.parameter_sets.is_empty() || v.parameter_sets.contains(&rec.algorithm))
+        })
+        .map(|v| (v, v.totals()))
+        .filter(|(_, t)| t.2 > 0)
+        .map(|(v, t)| KatMark {
+            backend: v.name(),
+            file: run.label.clone(),
+            failed: t.2,
+            cases: t.0,
+        })
+        .max_by_key(|m| m.failed)
+}
+
+/// Every backend's known-answer failures in the files, once each.
+pub fn kat_failures(ds: &Dataset) -> Vec<KatMark> {
+    let mut out: Vec<KatMark> = ds
+        .runs
+        .iter()
+        .flat_map(|run| {
+            run.vectors.iter().filter_map(|(_, v)| {
+                let t = v.totals();
+                (t.2 > 0).then(|| KatMark {
+                    backend: v.name(),
+                    file: run.label.clone(),
+                    failed: t.2,
+                    cases: t.0,
+                })
+            })
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Filter attributes of a record's row.

@@ -22,6 +22,10 @@ pub struct OffloadSection {
     /// The runs with points, each with its file's index: what
     /// [`crate::report::render::charts::offload_charts`] draws.
     pub runs: Vec<(usize, OffloadRun)>,
+    /// Where a measured figure lies more than a factor of 2 from its
+    /// prediction ([`crate::offload::prediction_caveats`]), one sentence
+    /// each naming its run.
+    pub caveats: Vec<String>,
 }
 
 /// The offload runs of the loaded files, each with its file's index.
@@ -42,10 +46,19 @@ pub fn section(ds: &Dataset) -> Option<OffloadSection> {
     if runs.is_empty() {
         return None;
     }
+    let caveats = runs
+        .iter()
+        .flat_map(|&(f, o)| {
+            crate::offload::prediction_caveats(o)
+                .into_iter()
+                .map(move |c| format!("F{} {}, {}: {c}", f + 1, setup(o), operation(o)))
+        })
+        .collect();
     Some(OffloadSection {
         summary: summary_table(&runs),
         points: points_table(&runs),
         runs: runs.iter().map(|&(f, o)| (f, o.clone())).collect(),
+        caveats,
     })
 }
 
@@ -205,10 +218,11 @@ fn state(p: &Point) -> Cell {
     if p.dropped > 0 {
         words.push(format!("{} dropped", units::grouped(p.dropped as f64)));
     }
-    match p.meets_slo {
-        Some(true) => words.push("objective met".into()),
-        Some(false) => words.push("objective missed".into()),
-        None => {}
+    match (p.meets_slo, &p.slo_unresolved) {
+        (Some(true), _) => words.push("objective met".into()),
+        (Some(false), _) => words.push("objective missed".into()),
+        (None, Some(why)) => words.push(format!("objective {why}")),
+        (None, None) => {}
     }
     let bad = p.saturated || p.dropped > 0 || p.meets_slo == Some(false);
     let text = if words.is_empty() {
@@ -267,4 +281,58 @@ fn points_table(runs: &[(usize, &OffloadRun)]) -> Table {
         }
     }
     t
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A plugin's offload run (test only): one point whose p99 was
+    /// measured at 3.83 ms where 0.206 ms was predicted, and a highest rate
+    /// measured under the objective of 9,871/s where the planner said
+    /// 27,732/s.
+    pub(crate) fn far_from_its_prediction() -> OffloadRun {
+        let q = |p99: f64| json!({"p50": p99 / 2.0, "p90": p99 / 1.5, "p99": p99, "p999": p99, "max": p99});
+        serde_json::from_value(json!({
+            "backend": "plugin:x.so", "algorithm": "ML-KEM-768", "operation": "encaps",
+            "workers": 1, "arrivals": "poisson, seed 1", "window_seconds": 0.5,
+            "curve_basis": "", "curve": [], "slo": "p99=10ms", "max_rate_under_slo": 9871.0,
+            "predicted_max_rate_under_slo": {
+                "backend": "x", "offered_rate": 27732.0, "achieved_rate": 27700.0,
+                "max_batch": 8, "max_wait_ms": 0.0, "latency_ms": q(1.0), "queue_ms": q(0.5),
+                "service_ms": q(0.5), "batch_sizes": {}, "dropped": 0, "saturated": false,
+                "requests": 1000
+            },
+            "points": [{
+                "backend": "x", "offered_rate": 1000.0, "achieved_rate": 990.0,
+                "max_batch": 4, "max_wait_ms": 0.0, "latency_ms": q(3.83),
+                "queue_ms": q(0.1), "service_ms": q(0.1), "batch_sizes": {"1": 10},
+                "dropped": 0, "saturated": false, "requests": 5000, "meets_slo": true,
+                "predicted_latency_ms": q(0.206)
+            }]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_measurement_far_from_its_prediction_is_a_caveat_of_the_section() {
+        let mut run = crate::report::model::test_records::loaded(vec![]);
+        run.offload = Some(far_from_its_prediction());
+        let set = crate::schema::load::LoadSet {
+            runs: vec![run],
+            problems: vec![],
+            imported: vec![],
+        };
+        let ds = Dataset::new(&set.runs);
+        let s = section(&ds).unwrap();
+        assert_eq!(s.caveats.len(), 2, "{:?}", s.caveats);
+        assert!(
+            s.caveats[0]
+                .starts_with("F1 plugin:x.so, 1 worker, ML-KEM-768 encaps: at 1,000/s offered")
+                && s.caveats[0].contains("18.6× the prediction"),
+            "{}",
+            s.caveats[0]
+        );
+    }
 }

@@ -57,6 +57,17 @@ pub struct Outline<'r> {
     pub missing: Vec<&'static str>,
     /// A sentence about GPU records (or their absence).
     pub gpu_note: &'r str,
+    /// Where no GPU was measured, the first screen's one line saying so
+    /// and how to measure one.
+    pub gpu_answer: Option<String>,
+    /// Each backend's known-answer failures, once per file.
+    pub kat: Vec<crate::report::model::KatMark>,
+    /// The caveats in short, for the first screen.
+    pub first_caveats: Vec<String>,
+    /// The charts, in order.
+    pub charts: Vec<crate::report::render::charts::Chart>,
+    /// What could not be charted, one sentence each.
+    pub chart_notes: Vec<String>,
     /// Sentences about missing PQC-against-classical pairs.
     pub pair_notes: &'r [String],
     /// PQC against classical, one table per kind that has pairs.
@@ -169,7 +180,29 @@ impl<'r> Outline<'r> {
         .into_iter()
         .filter_map(|(kind, heading)| headed(heading, sections::throughput_table(ds, kind)))
         .collect();
+        let offload = crate::report::offload::section(ds);
+        let caveats = crate::report::caveats::caveats(ds);
+        let kat = crate::report::model::kat_failures(ds);
+        let charts: Vec<crate::report::render::charts::Chart> =
+            crate::report::render::charts::throughput_charts(ds)
+                .into_iter()
+                .chain(crate::report::render::charts::latency_chart(ds))
+                .chain(crate::report::render::charts::batch_charts(ds))
+                .chain(crate::report::render::charts::sizes_chart(ds))
+                .collect();
+        let mut chart_notes = vec![];
+        if crate::report::render::charts::latency_chart(ds).is_none() {
+            chart_notes.push("No latency records (they come from runs with `--latency`).".into());
+        }
+        if crate::report::render::charts::batch_charts(ds).is_empty() {
+            chart_notes.push("Each operation was measured at one batch size only, so there is no throughput-against-batch chart.".into());
+        }
         Outline {
+            gpu_answer: an.gpu_answer.clone(),
+            first_caveats: crate::report::caveats::first_screen(ds, &caveats, offload.as_ref()),
+            kat,
+            charts,
+            chart_notes,
             file_summary: file_summary(ds, &counts(ds)),
             problems: set.problems.iter().map(|p| p.to_string()).collect(),
             context: context_line(ds),
@@ -206,14 +239,14 @@ impl<'r> Outline<'r> {
                 "Totals over devices and ranks",
                 crate::report::cluster_sections::aggregates_table(ds),
             ),
-            offload: crate::report::offload::section(ds),
+            offload,
             hybrid: rows(sections::hybrid_table(ds)),
             beside: rows(crate::report::beside::beside_table(ds, &set.imported)),
             imported: crate::report::beside::import_notes(&set.imported),
             sizes: sections::sizes_table(ds),
             symmetric: rows(crate::report::reference_tables::symmetric_table(ds)),
             appendix: rows(crate::report::reference_tables::appendix_table(ds)),
-            caveats: crate::report::caveats::caveats(ds),
+            caveats,
             emulated: rows(crate::report::reference_tables::emulated_table(ds)),
             standards: crate::report::reference_tables::standards_table(ds),
             runs: ds

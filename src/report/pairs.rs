@@ -6,9 +6,10 @@ use crate::report::headline::Finding;
 use crate::report::headline::Group;
 use crate::report::model::{level_bucket, Dataset, Entry, SrcRef};
 
+use crate::analyse::estimate::{self, Ratio};
 use crate::core::catalog::{Kind, Operation};
 use crate::core::units;
-use crate::report::change::{self, RunChange, Verdict, NOISE_THRESHOLD};
+use crate::report::change::{self, Verdict, NOISE_THRESHOLD};
 use crate::report::families::Class;
 use crate::report::table::natural_cmp;
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,10 +29,9 @@ pub struct Aspect {
     pub sources: Vec<SrcRef>,
     /// What the sum covers, for `Exchange`.
     pub note: Option<String>,
-    /// PQC's throughput over the classical one's, less 1, with its 95%
-    /// interval from both records' raw runs; `None` for sizes, sums and
-    /// records that list no runs.
-    pub change: Option<RunChange>,
+    /// PQC's throughput over the classical one's with its 95% interval
+    /// ([`estimate::ratio`]); `None` for sizes and sums.
+    pub ratio: Option<Ratio>,
 }
 
 impl Aspect {
@@ -46,7 +46,7 @@ impl Aspect {
         let mag = if pqc_wins { r } else { 1.0 / r };
         let from_runs = self
             .interval()
-            .map(|_| change::verdict(self.change.and_then(|c| c.ci95), NOISE_THRESHOLD));
+            .map(|_| change::verdict(self.ratio.and_then(|r| r.change().1), NOISE_THRESHOLD));
         let word = match (self.is_time, pqc_wins) {
             _ if from_runs == Some(Verdict::Same) => "on par",
             _ if from_runs == Some(Verdict::Unclear) => "unclear",
@@ -65,31 +65,48 @@ impl Aspect {
         if !self.is_time {
             return None;
         }
+        let r = self.ratio?;
         let pqc_wins = self.classical >= self.pqc;
-        change::ratio_interval(self.change, !pqc_wins)
+        if pqc_wins { r } else { r.inverted() }.ci95
     }
 
     /// What backs the verdict: the interval, or that there is none.
     pub fn basis(&self) -> Option<String> {
         match self.interval() {
-            Some(ci) => Some(change::ratio_interval_text(ci)),
-            None if self.is_time => Some(change::NO_RUNS.into()),
+            Some(ci) => Some(change::ratio_interval_text(self.verdict().0, ci)),
+            // A whole exchange sums each side's operations: a ratio of
+            // sums, with no interval of its own.
+            None if self.is_time && self.ratio.is_none() && self.sources.len() > 2 => {
+                Some(SUMS.into())
+            }
+            None if self.is_time => Some(
+                self.ratio
+                    .and_then(|r| r.basis())
+                    .unwrap_or(change::NO_RUNS)
+                    .into(),
+            ),
             None => None,
         }
+    }
+
+    /// The ratio as printed (at its interval's decimals where it has one).
+    pub fn figure(&self) -> String {
+        change::ratio_text(self.verdict().0, self.interval().is_some())
     }
 
     /// `7.6× faster (95% CI 7.4×–7.8×)`.
     pub fn words(&self) -> String {
         let (mag, word, pqc_wins) = self.verdict();
         let basis = self.basis().map(|b| format!(" ({b})")).unwrap_or_default();
+        let _ = mag;
+        let figure = self.figure();
         match word {
-            "on par" => format!("on par at {}{basis}", units::ratio(mag)),
+            "on par" => format!("on par at {figure}{basis}"),
             "unclear" => format!(
-                "unclear: {} {}{basis}",
-                units::ratio(mag),
+                "unclear: {figure} {}{basis}",
                 if pqc_wins { "faster" } else { "slower" }
             ),
-            _ => format!("{} {word}{basis}", units::ratio(mag)),
+            _ => format!("{figure} {word}{basis}"),
         }
     }
 
@@ -110,6 +127,10 @@ impl Aspect {
         }
     }
 }
+
+/// What a whole exchange's ratio stands on: each side's operations'
+/// medians summed.
+pub const SUMS: &str = "ratio of summed medians, no interval";
 
 /// A PQC algorithm against a classical one of the same NIST level.
 #[derive(Debug, Clone)]
@@ -311,7 +332,7 @@ fn time_aspects(
                 note: signs
                     .then(|| message_note(p.rec.message_bytes, c.rec.message_bytes))
                     .flatten(),
-                change: change::record_change(c.rec, p.rec),
+                ratio: estimate::ratio(p.rec, c.rec),
             });
         }
     }
@@ -328,7 +349,7 @@ fn time_aspects(
             is_time: true,
             sources,
             note: Some(format!("sum of {} on each side", sum.4.join(" + "))),
-            change: None,
+            ratio: None,
         });
     }
     Some(aspects)
@@ -355,7 +376,7 @@ fn size_aspects(ds: &Dataset, kind: Kind, pqc: &str, classical: &str) -> Vec<Asp
                     is_time: false,
                     sources: src.clone(),
                     note: None,
-                    change: None,
+                    ratio: None,
                 });
             }
         };
@@ -453,13 +474,14 @@ pub(crate) fn pair_findings(pairs: &[Pair]) -> Vec<Finding> {
 
 /// The headline of one aspect of a pair: which side wins, by how much.
 fn pair_finding(p: &Pair, a: &Aspect, name: &str) -> Finding {
-    let (mag, word, wins) = a.verdict();
+    let (_, word, wins) = a.verdict();
+    let figure = a.figure();
     let sentence = if a.is_time {
         format!(
             "{} {} {} {}.",
             p.pqc,
             phrase(name),
-            change::ratio_phrase(mag, word),
+            change::ratio_phrase(&figure, word),
             p.classical
         )
     } else {
@@ -467,7 +489,7 @@ fn pair_finding(p: &Pair, a: &Aspect, name: &str) -> Finding {
             "{}'s {} is {} {}'s.",
             p.pqc,
             name.to_lowercase(),
-            change::ratio_phrase(mag, word),
+            change::ratio_phrase(&figure, word),
             p.classical
         )
     };
@@ -498,11 +520,18 @@ fn pair_finding(p: &Pair, a: &Aspect, name: &str) -> Finding {
         } else {
             Group::PqcCosts
         },
-        figure: units::ratio(mag),
+        figure,
         word: word.into(),
         sentence,
         detail,
         interval: a.basis(),
+        ratio: match (a.ratio, a.sources.as_slice()) {
+            (Some(r), [pqc, classical]) if a.is_time => {
+                Some(crate::report::table::Marked::ahead(*pqc, *classical, r))
+            }
+            _ => None,
+        },
+        kat: None,
         sources: a.sources.clone(),
     }
 }
@@ -520,7 +549,7 @@ mod tests {
             is_time: true,
             sources: vec![],
             note: None,
-            change: None,
+            ratio: None,
         };
         assert_eq!(
             a.words(),
@@ -533,7 +562,7 @@ mod tests {
             is_time: false,
             sources: vec![],
             note: None,
-            change: None,
+            ratio: None,
         };
         assert_eq!(b.words(), "12× larger");
         assert_eq!(b.figures(), "1,184 B vs 97 B");
@@ -547,7 +576,7 @@ mod tests {
             (0..20)
                 .map(|i| {
                     let j = ((i * 7) % 20) as f64 / 19.0 - 0.5;
-                    (1000.0 / (ms * (1.0 + jitter * j))).ln()
+                    1000.0 / (ms * (1.0 + jitter * j))
                 })
                 .collect()
         };
@@ -558,7 +587,10 @@ mod tests {
             is_time: true,
             sources: vec![],
             note: None,
-            change: change::run_change(&runs(classical_ms), &runs(pqc_ms)),
+            ratio: estimate::ratio_of(
+                &estimate::of_rates(&runs(pqc_ms)).unwrap(),
+                &estimate::of_rates(&runs(classical_ms)).unwrap(),
+            ),
         }
     }
 

@@ -257,12 +257,15 @@ pub fn hybrid_table(ds: &Dataset) -> Table {
         for (o, hi, ci) in crate::analyse::hybrid::overhead_of(&recs) {
             let (h, c) = (of_file[hi], of_file[ci]);
             let us = |x: f64| units::time_ms(x / 1000.0);
-            let signed = |x: i64| {
-                format!(
+            // An extra size either side of which is not known is a dash.
+            let signed = |x: Option<i64>| match x {
+                Some(x) => Cell::num(format!(
                     "{}{}",
                     if x >= 0 { "+" } else { "−" },
                     units::grouped(x.unsigned_abs() as f64)
-                )
+                ))
+                .from([h.src, c.src]),
+                None => Cell::empty().below("not known"),
             };
             let extra = format!(
                 "{}{} ({:+.0}%)",
@@ -281,8 +284,8 @@ pub fn hybrid_table(ds: &Dataset) -> Table {
                     Cell::num(us(o.hybrid_us)).from([h.src]),
                     Cell::num(us(o.component_us)).from([c.src]),
                     Cell::num(extra).from([h.src, c.src]).value(o.extra_us),
-                    Cell::num(signed(o.extra_wire_bytes)).from([h.src, c.src]),
-                    Cell::num(signed(o.extra_secret_key_bytes)).from([h.src, c.src]),
+                    signed(o.extra_wire_bytes),
+                    signed(o.extra_secret_key_bytes),
                     src_cell(src_list([h.src, c.src], " ")),
                 ],
             });
@@ -491,11 +494,21 @@ pub fn variants_table(ds: &Dataset) -> Table {
                     None if r < 1.0 => "bad",
                     None => "",
                 };
-                let cell = Cell::num(format!("{r:.2}x")).class(class).value(r);
-                if base_e.src == e.src {
-                    cell
-                } else {
-                    cell.below(change::ratio_basis(base_e.rec, e.rec, false))
+                match change::ratio_words(base_e.rec, e.rec) {
+                    Some((raw, ahead, basis)) if base_e.src != e.src => {
+                        let m = raw.magnitude().0;
+                        let text = change::ratio_text(m.value, m.ci95.is_some());
+                        Cell::num(if ahead {
+                            format!("{text} faster")
+                        } else {
+                            format!("{text} slower")
+                        })
+                        .class(class)
+                        .value(r)
+                        .below(basis)
+                        .ratio(crate::report::table::Marked::ahead(e.src, base_e.src, raw))
+                    }
+                    _ => Cell::num(format!("{r:.2}×")).class(class).value(r),
                 }
             }
             _ => Cell::empty(),
@@ -580,7 +593,10 @@ pub fn sizes_table(ds: &Dataset) -> Table {
                 Cell::text(e.rec.algorithm.clone()),
                 Cell::text(e.kind_name()),
                 Cell::num(units::bytes(sz.public_key_bytes)).from([e.src]),
-                Cell::num(units::bytes(sz.secret_key_bytes)).from([e.src]),
+                match sz.secret_key() {
+                    Some(b) => Cell::num(units::bytes(b)).from([e.src]),
+                    None => Cell::empty().below("not known"),
+                },
                 Cell::num(ct).from([e.src]),
                 w,
                 src_cell(e.src.to_string()),

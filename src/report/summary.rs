@@ -53,7 +53,7 @@ pub fn file_summary(ds: &Dataset, c: &Counts) -> String {
             ds.emulated.len()
         ));
     }
-    let mut said = format!(
+    let said = format!(
         "{} measured record{}{} across {} run file{} from {}.",
         c.ok,
         if c.ok == 1 { "" } else { "s" },
@@ -66,10 +66,6 @@ pub fn file_summary(ds: &Dataset, c: &Counts) -> String {
         if ds.runs.len() == 1 { "" } else { "s" },
         hosts.into_iter().collect::<Vec<_>>().join(", ")
     );
-    for note in [busy_note(ds), noisy_note(ds)].into_iter().flatten() {
-        said.push(' ');
-        said.push_str(&note);
-    }
     said
 }
 

@@ -22,6 +22,53 @@ pub struct Cell {
     pub numeric: bool,
     /// Extra CSS class (`good`, `bad`, `muted`).
     pub class: Option<&'static str>,
+    /// A ratio of two records this cell prints, for the audit
+    /// (`data-fig="ratio"`).
+    pub ratio: Option<Marked>,
+    /// Known-answer failures of the code behind the figure, when it failed
+    /// some: the mark shown with it.
+    pub kat: Option<String>,
+}
+
+/// A ratio of two records' throughputs as a view prints it, written into
+/// the HTML (`data-fig="ratio" data-num data-den data-value data-ci`) so
+/// the audit can re-derive it from the records' runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Marked {
+    /// The record whose throughput is the numerator.
+    pub num: SrcRef,
+    /// The denominator's.
+    pub den: SrcRef,
+    /// `num / den` ([`crate::analyse::estimate::ratio`]).
+    pub value: f64,
+    /// Its 95% interval.
+    pub ci95: Option<[f64; 2]>,
+}
+
+impl Marked {
+    /// The ratio of `num`'s throughput over `den`'s as it is (below 1
+    /// when `num` is slower).
+    pub fn of(num: SrcRef, den: SrcRef, r: crate::analyse::estimate::Ratio) -> Marked {
+        Marked {
+            num,
+            den,
+            value: r.value,
+            ci95: r.ci95,
+        }
+    }
+
+    /// The ratio of `num`'s throughput over `den`'s, read from the side
+    /// ahead (at least 1): which records, the ratio, its interval.
+    pub fn ahead(num: SrcRef, den: SrcRef, r: crate::analyse::estimate::Ratio) -> Marked {
+        let (m, as_is) = r.magnitude();
+        let (num, den) = if as_is { (num, den) } else { (den, num) };
+        Marked {
+            num,
+            den,
+            value: m.value,
+            ci95: m.ci95,
+        }
+    }
 }
 
 impl Cell {
@@ -73,6 +120,12 @@ impl Cell {
     /// Records the exact value.
     pub fn value(mut self, v: f64) -> Self {
         self.value = Some(v);
+        self
+    }
+
+    /// Marks the cell as printing a ratio of two records.
+    pub fn ratio(mut self, m: Marked) -> Self {
+        self.ratio = Some(m);
         self
     }
 }

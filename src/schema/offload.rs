@@ -81,9 +81,16 @@ pub struct Point {
     /// Requests scheduled but not served: the deadline came first.
     #[serde(default)]
     pub not_served: usize,
-    /// Whether the objective asked for is met (absent without one).
+    /// Whether the objective asked for is met: absent without one, and
+    /// absent when the point's requests are too few to resolve its
+    /// percentile (`slo_unresolved` says so).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub meets_slo: Option<bool>,
+    /// Why the objective is neither met nor missed here: the point holds
+    /// fewer requests than its percentile needs (10 beyond it: 1,000 for
+    /// p99).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_unresolved: Option<String>,
     /// A measured point's correctness gate: before the window (each
     /// worker's largest batch) and after it (every batch size served);
     /// absent for a prediction.
@@ -305,6 +312,7 @@ mod tests {
             requests: 55,
             not_served: 0,
             meets_slo: Some(true),
+            slo_unresolved: None,
             gate: None,
             predicted_latency_ms: Some(q),
             dispatch_late_max_ms: Some(0.1),

@@ -112,10 +112,14 @@ pub struct HybridOverhead {
     pub component_us: f64,
     /// `hybrid_us - component_us`.
     pub extra_us: f64,
-    /// Extra bytes on the wire: public key plus ciphertext or signature.
-    pub extra_wire_bytes: i64,
-    /// Extra secret-key bytes.
-    pub extra_secret_key_bytes: i64,
+    /// Extra bytes on the wire: public key plus ciphertext or signature;
+    /// `null` when either side's are not known.
+    #[serde(default)]
+    pub extra_wire_bytes: Option<i64>,
+    /// Extra secret-key bytes; `null` when either side's secret key size
+    /// is not known (a provider that does not export it).
+    #[serde(default)]
+    pub extra_secret_key_bytes: Option<i64>,
 }
 
 /// Throughput of one symmetric primitive at one input size.

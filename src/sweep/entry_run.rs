@@ -375,9 +375,12 @@ fn fill_records(recs: &mut [Record], outs: Vec<ThreadOut>) {
 /// Fills an ok record from the threads' measurements of one operation.
 /// One thread: its window as measured. Several threads share one window
 /// (see `timing::measure_together`): each sample is one round (every
-/// thread's batch, from the first start to the last end), and the rate is
-/// all operations over the whole shared window; each thread's own part is
-/// in `per_thread`.
+/// thread's batch, from the first start to the last end); each thread's
+/// own part is in `per_thread`. Either way `ops_per_sec` is all operations
+/// over the time of the timed runs, `iterations / sum(run_seconds)`: the
+/// same runs as the per-run figures, so the two agree by construction (the
+/// barriers between rounds, where no operation runs, are outside it, as the
+/// loop between one thread's batches is).
 pub(crate) fn fill(rec: &mut Record, ms: &[&Measurement]) {
     let iterations: u64 = ms.iter().map(|m| m.iterations).sum();
     rec.iterations = Some(iterations);
@@ -408,13 +411,11 @@ pub(crate) fn fill(rec: &mut Record, ms: &[&Measurement]) {
             run_seconds.push(secs);
             samples.push(ops as f64 / secs);
         }
-        let start = ms.iter().filter_map(|m| m.spans.first()).map(|s| s.0).min();
-        let end = ms.iter().filter_map(|m| m.spans.last()).map(|s| s.1).max();
-        let window = match (start, end) {
-            (Some(a), Some(b)) => (b - a).as_secs_f64(),
-            _ => ms.iter().map(|m| m.seconds).fold(0.0, f64::max),
-        };
-        let ops_per_sec = iterations as f64 / window;
+        let timed: f64 = run_seconds.iter().sum();
+        let counted: u64 = (0..rounds)
+            .map(|i| ms.iter().map(|m| m.batches[i].0).sum::<u64>())
+            .sum();
+        let ops_per_sec = counted as f64 / timed;
         rec.batch = per_round.max(1);
         rec.runs = rounds;
         rec.run_seconds = run_seconds;
@@ -431,7 +432,7 @@ pub(crate) fn fill(rec: &mut Record, ms: &[&Measurement]) {
             })
             .collect();
         rec.timed_window += &format!(
-            "; {} threads in one shared window: every round starts all threads together after a barrier, the figures count all threads' operations from the first thread's start to the last thread's end",
+            "; {} threads in one shared window: every round starts all threads together after a barrier; a round runs from the first thread's start to the last thread's end, and the figures count all threads' operations over the rounds' time",
             ms.len()
         );
     }
@@ -568,9 +569,18 @@ mod tests {
             let warm: u64 = r.per_thread.iter().map(|t| t.warmup_operations).sum();
             assert_eq!(r.warmup_runs as u64, warm);
             assert_eq!(r.run_seconds.len(), r.runs);
-            let window = ops as f64 / r.ops_per_sec.unwrap();
+            // The rate is the operations over the rounds' own time, the
+            // same runs the per-run figures come from, so the reader's
+            // agreement check holds by construction.
+            let timed: f64 = r.run_seconds.iter().sum();
+            let rate = ops as f64 / timed;
+            assert!(
+                (r.ops_per_sec.unwrap() - rate).abs() <= 1e-9 * rate,
+                "{r:?}"
+            );
+            assert_eq!(crate::schema::agreement::problem(r), None);
             for t in &r.per_thread {
-                assert!(window >= t.busy_seconds * 0.999, "{r:?}");
+                assert!(timed >= t.busy_seconds * 0.999, "{r:?}");
             }
             // A round is both threads' batches.
             let raw = &r.throughput_ops_per_sec.as_ref().unwrap().raw;

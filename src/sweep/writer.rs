@@ -102,12 +102,16 @@ pub(crate) fn partial(run: &RunFile) -> Option<&'static str> {
     }
 }
 
+/// A record's progress line. Its rate is the one every view shows for it,
+/// the median of its batches ([`crate::analyse::estimate::throughput`]),
+/// not the CSV's all-operations figure.
 pub(crate) fn record_label(r: &Record) -> String {
+    let ops = crate::analyse::estimate::throughput(r).map_or(0.0, |e| e.value);
     match r.status {
         Status::Ok => format!(
             "{:>12.6} ms/op {:>14.3} ops/s {:>9} iterations",
-            r.ms_per_op.unwrap_or(0.0),
-            r.ops_per_sec.unwrap_or(0.0),
+            if ops > 0.0 { 1000.0 / ops } else { 0.0 },
+            ops,
             r.iterations.unwrap_or(0)
         ),
         Status::Failed => format!("FAILED: {}", r.reason.as_deref().unwrap_or("")),

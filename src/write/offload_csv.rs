@@ -138,6 +138,7 @@ mod tests {
             requests: 100,
             not_served: 0,
             meets_slo: Some(!saturated),
+            slo_unresolved: None,
             gate: None,
             predicted_latency_ms: Some(q(1.1)),
             dispatch_late_max_ms: None,

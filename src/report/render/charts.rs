@@ -30,7 +30,15 @@ fn row_label(e: &Entry) -> (String, String) {
     } else {
         format!("{} · {}t", e.rec.backend, e.rec.threads)
     };
-    (e.rec.algorithm.clone(), note)
+    (e.rec.algorithm.clone(), with_kat(note, e))
+}
+
+/// `name` with the known-answer mark of `e`'s code, if it failed any.
+fn with_kat(name: String, e: &Entry) -> String {
+    match e.kat() {
+        Some(k) => format!("{name} {}", k.short()),
+        None => name,
+    }
 }
 
 /// Ops/s per algorithm and operation (log scale), one chart per kind; for
@@ -179,8 +187,7 @@ pub fn latency_chart(ds: &Dataset) -> Option<Chart> {
 /// with every backend on it (log-log): each curve of two batches or more
 /// (see `scaling::curves`), a GPU's end-to-end figures as their own line
 /// beside its kernel-only ones, and every CPU record measured at one batch
-/// only drawn flat across the chart, since its throughput does not depend
-/// on the batch.
+/// only as one mark at that batch: a chart shows only what was measured.
 pub fn batch_charts(ds: &Dataset) -> Vec<Chart> {
     let all = curves(ds);
     let mut out = vec![];
@@ -196,15 +203,11 @@ pub fn batch_charts(ds: &Dataset) -> Vec<Chart> {
             .filter(|c| c.head().rec.algorithm == alg && c.head().rec.operation == op)
             .collect();
         let mut lines = curve_lines(&mine, multi_file);
-        let (lo, hi) = lines
-            .iter()
-            .flat_map(|l| l.points.iter().map(|p| p.0))
-            .fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
-        lines.extend(flat_lines(ds, &mine, (lo, hi), multi_file));
+        lines.extend(single_batch_marks(ds, &mine, multi_file));
         let op_name = op.cli_name();
         out.push(Chart {
             title: format!("{alg} {op_name}: throughput against batch size"),
-            caption: "Median operations per second at each batch size (log-log). A GPU has two lines: the kernel alone and end to end (inputs copied in and outputs copied out, from pinned host memory). A CPU measured at one batch size is drawn flat. Where a GPU line crosses the all-core CPU line is the break-even batch; where it flattens, the device is saturated (see the table of saturation and break-even batches).".into(),
+            caption: "Median operations per second at each batch size (log-log). A GPU has two lines: the kernel alone and end to end (inputs copied in and outputs copied out, from pinned host memory). A CPU measured at one batch size is one mark at that batch, never a line. Where a GPU line crosses the all-core CPU line is the break-even batch; where it flattens, the device is saturated (see the table of saturation and break-even batches).".into(),
             svg: line_chart(
                 &format!("{alg} {op_name} throughput against batch size"),
                 "batch size",
@@ -224,11 +227,12 @@ fn series_name(e: &Entry, multi_file: bool) -> String {
     } else {
         format!("{} · {}t", e.rec.backend, e.rec.threads)
     };
-    if multi_file {
+    let named = if multi_file {
         format!("{base} · F{}", e.src.file + 1)
     } else {
         base
-    }
+    };
+    with_kat(named, e)
 }
 
 /// One line per curve, and a GPU curve's end-to-end figures as a line of
@@ -264,9 +268,10 @@ fn curve_lines(mine: &[&Curve], multi_file: bool) -> Vec<Line> {
     lines
 }
 
-/// CPU records of the curves' operation measured at one batch only, drawn
-/// flat across `(lo, hi)`: the fastest of each file, backend and threads.
-fn flat_lines(ds: &Dataset, mine: &[&Curve], (lo, hi): (f64, f64), multi_file: bool) -> Vec<Line> {
+/// CPU records of the curves' operation measured at one batch only, each
+/// one mark at its own batch: the fastest of each file, backend and
+/// threads.
+fn single_batch_marks(ds: &Dataset, mine: &[&Curve], multi_file: bool) -> Vec<Line> {
     let Some(head) = mine.first().map(|c| c.head()) else {
         return vec![];
     };
@@ -295,11 +300,11 @@ fn flat_lines(ds: &Dataset, mine: &[&Curve], (lo, hi): (f64, f64), multi_file: b
             let y = e.ok_throughput().unwrap_or(0.0);
             Line {
                 name: format!(
-                    "{} (batch {}, flat)",
+                    "{} (measured at batch {} only)",
                     series_name(e, multi_file),
-                    e.rec.batch
+                    units::grouped(e.rec.batch as f64)
                 ),
-                points: vec![(lo, y, e.src), (hi, y, e.src)],
+                points: vec![(e.rec.batch as f64, y, e.src)],
             }
         })
         .collect()

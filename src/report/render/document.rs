@@ -6,6 +6,7 @@
 //! [`html`]: crate::report::render::html
 //! [`markdown`]: crate::report::render::markdown
 
+use crate::report::headline::Group;
 use crate::report::outline::{FindingGroup, Headed, Outline, RunCard};
 use crate::report::table::Table;
 
@@ -54,8 +55,15 @@ pub trait Renderer {
     fn markup(&self) -> Markup;
     /// The document's start and its title.
     fn begin(&mut self, title: &str);
-    /// A table of contents, where the format has one.
-    fn contents(&mut self) {}
+    /// A table of contents listing every section `(anchor, title)`, where
+    /// the format has one.
+    fn contents(&mut self, _sections: &[(&str, &str)]) {}
+    /// Folds what follows, up to [`Renderer::unfold`], under one line that
+    /// says what it holds (HTML `<details>`, open or closed); Markdown
+    /// sets the line as a sub-heading.
+    fn fold(&mut self, summary: &str, open: bool);
+    /// Ends the fold [`Renderer::fold`] began.
+    fn unfold(&mut self) {}
     /// A boxed warning: a bold lead, a sentence, then one item each.
     fn callout(&mut self, lead: &str, sentence: &str, items: &[String]);
     /// A section's heading; `id` is its anchor.
@@ -73,9 +81,6 @@ pub trait Renderer {
     /// Controls that narrow the tables, where the format can run them
     /// (Markdown cannot).
     fn filters(&mut self) {}
-    /// The charts section, where the format can draw them (Markdown has no
-    /// inline SVG).
-    fn charts(&mut self) {}
     /// An inline SVG chart, where the format can draw one (Markdown
     /// cannot).
     fn figure(&mut self, _svg: &str) {}
@@ -102,13 +107,6 @@ fn say(r: &mut dyn Renderer, style: Style, spans: &[Span]) {
     }
 }
 
-/// A paragraph in one markup only.
-fn say_in(r: &mut dyn Renderer, only: Markup, style: Style, spans: &[Span]) {
-    if r.markup() == only {
-        say(r, style, spans);
-    }
-}
-
 /// Words in HTML, with their tags, and none in Markdown.
 fn html(s: &str) -> Span<'_> {
     Span::Raw(Markup::Html, s)
@@ -117,12 +115,6 @@ fn html(s: &str) -> Span<'_> {
 /// Words in Markdown only.
 fn markdown(s: &str) -> Span<'_> {
     Span::Raw(Markup::Markdown, s)
-}
-
-/// A table under its sub-heading.
-fn headed(r: &mut dyn Renderer, h: &Headed) {
-    r.subheading(h.heading);
-    r.table(&h.table);
 }
 
 /// A finding's words, each escaped for the format at hand; the interval
@@ -162,7 +154,69 @@ impl FindingText {
     }
 }
 
-/// Walks the whole document, section by section.
+/// A table longer than this many rows is folded away (HTML `<details>`,
+/// closed) under a line that says what it holds; shorter ones are shown.
+pub const FOLD_ROWS: usize = 12;
+
+/// A table under its sub-heading, folded when long.
+fn headed(r: &mut dyn Renderer, h: &Headed) {
+    folded_table(r, h.heading, &h.table);
+}
+
+/// A table, folded under `what` when it has more than [`FOLD_ROWS`] rows,
+/// else under its sub-heading.
+fn folded_table(r: &mut dyn Renderer, what: &str, t: &Table) {
+    if t.rows.len() > FOLD_ROWS {
+        r.fold(&format!("{what} ({} rows)", t.rows.len()), false);
+        r.table(t);
+        r.unfold();
+    } else {
+        r.subheading(what);
+        r.table(t);
+    }
+}
+
+/// The sections of the page in order, each `(anchor, title)`: what the
+/// navigation lists, in full.
+pub fn sections(o: &Outline) -> Vec<(&'static str, &'static str)> {
+    let mut v = vec![("summary", "Summary")];
+    v.push(("vs-classical", "PQC vs classical"));
+    v.push(("gpu", "GPU vs CPU"));
+    v.push(("results", "Results"));
+    if !o.cluster.is_empty() {
+        v.push(("cluster", "Cluster"));
+    }
+    if o.devices.is_some() || o.aggregates.is_some() {
+        v.push(("scale", "Several devices"));
+    }
+    if o.offload.is_some() {
+        v.push(("offload", "Offload"));
+    }
+    v.push(("charts", "Charts"));
+    if o.hybrid.is_some() {
+        v.push(("hybrid", "Hybrid overhead"));
+    }
+    if o.beside.is_some() {
+        v.push(("beside", "Published results"));
+    }
+    v.push(("sizes", "Sizes"));
+    v.push(("symmetric", "Symmetric"));
+    v.push(("appendix", "Skipped and failed"));
+    if !o.caveats.is_empty() || !o.kat.is_empty() {
+        v.push(("caveats", "Caveats"));
+    }
+    if o.emulated.is_some() {
+        v.push(("emulated", "Emulated"));
+    }
+    v.push(("standards", "Standards"));
+    v.push(("metadata", "Run metadata"));
+    v
+}
+
+/// Walks the whole document, section by section: first the answer a
+/// reader comes for (GPU against CPU, PQC against classical, known-answer
+/// failures and caveats), then the sections the navigation lists, long
+/// tables and charts folded.
 pub fn walk(o: &Outline, generated: &str, r: &mut dyn Renderer) {
     r.begin("pqcprof report");
     say(
@@ -173,7 +227,7 @@ pub fn walk(o: &Outline, generated: &str, r: &mut dyn Renderer) {
             Span::Text(&o.file_summary),
         ],
     );
-    r.contents();
+    r.contents(&sections(o));
     if !o.problems.is_empty() {
         r.callout(
             "Input problems.",
@@ -182,13 +236,12 @@ pub fn walk(o: &Outline, generated: &str, r: &mut dyn Renderer) {
         );
     }
     summary(o, r);
-    r.filters();
     pqc_against_classical(o, r);
     gpu_against_cpu(o, r);
     results(o, r);
     several_devices(o, r);
     offload(o, r);
-    r.charts();
+    charts(o, r);
     published_and_sizes(o, r);
     records_apart(o, r);
     r.section("standards", "Standards");
@@ -197,7 +250,7 @@ pub fn walk(o: &Outline, generated: &str, r: &mut dyn Renderer) {
         Style::Plain,
         &[html("Where each algorithm family is specified. Links open in a new tab; the report itself loads nothing.")],
     );
-    r.table(&o.standards);
+    folded_table(r, "The standards of every family present", &o.standards);
     r.section("metadata", "Run metadata");
     say(
         r,
@@ -207,34 +260,81 @@ pub fn walk(o: &Outline, generated: &str, r: &mut dyn Renderer) {
             markdown("Sources are written `Fn#i`: file n below, index i of its `records` array."),
         ],
     );
+    r.fold(
+        &format!(
+            "Machine, software and settings of each file ({})",
+            o.runs.len()
+        ),
+        o.runs.len() == 1,
+    );
     r.run_cards(&o.runs);
+    r.unfold();
     r.end(generated);
 }
 
-/// The executive summary: the context line, the findings by group, and
-/// what these files lack.
+/// The first screen: GPU against CPU (or one line that no GPU was
+/// measured and how to measure one), PQC against classical, known-answer
+/// failures, the caveats in short, then what the CPU figures alone say.
 fn summary(o: &Outline, r: &mut dyn Renderer) {
-    r.section("summary", "Executive summary");
+    r.section("summary", "Summary");
     say(r, Style::Context, &[Span::Text(&o.context)]);
-    for g in &o.findings {
-        r.subheading(g.group.title());
+    let group = |g: Group| o.findings.iter().find(|f| f.group == g);
+    r.subheading("GPU against CPU");
+    match (group(Group::Gpu), &o.gpu_answer) {
+        (Some(g), _) => {
+            r.findings(g);
+            if let Some(e) = group(Group::Energy) {
+                r.findings(e);
+            }
+        }
+        (None, Some(line)) => say(r, Style::Note, &[Span::Code(line)]),
+        (None, None) => say(r, Style::Note, &[Span::Code(o.gpu_note)]),
+    }
+    r.subheading("PQC against classical");
+    let mut any = false;
+    for g in [Group::PqcFaster, Group::PqcCosts] {
+        if let Some(f) = group(g) {
+            any = true;
+            r.findings(f);
+        }
+    }
+    if !any {
+        for n in o.pair_notes {
+            say(r, Style::Note, &[Span::Code(n)]);
+        }
+    }
+    if !o.kat.is_empty() {
+        let items: Vec<String> = o.kat.iter().map(|k| k.long()).collect();
+        r.callout(
+            "Known-answer failures.",
+            "The code behind these backends gave other answers than the standards' vectors; every figure of theirs below carries ✗.",
+            &items,
+        );
+    }
+    if !o.first_caveats.is_empty() {
+        r.callout(
+            "Caveats.",
+            "Read the figures below with these in mind (each is listed in full under Caveats):",
+            &o.first_caveats,
+        );
+    }
+    if let Some(g) = group(Group::Cpu) {
+        r.subheading("On the CPU");
         r.findings(g);
     }
     if !o.missing.is_empty() {
         let missing = o.missing.join("; and ");
-        say_in(
+        say(
             r,
-            Markup::Html,
             Style::Note,
             &[
                 html("<strong>Not in these files:</strong> "),
+                markdown("Not in these files: "),
                 Span::Code(&missing),
-                html("."),
+                Span::Text("."),
             ],
         );
     }
-    // Markdown closes the summary with the GPU note its GPU section repeats.
-    say_in(r, Markup::Markdown, Style::Plain, &[Span::Code(o.gpu_note)]);
 }
 
 /// PQC against classical, by NIST level.
@@ -243,7 +343,7 @@ fn pqc_against_classical(o: &Outline, r: &mut dyn Renderer) {
     say(
         r,
         Style::Plain,
-        &[html("Each row sets a post-quantum algorithm against a classical one of equivalent strength, measured on the same host with the same number of threads. Times are median time per operation; the ratio reads from the post-quantum side. ML-DSA-44 (category 2) is compared in the level 1 column.")],
+        &[html("Each row sets a post-quantum algorithm against a classical one of equivalent strength, measured on the same host with the same number of threads. Times are median time per operation; the ratio reads from the post-quantum side, with its 95% interval. ML-DSA-44 (category 2) is compared in the level 1 column.")],
     );
     for n in o.pair_notes {
         say(r, Style::Note, &[Span::Code(n)]);
@@ -258,7 +358,7 @@ fn gpu_against_cpu(o: &Outline, r: &mut dyn Renderer) {
     r.section("gpu", "GPU against CPU");
     say(r, Style::Note, &[Span::Code(o.gpu_note)]);
     if let Some(t) = &o.gpu {
-        r.table(t);
+        folded_table(r, "Each GPU figure against the best CPU figure", t);
     }
     if let Some(h) = &o.scaling {
         say(
@@ -277,10 +377,11 @@ fn results(o: &Outline, r: &mut dyn Renderer) {
         r,
         Style::Plain,
         &[
-            html("Median time per operation (large) and median operations per second (small) of every successful throughput record. A row is one backend, thread count and algorithm from one file, at its largest batch (sweep figures: a timed window per operation); other batch sizes are shown on demand."),
-            markdown("Median time per operation, with median operations per second in parentheses."),
+            html("Median time per operation (large) and median operations per second (small) of every successful throughput record: the median of its timed runs. A row is one backend, thread count and algorithm from one file, at its largest batch (sweep figures: a timed window per operation); other batch sizes are shown on demand."),
+            markdown("Median time per operation, with median operations per second in parentheses: the median of each record's timed runs."),
         ],
     );
+    r.filters();
     say(
         r,
         Style::Legend,
@@ -310,7 +411,7 @@ fn several_devices(o: &Outline, r: &mut dyn Renderer) {
         r.section("cluster", "Cluster");
         r.list(&o.cluster);
         if let Some(t) = &o.ranks {
-            r.table(t);
+            folded_table(r, "Ranks", t);
         }
     }
     if o.devices.is_some() || o.aggregates.is_some() {
@@ -322,7 +423,9 @@ fn several_devices(o: &Outline, r: &mut dyn Renderer) {
     }
 }
 
-/// What batched requests waited, from offload run files.
+/// What batched requests waited, from offload run files: the measured
+/// figures beside the planner's predictions, with a caveat where they are
+/// far apart.
 fn offload(o: &Outline, r: &mut dyn Renderer) {
     let Some(s) = &o.offload else { return };
     r.section("offload", "Offload");
@@ -331,6 +434,13 @@ fn offload(o: &Outline, r: &mut dyn Renderer) {
         Style::Plain,
         &[Span::Text(crate::report::offload::INTRO)],
     );
+    if !s.caveats.is_empty() {
+        r.callout(
+            "Predictions far from what was measured.",
+            "Where a measured figure is more than twice the prediction, or under half of it, the planner's model of this machine (batch times and hand-off measured before the first point) did not hold while serving:",
+            &s.caveats,
+        );
+    }
     r.subheading("Highest rate under the objective");
     r.table(&s.summary);
     for c in &crate::report::render::charts::offload_charts(&s.runs) {
@@ -345,8 +455,39 @@ fn offload(o: &Outline, r: &mut dyn Renderer) {
         );
         r.figure(&c.svg);
     }
-    r.subheading("Every rate measured");
-    r.table(&s.points);
+    folded_table(r, "Every rate measured", &s.points);
+}
+
+/// The charts, each folded under its title (HTML only: Markdown has no
+/// inline SVG, and every figure of a chart is in a table).
+fn charts(o: &Outline, r: &mut dyn Renderer) {
+    r.section("charts", "Charts");
+    if r.markup() != Markup::Html {
+        say(
+            r,
+            Style::Plain,
+            &[Span::Text("The charts are drawn in the HTML report; every figure they show is in a table here.")],
+        );
+        return;
+    }
+    if o.charts.is_empty() {
+        say(
+            r,
+            Style::Note,
+            &[Span::Text(
+                "Nothing was measured successfully, so there is nothing to chart.",
+            )],
+        );
+    }
+    for (i, c) in o.charts.iter().enumerate() {
+        r.fold(&c.title, i == 0 && o.charts.len() == 1);
+        say(r, Style::Legend, &[Span::Text(&c.caption)]);
+        r.figure(&c.svg);
+        r.unfold();
+    }
+    for n in &o.chart_notes {
+        say(r, Style::Note, &[Span::Code(n)]);
+    }
 }
 
 /// Hybrid overhead, other tools' published figures, and sizes.
@@ -356,9 +497,9 @@ fn published_and_sizes(o: &Outline, r: &mut dyn Renderer) {
         say(
             r,
             Style::Plain,
-            &[html("What each hybrid costs over its pure post-quantum component measured in the same file: extra median time per operation and extra bytes (wire: public key plus ciphertext or signature).")],
+            &[html("What each hybrid costs over its pure post-quantum component measured in the same file: extra median time per operation and extra bytes (wire: public key plus ciphertext or signature). A dash is a size the provider does not disclose.")],
         );
-        r.table(t);
+        folded_table(r, "Each hybrid and operation", t);
     }
     if let Some(t) = &o.beside {
         r.section("beside", "Beside published results");
@@ -368,15 +509,15 @@ fn published_and_sizes(o: &Outline, r: &mut dyn Renderer) {
             &[Span::Text(crate::report::beside::BESIDE_INTRO)],
         );
         r.list(&o.imported);
-        r.table(t);
+        folded_table(r, "Each published figure beside this report's", t);
     }
     r.section("sizes", "Sizes");
     say(
         r,
         Style::Plain,
-        &[html("Bytes of keys, ciphertexts and signatures as the records state them (for ML-KEM and ML-DSA, FIPS 203 and FIPS 204). On the wire: what one side sends, public key plus ciphertext or signature.")],
+        &[html("Bytes of keys, ciphertexts and signatures as the records state them (for ML-KEM and ML-DSA, FIPS 203 and FIPS 204). On the wire: what one side sends, public key plus ciphertext or signature. A dash is a size the provider does not disclose.")],
     );
-    r.table(&o.sizes);
+    folded_table(r, "Sizes of every algorithm", &o.sizes);
 }
 
 /// A section every report has, with its table when there is one, else a
@@ -387,12 +528,14 @@ struct Kept<'a> {
     table: Option<&'a Table>,
     /// Before the table (HTML only).
     intro: &'a str,
+    /// The folded table's line.
+    what: &'a str,
     /// Instead of the table, in HTML and in Markdown.
     absent: [&'a str; 2],
 }
 
 /// Records that give no figure: symmetric context, skipped and failed
-/// records, runs cut short, and emulated ones.
+/// records, caveats, and emulated records.
 fn records_apart(o: &Outline, r: &mut dyn Renderer) {
     let kept = [
         Kept {
@@ -400,6 +543,7 @@ fn records_apart(o: &Outline, r: &mut dyn Renderer) {
             title: "Symmetric context",
             table: o.symmetric.as_ref(),
             intro: "Hashes and AEADs on the same machines, in megabytes (10<sup>6</sup> bytes) per second, for scale: symmetric primitives are not threatened by quantum computers beyond Grover's square-root speed-up.",
+            what: "Every hash and AEAD measured",
             absent: [
                 "No symmetric records in these files: hashes and AEADs are measured by the CPU sweep and give a sense of scale (how many bytes a PQC operation costs in hashing time).",
                 "No symmetric records in these files.",
@@ -410,6 +554,7 @@ fn records_apart(o: &Outline, r: &mut dyn Renderer) {
             title: "Appendix: skipped and failed records",
             table: o.appendix.as_ref(),
             intro: "Records that were not measured as fine: a failed correctness gate or run, or a backend that could not run here. None of them contributes a figure above.",
+            what: "Every skipped and failed record",
             absent: [
                 "Every record in these files was measured and passed its correctness gate.",
                 "Every record was measured and passed its correctness gate.",
@@ -421,19 +566,31 @@ fn records_apart(o: &Outline, r: &mut dyn Renderer) {
         match k.table {
             Some(t) => {
                 say(r, Style::Plain, &[html(k.intro)]);
-                r.table(t);
+                folded_table(r, k.what, t);
             }
             None => say(r, Style::Note, &[html(k.absent[0]), markdown(k.absent[1])]),
         }
     }
-    if !o.caveats.is_empty() {
-        r.section("caveats", "Records cut short or throttled");
+    if !o.caveats.is_empty() || !o.kat.is_empty() {
+        r.section("caveats", "Caveats");
         say(
             r,
             Style::Plain,
-            &[Span::Text("Their figures are over the runs that finished, were measured while the GPU held its clocks down for power or heat, or were timed in windows that hold more than the work: the timer's own cost (a window close to its floor) or host time (a device-side hold that ended before the work was queued; a latency with no window free of it is refused).")],
+            &[Span::Text("Figures whose code failed known-answer vectors, that are over the runs that finished, were measured while the GPU held its clocks down for power or heat, or were timed in windows that hold more than the work: the timer's own cost (a window close to its floor) or host time (a device-side hold that ended before the work was queued; a latency with no window free of it is refused).")],
         );
-        r.list(&o.caveats);
+        let all: Vec<String> = o
+            .kat
+            .iter()
+            .map(|k| k.long())
+            .chain(o.caveats.iter().cloned())
+            .collect();
+        if all.len() > FOLD_ROWS {
+            r.fold(&format!("Every caveat ({})", all.len()), false);
+            r.list(&all);
+            r.unfold();
+        } else {
+            r.list(&all);
+        }
     }
     if let Some(t) = &o.emulated {
         r.section(
@@ -448,6 +605,6 @@ fn records_apart(o: &Outline, r: &mut dyn Renderer) {
                 markdown("These records ran the GPU kernels on pqcprof's CPU stand-in CUDA driver, a test fixture: correctness and the launch path only. Their timings say nothing about any GPU and appear in no figure above."),
             ],
         );
-        r.table(t);
+        folded_table(r, "Every emulated record", t);
     }
 }

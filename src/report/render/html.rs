@@ -7,7 +7,6 @@ use crate::report::headline::Group;
 use crate::report::model::{src_list, Dataset, SrcRef};
 use crate::report::outline::{FindingGroup, Outline, RunCard};
 use crate::report::reference_tables::filter_values;
-use crate::report::render::charts;
 use crate::report::render::document::{self, FindingText, Markup, Renderer, Span, Style};
 use crate::report::render::escape::{esc, esc_code};
 use crate::report::table::{Cell, Table};
@@ -19,7 +18,7 @@ const CSS: &str = r#"
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--ink);background:#fff}
-main{max-width:1180px;margin:0 auto;padding:28px 28px 60px}
+main{max-width:1320px;margin:0 auto;padding:28px 28px 60px}
 h1{font-size:28px;margin:0 0 4px;letter-spacing:-.01em}
 h2{font-size:21px;margin:44px 0 8px;padding-top:10px;border-top:1px solid var(--line)}
 h3{font-size:16px;margin:26px 0 6px}
@@ -30,7 +29,7 @@ a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
 .problems{border-left:4px solid var(--bad);background:#fdf3ee;padding:8px 14px;margin:16px 0;font-size:14px}
 .problems li{margin:2px 0}
 .context{font-size:14px;color:var(--muted)}
-.findings{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:12px;margin:8px 0 4px}
+.findings{display:grid;grid-template-columns:repeat(auto-fill,minmax(290px,1fr));gap:12px;margin:8px 0 4px}
 .card{border:1px solid var(--line);border-radius:8px;padding:12px 14px;background:#fff}
 .card .fig{font-size:26px;font-weight:650;font-variant-numeric:tabular-nums;letter-spacing:-.01em}
 .card .word{font-size:15px;font-weight:600;margin-left:6px;color:var(--muted)}
@@ -38,15 +37,21 @@ a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
 .g-faster .fig{color:var(--good)}.g-costs .fig{color:var(--bad)}.g-gpu .fig{color:var(--accent)}
 .card .sent{margin:4px 0 2px;font-weight:500}
 .card .det{font-size:13px;color:var(--muted)}
-.src,.card .srcs{font-size:11.5px;color:#8a919c;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:nowrap}
+.src,.card .srcs{font-size:11.5px;color:#8a919c;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+.kat{color:var(--bad);font-weight:600;font-size:12.5px}td small.kat{color:var(--bad);font-weight:600}.card .kat{margin:4px 0 2px}
+details.fold{margin:10px 0;border:1px solid var(--line);border-radius:8px;padding:4px 12px}
+details.fold>summary{cursor:pointer;padding:4px 0;color:var(--ink)}details.fold>summary>h3{display:inline;font-size:14.5px;margin:0}
+details.fold[open]>summary{margin-bottom:6px}
+details.fold .scroll{margin-left:0;margin-right:0}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em;background:#eef0f3;padding:0 3px;border-radius:3px}
 .note{font-size:14px;color:var(--muted);background:var(--soft);border-radius:6px;padding:8px 12px;max-width:none}
 .scroll{overflow-x:auto;margin:8px 0 4px;border:1px solid var(--line);border-radius:8px}
-table{border-collapse:collapse;width:100%;font-size:13.5px}
-th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{background:var(--soft);font-weight:600;font-size:12.5px;color:var(--muted);position:sticky;top:0}
 tr:last-child td{border-bottom:0}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+th{overflow-wrap:anywhere}td{overflow-wrap:break-word}
 td small{display:block;color:var(--muted);font-size:11.5px}
 td.good{color:var(--good);font-weight:600}td.bad{color:var(--bad);font-weight:600}td.muted{color:#9aa1ab}
 td.good small,td.bad small{font-weight:400}
@@ -70,7 +75,8 @@ dl.meta dt{color:var(--muted)}dl.meta dd{margin:0;overflow-wrap:anywhere}
 .files{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:14px}
 footer{margin-top:40px;font-size:12.5px;color:var(--muted)}
 [hidden]{display:none!important}
-@media print{#filters,nav{display:none}.scroll{overflow:visible;border:0}}
+@media print{#filters,nav{display:none}.scroll{overflow:visible;border:0}details.fold{border:0}}
+@media (max-width:900px){main{padding:16px 12px 40px}.findings{grid-template-columns:1fr}}
 "#;
 
 const JS: &str = r#"
@@ -132,6 +138,53 @@ const JS: &str = r#"
     }
   }
   var all = apply();
+  if (location.hash === '#layout') {
+    // How the page lays out at this width: its height with every fold
+    // closed, then, every fold open, what overflows the page, which table
+    // scrolls sideways in its box, and which chart text lies outside its
+    // chart.
+    var layout = { width: window.innerWidth, closedHeight: document.documentElement.scrollHeight };
+    var folds = document.querySelectorAll('details');
+    for (var f = 0; f < folds.length; f++) { folds[f].open = true; }
+    layout.folds = folds.length;
+    layout.openHeight = document.documentElement.scrollHeight;
+    layout.pageScrollWidth = document.documentElement.scrollWidth;
+    var vw = document.documentElement.clientWidth, over = [], wide = [], text = [];
+    var els = document.querySelectorAll('body *');
+    for (var e = 0; e < els.length; e++) {
+      var el = els[e], b = el.getBoundingClientRect();
+      if (!b.width) { continue; }
+      var boxed = el.closest('.scroll') && el.closest('.scroll') !== el;
+      if (!boxed && (b.right > vw + 0.5 || b.left < -0.5)) {
+        over.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && el.className.baseVal === undefined ? '.' + el.className : '') + ' right ' + Math.round(b.right));
+      }
+    }
+    var boxes = document.querySelectorAll('.scroll');
+    for (var s = 0; s < boxes.length; s++) {
+      if (boxes[s].scrollWidth > boxes[s].clientWidth + 1) {
+        var t = boxes[s].querySelector('table');
+        wide.push((t ? t.id : '?') + ' ' + boxes[s].scrollWidth + '>' + boxes[s].clientWidth);
+      }
+    }
+    var svgs = document.querySelectorAll('svg.chart');
+    for (var g = 0; g < svgs.length; g++) {
+      var sb = svgs[g].getBoundingClientRect(), texts = svgs[g].querySelectorAll('text');
+      for (var k = 0; k < texts.length; k++) {
+        var tb = texts[k].getBoundingClientRect();
+        if (tb.width && (tb.left < sb.left - 0.5 || tb.right > sb.right + 0.5 || tb.top < sb.top - 0.5 || tb.bottom > sb.bottom + 0.5)) {
+          text.push(texts[k].textContent.slice(0, 60));
+        }
+      }
+    }
+    layout.overflowing = over.slice(0, 20); layout.overflowingCount = over.length;
+    layout.tablesScrolling = wide;
+    layout.chartTextOutside = text.slice(0, 20); layout.chartTextOutsideCount = text.length;
+    layout.charts = svgs.length;
+    var pre = document.createElement('pre');
+    pre.id = 'layout-result';
+    pre.textContent = JSON.stringify(layout);
+    document.body.appendChild(pre);
+  }
   if (location.hash === '#selftest') {
     var result = { rows: all, kemOnly: null, signatureOnly: null, reset: null, errors: errors,
       scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth };
@@ -206,14 +259,11 @@ fn cell_html(ds: &Dataset, c: &Cell, header: bool) -> String {
             esc(&src_title(ds, &c.src))
         );
     }
-    if let Some(v) = c.value.filter(|v| v.is_finite()) {
-        // Exponent form for extremes: 5e-324 would print 324 digits.
-        let a = v.abs();
-        if a != 0.0 && !(1e-6..1e15).contains(&a) {
-            let _ = write!(attrs, " data-value=\"{v:e}\"");
-        } else {
-            let _ = write!(attrs, " data-value=\"{v}\"");
-        }
+    if let Some(v) = c.value.filter(|v| v.is_finite() && c.ratio.is_none()) {
+        let _ = write!(attrs, " data-value=\"{}\"", attr_number(v));
+    }
+    if let Some(m) = &c.ratio {
+        attrs += &marked_attrs(m);
     }
     let sub = c
         .sub
@@ -230,7 +280,43 @@ fn cell_html(ds: &Dataset, c: &Cell, header: bool) -> String {
             }
         })
         .unwrap_or_default();
-    format!("<{tag}{attrs}>{}{sub}</{tag}>", esc(&c.text))
+    let kat = c
+        .kat
+        .as_ref()
+        .map(|k| {
+            format!(
+                "<small class=\"kat\" title=\"{}: the code behind this figure gave other answers than the standard's vectors\">{}</small>",
+                esc(crate::report::model::KAT_COMMAND),
+                esc(k)
+            )
+        })
+        .unwrap_or_default();
+    format!("<{tag}{attrs}>{}{sub}{kat}</{tag}>", esc(&c.text))
+}
+
+/// A number as an attribute value, in exponent form at the extremes
+/// (5e-324 would print 324 digits).
+fn attr_number(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && !(1e-6..1e15).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The attributes that mark a ratio of two records for the audit.
+fn marked_attrs(m: &crate::report::table::Marked) -> String {
+    let mut s = format!(
+        " data-fig=\"ratio\" data-num=\"{}\" data-den=\"{}\" data-value=\"{}\"",
+        m.num,
+        m.den,
+        attr_number(m.value)
+    );
+    if let Some([l, h]) = m.ci95 {
+        let _ = write!(s, " data-ci=\"{} {}\"", attr_number(l), attr_number(h));
+    }
+    s
 }
 
 /// Renders a table inside its scrolling box, with a row counter.
@@ -257,8 +343,19 @@ pub fn table_html(ds: &Dataset, t: &Table) -> String {
             let _ = write!(s, " data-{k}=\"{}\"", esc(v));
         }
         s += ">";
+        // A row showing a figure of code that failed known-answer vectors
+        // carries the mark in its first cell of words.
+        let srcs: Vec<SrcRef> = r.cells.iter().flat_map(|c| c.src.iter().copied()).collect();
+        let mut kat = ds.kat_of(&srcs);
         for c in &r.cells {
-            s += &cell_html(ds, c, false);
+            match kat.take_if(|_| !c.numeric) {
+                Some(k) => {
+                    let mut marked = c.clone();
+                    marked.kat = Some(k.short());
+                    s += &cell_html(ds, &marked, false);
+                }
+                None => s += &cell_html(ds, c, false),
+            }
         }
         s += "</tr>";
     }
@@ -326,9 +423,6 @@ fn filters_html(ds: &Dataset) -> String {
     s
 }
 
-/// The page's section links (the sections every report has).
-const NAV: &str = "<nav><a href=\"#summary\">Summary</a><a href=\"#vs-classical\">PQC vs classical</a><a href=\"#gpu\">GPU vs CPU</a><a href=\"#results\">Results</a><a href=\"#charts\">Charts</a><a href=\"#sizes\">Sizes</a><a href=\"#symmetric\">Symmetric</a><a href=\"#appendix\">Skipped and failed</a><a href=\"#standards\">Standards</a><a href=\"#metadata\">Run metadata</a></nav>";
-
 /// The HTML page, written piece by piece as the document walk tells it.
 pub struct HtmlPage<'d> {
     ds: &'d Dataset<'d>,
@@ -348,37 +442,6 @@ impl<'d> HtmlPage<'d> {
     pub fn into_string(self) -> String {
         self.out
     }
-
-    /// The charts, each under its heading with its caption, and notes on
-    /// what could not be charted.
-    fn chart_figures(&mut self) {
-        let ds = self.ds;
-        let mut any_chart = false;
-        for ch in charts::throughput_charts(ds)
-            .into_iter()
-            .chain(charts::latency_chart(ds))
-            .chain(charts::batch_charts(ds))
-            .chain(charts::sizes_chart(ds))
-        {
-            any_chart = true;
-            let _ = write!(
-                self.out,
-                "<h3>{}</h3><p class=\"legend\">{}</p>{}",
-                esc(&ch.title),
-                esc(&ch.caption),
-                ch.svg
-            );
-        }
-        if !any_chart {
-            self.out += "<p class=\"note\">Nothing was measured successfully, so there is nothing to chart.</p>";
-        }
-        if charts::latency_chart(ds).is_none() {
-            self.out += "<p class=\"note\">No latency records (they come from runs with <code>--latency</code>).</p>";
-        }
-        if charts::batch_charts(ds).is_empty() {
-            self.out += "<p class=\"note\">Each operation was measured at one batch size only, so there is no throughput-against-batch chart.</p>";
-        }
-    }
 }
 
 impl Renderer for HtmlPage<'_> {
@@ -396,19 +459,39 @@ impl Renderer for HtmlPage<'_> {
         );
     }
 
-    fn contents(&mut self) {
-        self.out += NAV;
+    fn contents(&mut self, sections: &[(&str, &str)]) {
+        self.out += "<nav aria-label=\"Sections\">";
+        for (id, title) in sections {
+            let _ = write!(self.out, "<a href=\"#{}\">{}</a>", esc(id), esc(title));
+        }
+        self.out += "</nav>";
+    }
+
+    fn fold(&mut self, summary: &str, open: bool) {
+        let _ = write!(
+            self.out,
+            "<details class=\"fold\"{}><summary><h3>{}</h3></summary>",
+            if open { " open" } else { "" },
+            esc(summary)
+        );
+    }
+
+    fn unfold(&mut self) {
+        self.out += "</details>";
     }
 
     fn callout(&mut self, lead: &str, sentence: &str, items: &[String]) {
         let _ = write!(
             self.out,
-            "<div class=\"problems\"><strong>{}</strong> {}",
+            "<div class=\"problems\"><strong>{}</strong> {}<ul>",
             esc(lead),
             esc(sentence)
         );
-        self.list(items);
-        self.out += "</div>";
+        // `backticked` words (a command to run) set as code.
+        for item in items {
+            let _ = write!(self.out, "<li>{}</li>", esc_code(item));
+        }
+        self.out += "</ul></div>";
     }
 
     fn section(&mut self, id: &str, title: &str) {
@@ -461,14 +544,19 @@ impl Renderer for HtmlPage<'_> {
             let t = FindingText::of(f, esc, |i| format!("<span class=\"ci\">{i}</span>"));
             let _ = write!(
                 self.out,
-                "<div class=\"card\" data-src=\"{}\" title=\"{}\"><div><span class=\"fig\">{}</span><span class=\"word\">{}</span>{}</div><p class=\"sent\">{}</p><div class=\"det\">{}</div><div class=\"srcs\">{}</div></div>",
+                "<div class=\"card\" data-src=\"{}\"{} title=\"{}\"><div><span class=\"fig\">{}</span><span class=\"word\">{}</span>{}</div><p class=\"sent\">{}</p><div class=\"det\">{}</div>{}<div class=\"srcs\">{}</div></div>",
                 esc(&src_list(f.sources.iter().copied(), " ")),
+                f.ratio.as_ref().map(marked_attrs).unwrap_or_default(),
                 esc(&src_title(self.ds, &f.sources)),
                 t.figure,
                 t.word,
                 t.interval,
                 t.sentence,
                 t.detail,
+                f.kat
+                    .as_deref()
+                    .map(|k| format!("<div class=\"kat\">{}</div>", esc_code(k)))
+                    .unwrap_or_default(),
                 esc(&src_list(f.sources.iter().copied(), " · "))
             );
         }
@@ -476,13 +564,9 @@ impl Renderer for HtmlPage<'_> {
     }
 
     fn filters(&mut self) {
-        self.section("filters-h", "Filters");
+        self.fold("Filter the tables", false);
         self.out += &filters_html(self.ds);
-    }
-
-    fn charts(&mut self) {
-        self.section("charts", "Charts");
-        self.chart_figures();
+        self.unfold();
     }
 
     fn figure(&mut self, svg: &str) {

@@ -28,19 +28,26 @@ fn md(s: &str) -> String {
     out
 }
 
-fn cell(c: &Cell) -> String {
+/// A cell as plain words: its text, its second line in brackets, a
+/// known-answer mark, and its records in brackets (no markup, so the file
+/// reads as it renders).
+fn cell(c: &Cell, kat: Option<&str>) -> String {
     let mut s = md(&c.text);
-    if let Some(sub) = &c.sub {
+    if let Some(sub) = c.sub.as_ref().filter(|x| !x.is_empty()) {
         let _ = write!(s, " ({})", md(sub));
     }
+    if let Some(k) = kat {
+        let _ = write!(s, " {}", md(k));
+    }
     if !c.src.is_empty() && c.class.is_none_or(|k| k != "src") {
-        let _ = write!(s, " <sub>{}</sub>", src_list(c.src.iter().copied(), " "));
+        let _ = write!(s, " ({})", src_list(c.src.iter().copied(), " "));
     }
     s
 }
 
-/// A Markdown table.
-pub fn table_md(t: &Table) -> String {
+/// A Markdown table; a row showing a figure of code that failed
+/// known-answer vectors carries the mark in its first cell of words.
+pub fn table_md(ds: &Dataset, t: &Table) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -61,30 +68,41 @@ pub fn table_md(t: &Table) -> String {
             .join("|")
     );
     for r in &t.rows {
-        let _ = writeln!(
-            s,
-            "| {} |",
-            r.cells.iter().map(cell).collect::<Vec<_>>().join(" | ")
-        );
+        let srcs: Vec<_> = r.cells.iter().flat_map(|c| c.src.iter().copied()).collect();
+        let mut kat = ds.kat_of(&srcs).map(|k| k.short());
+        let cells: Vec<String> = r
+            .cells
+            .iter()
+            .map(|c| cell(c, kat.take_if(|_| !c.numeric).as_deref()))
+            .collect();
+        let _ = writeln!(s, "| {} |", cells.join(" | "));
     }
     s
 }
 
 /// The Markdown document, written piece by piece as the document walk
 /// tells it.
-#[derive(Default)]
-pub struct MarkdownDoc {
+pub struct MarkdownDoc<'d> {
+    ds: &'d Dataset<'d>,
     out: String,
 }
 
-impl MarkdownDoc {
+impl<'d> MarkdownDoc<'d> {
+    /// An empty document for the records of `ds`.
+    pub fn new(ds: &'d Dataset<'d>) -> Self {
+        MarkdownDoc {
+            ds,
+            out: String::new(),
+        }
+    }
+
     /// The document written so far.
     pub fn into_string(self) -> String {
         self.out
     }
 }
 
-impl Renderer for MarkdownDoc {
+impl Renderer for MarkdownDoc<'_> {
     fn markup(&self) -> Markup {
         Markup::Markdown
     }
@@ -106,6 +124,10 @@ impl Renderer for MarkdownDoc {
         let _ = writeln!(self.out, "### {}\n", md(text));
     }
 
+    fn fold(&mut self, summary: &str, _open: bool) {
+        self.subheading(summary);
+    }
+
     fn paragraph(&mut self, _style: Style, spans: &[Span]) {
         for span in spans {
             match span {
@@ -124,7 +146,7 @@ impl Renderer for MarkdownDoc {
     }
 
     fn table(&mut self, table: &Table) {
-        let _ = writeln!(self.out, "{}", table_md(table));
+        let _ = writeln!(self.out, "{}", table_md(self.ds, table));
     }
 
     fn findings(&mut self, group: &FindingGroup) {
@@ -132,12 +154,16 @@ impl Renderer for MarkdownDoc {
             let t = FindingText::of(f, md, |i| format!(" ({i})"));
             let _ = writeln!(
                 self.out,
-                "- **{} {}**{}: {} {} <sub>{}</sub>",
+                "- **{} {}**{}: {} {}{} (sources: {})",
                 t.figure,
                 t.word,
                 t.interval,
                 t.sentence,
                 t.detail,
+                f.kat
+                    .as_deref()
+                    .map(|k| format!(" {}", md(k)))
+                    .unwrap_or_default(),
                 src_list(f.sources.iter().copied(), " ")
             );
         }
@@ -171,7 +197,7 @@ impl Renderer for MarkdownDoc {
 
 /// The whole document.
 pub fn render(set: &LoadSet, ds: &Dataset, an: &Analysis, generated: &str) -> String {
-    let mut doc = MarkdownDoc::default();
+    let mut doc = MarkdownDoc::new(ds);
     document::walk(&Outline::new(set, ds, an), generated, &mut doc);
     doc.into_string()
 }

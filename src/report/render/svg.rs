@@ -39,11 +39,35 @@ pub struct DotRow {
 }
 
 const WIDTH: f64 = 1000.0;
+/// The narrowest column of row labels of a dot plot; a longer label
+/// widens it (and the chart), so no label is cut.
 const LABEL_W: f64 = 300.0;
+/// A dot plot's plotting area.
+const PLOT_W: f64 = 676.0;
 const RIGHT: f64 = 24.0;
 const ROW_H: f64 = 20.0;
-const TOP: f64 = 34.0;
-const BOTTOM: f64 = 30.0;
+/// Room above the rows: the legend, then the axis labels (a dot plot has
+/// its axis at the top and at the bottom, so a tall one is read from
+/// either end).
+const TOP: f64 = 52.0;
+const BOTTOM: f64 = 38.0;
+
+/// About how wide `s` is at `font_px` in the report's sans-serif, in
+/// chart units (generous: a label is never cut).
+fn text_width(s: &str, font_px: f64) -> f64 {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_uppercase() || c == 'm' || c == 'w' || c == 'M' || c == 'W' {
+                0.72
+            } else if c.is_ascii_digit() || c.is_ascii_lowercase() {
+                0.58
+            } else {
+                0.45
+            }
+        })
+        .sum::<f64>()
+        * font_px
+}
 
 fn log_bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -112,9 +136,9 @@ fn marker(series: usize, x: f64, y: f64, title: &str, src: Option<SrcRef>) -> St
     }
 }
 
-fn legend(series: &[String], y: f64) -> String {
+fn legend(series: &[String], x0: f64, y: f64) -> String {
     let mut s = String::new();
-    let mut x = LABEL_W;
+    let mut x = x0;
     for (i, name) in series.iter().enumerate() {
         s += &marker(i, x + 6.0, y, name, None);
         let _ = write!(
@@ -124,7 +148,7 @@ fn legend(series: &[String], y: f64) -> String {
             y + 4.0,
             esc(name)
         );
-        x += 26.0 + 7.5 * name.chars().count() as f64;
+        x += 30.0 + text_width(name, 12.0);
     }
     s
 }
@@ -140,33 +164,40 @@ pub fn dot_plot(title: &str, axis: &str, unit: &str, series: &[String], rows: &[
     let Some((a, b)) = log_bounds(rows.iter().flat_map(|r| r.dots.iter().map(|d| d.value))) else {
         return String::new();
     };
-    let plot_w = WIDTH - LABEL_W - RIGHT;
+    // The label column as wide as the longest label needs.
+    let label_w = rows
+        .iter()
+        .map(|r| text_width(&r.label, 12.5) + text_width(&r.note, 11.0) + 24.0)
+        .fold(LABEL_W, f64::max)
+        .ceil();
+    let width = label_w + PLOT_W + RIGHT;
     let h = TOP + ROW_H * rows.len() as f64 + BOTTOM;
-    let xpos = |v: f64| LABEL_W + (log10_clamped(v) - a) / (b - a) * plot_w;
+    let xpos = |v: f64| label_w + (log10_clamped(v) - a) / (b - a) * PLOT_W;
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {h:.0}\" role=\"img\" aria-label=\"{}\"><title>{}</title>",
+        "<svg class=\"chart\" viewBox=\"0 0 {width} {h:.0}\" role=\"img\" aria-label=\"{}\"><title>{}</title>",
         esc(title),
         esc(title)
     );
-    s += &legend(series, 14.0);
-    // Decade grid lines.
+    s += &legend(series, label_w, 14.0);
+    // Decade grid lines, labelled at the top and at the bottom.
     let bottom = TOP + ROW_H * rows.len() as f64;
     for e in (a as i32)..=(b as i32) {
         let x = xpos(10f64.powi(e));
+        let label = decade_label(e, unit);
         let _ = write!(
             s,
-            "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{bottom:.1}\" class=\"grid\"/><text x=\"{x:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
-            TOP - 6.0,
+            "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{bottom:.1}\" class=\"grid\"/><text x=\"{x:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{label}</text><text x=\"{x:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{label}</text>",
+            TOP - 4.0,
+            TOP - 8.0,
             bottom + 16.0,
-            decade_label(e, unit)
         );
     }
     let _ = write!(
         s,
         "<text x=\"{:.1}\" y=\"{:.1}\" class=\"axis\" text-anchor=\"end\">{} (log scale)</text>",
-        WIDTH - RIGHT,
+        width - RIGHT,
         bottom + 28.0,
         esc(axis)
     );
@@ -175,14 +206,14 @@ pub fn dot_plot(title: &str, axis: &str, unit: &str, series: &[String], rows: &[
         if i % 2 == 0 {
             let _ = write!(
                 s,
-                "<rect x=\"0\" y=\"{:.1}\" width=\"{WIDTH}\" height=\"{ROW_H}\" class=\"band\"/>",
+                "<rect x=\"0\" y=\"{:.1}\" width=\"{width}\" height=\"{ROW_H}\" class=\"band\"/>",
                 y - ROW_H / 2.0
             );
         }
         let _ = write!(
             s,
             "<text x=\"{:.1}\" y=\"{:.1}\" class=\"rl\" text-anchor=\"end\">{}<tspan class=\"rn\"> {}</tspan></text>",
-            LABEL_W - 10.0,
+            label_w - 10.0,
             y + 4.0,
             esc(&row.label),
             esc(&row.note)
@@ -271,11 +302,12 @@ pub fn plot(title: &str, axes: &Axes, lines: &[Line], marks: &Marks) -> String {
     ) else {
         return String::new();
     };
-    let (left, top, h, w) = (70.0, 20.0, 300.0, 700.0);
+    let (left, top, h, w) = (80.0, 20.0, 300.0, WIDTH - 80.0 - RIGHT - 10.0);
     let x = |v: f64| left + (log10_clamped(v) - xa) / (xb - xa) * w;
     let y = |v: f64| top + h - (log10_clamped(v) - ya) / (yb - ya) * h;
-    let legend_rows = lines.len() as f64 * 18.0;
-    let total_h = (top + h + 50.0).max(legend_rows + 30.0);
+    // The legend below the plot, one line per series: names are whole.
+    let legend_top = top + h + 56.0;
+    let total_h = legend_top + 18.0 * lines.len() as f64;
     let mut s = String::new();
     let _ = write!(
         s,
@@ -327,7 +359,14 @@ pub fn plot(title: &str, axes: &Axes, lines: &[Line], marks: &Marks) -> String {
         );
     }
     for (i, l) in lines.iter().enumerate() {
-        s += &series(i, l, axes, &x, &y, (left + w, top + 6.0 + 18.0 * i as f64));
+        s += &series(
+            i,
+            l,
+            axes,
+            &x,
+            &y,
+            (left - 30.0, legend_top + 18.0 * i as f64),
+        );
     }
     for (px, py, why) in &marks.rings {
         let _ = write!(
