@@ -1,0 +1,225 @@
+//! `scripts/sim-kernels` and `scripts/gpgpu-sim/build` without a simulator:
+//! a machine without GPGPU-Sim is told how to build it and nothing is
+//! simulated (exit 4), bad values are refused by name (exit 2), the table is
+//! made from a recorded run's logs (`--table`), a run whose items differ from
+//! the host build fails it (exit 3), and the translation units the script
+//! hands NVRTC are the ones pqcprof compiles. Running the simulator itself
+//! takes GPGPU-Sim, built from a source CI cannot reach: docs/kernel-costs.md.
+
+mod common;
+
+use pqcprof::backend::native_gpu::kernels;
+use pqcprof::core::catalog::Family;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn python() -> Option<&'static str> {
+    Command::new("python3")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| "python3")
+}
+
+/// `scripts/sim-kernels ARGS` with the simulator looked for in `gsim`.
+fn sim_kernels(args: &[&str], gsim: &Path) -> Output {
+    Command::new(repo().join("scripts/sim-kernels"))
+        .args(args)
+        .env("PQCPROF_GSIM_DIR", gsim)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The recorded run (tests/fixtures/sim-kernels) copied where `--table` may
+/// write its table.
+fn recorded_copy() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&repo().join("tests/fixtures/sim-kernels"), d.path());
+    d
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// The table row of `kernel` in a Markdown table.
+fn row<'a>(table: &'a str, kernel: &str) -> &'a str {
+    table
+        .lines()
+        .find(|l| l.starts_with(&format!("| {kernel} |")))
+        .unwrap_or_else(|| panic!("no row for {kernel} in\n{table}"))
+}
+
+#[test]
+fn without_the_simulator_it_says_how_to_build_it_and_simulates_nothing() {
+    if python().is_none() {
+        common::skipped("sim_kernels", "no python3");
+        return;
+    }
+    let gsim = tempfile::tempdir().unwrap();
+    let out = gsim.path().join("out");
+    let o = sim_kernels(
+        &["--kernels", "mlkem768_keygen", "--out", out.to_str().unwrap()],
+        gsim.path(),
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(stderr.contains("GPGPU-Sim is not built in"), "{stderr}");
+    assert!(stderr.contains("scripts/gpgpu-sim/build SOURCE"), "{stderr}");
+    assert!(stderr.contains("nothing simulated"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(!out.exists(), "a run that simulated nothing made {out:?}");
+}
+
+#[test]
+fn bad_values_are_refused_by_name_before_anything_else() {
+    if python().is_none() {
+        common::skipped("sim_kernels", "no python3");
+        return;
+    }
+    let gsim = tempfile::tempdir().unwrap();
+    for (args, named) in [
+        (vec!["--kernels", "mlkem999_keygen"], "'mlkem999_keygen' names no kernel"),
+        (vec!["--kernels", "mlkem768_*", "--timing", "mldsa44_sign"], "'mldsa44_sign' names no kernel"),
+        (vec!["--jobs", "0"], "--jobs 0"),
+        (vec!["--config", "../x"], "--config ../x"),
+        (vec!["--seed", "x"], "--seed"),
+        (vec!["--table", "/nonexistent/run"], "--table /nonexistent/run"),
+    ] {
+        let o = sim_kernels(&args, gsim.path());
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(named), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn the_table_of_a_recorded_run_gives_each_kernel_its_simulated_cost() {
+    if python().is_none() {
+        common::skipped("sim_kernels", "no python3");
+        return;
+    }
+    let d = recorded_copy();
+    let o = sim_kernels(&["--table", d.path().to_str().unwrap()], d.path());
+    let (table, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{table}\n{stderr}");
+    assert!(stderr.contains("every one byte-exact"), "{stderr}");
+    assert!(table.contains("simulated cycles per item"), "{table}");
+    // The timed kernel: cycles and instructions per item are the simulator's
+    // totals over the items of its one wave, warp IPC its warp instructions
+    // over its cycles (tests/fixtures/sim-kernels/runs/*/run.log).
+    let kg = row(&table, "mlkem768_keygen");
+    for want in FIXTURE_ROW {
+        assert!(kg.contains(want), "{want} not in\n{kg}");
+    }
+    // A kernel that only ran functionally has no cost columns.
+    let warp = row(&table, "mlkem768_keygen_warp");
+    assert!(warp.contains("| warp | 4/4 | - | - | - |"), "{warp}");
+    let written = std::fs::read_to_string(d.path().join("table.md")).unwrap();
+    assert_eq!(written, table);
+}
+
+/// What the recorded mlkem768_keygen timing run's row must say.
+const FIXTURE_ROW: [&str; 4] = [
+    "| thread | 130/130 | 512/512 |",
+    "512 items, 4 blocks of 128 (4 fit: regs)",
+    "| 124 | 3,040 | 0 |",
+    "| 1 SM |",
+];
+
+#[test]
+fn an_item_that_differs_from_the_host_build_fails_the_run() {
+    if python().is_none() {
+        common::skipped("sim_kernels", "no python3");
+        return;
+    }
+    let d = recorded_copy();
+    let log = d.path().join("runs/mlkem768_keygen_warp-functional/run.log");
+    let t = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(&log, t.replace("items=4 match=4", "items=4 match=3")).unwrap();
+    let o = sim_kernels(&["--table", d.path().to_str().unwrap()], d.path());
+    let (table, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("items differ from the host build in 1 run(s): mlkem768_keygen_warp-functional"),
+        "{stderr}"
+    );
+    assert!(row(&table, "mlkem768_keygen_warp").contains("| 3/4 |"), "{table}");
+
+    // A run that stopped before its verdict is an error, not a pass.
+    std::fs::write(&log, t.lines().take(2).collect::<Vec<_>>().join("\n")).unwrap();
+    let o = sim_kernels(&["--table", d.path().to_str().unwrap()], d.path());
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no result from 1 run(s)"), "{stderr}");
+}
+
+#[test]
+fn the_script_compiles_the_units_pqcprof_compiles() {
+    let Some(py) = python() else {
+        common::skipped("sim_kernels", "no python3");
+        return;
+    };
+    for (unit, family) in [("mlkem", Family::MlKem), ("mldsa", Family::MlDsa)] {
+        let o = Command::new(py)
+            .args(["-c", UNIT_SOURCE, unit])
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        let (src, stderr) = text(&o);
+        assert!(o.status.success(), "{stderr}");
+        assert!(
+            src == kernels::source(family),
+            "scripts/sim-kernels's {unit} unit is not kernels::source's"
+        );
+    }
+}
+
+/// Prints the script's unit named by argv[1], and checks that the device
+/// wait GPGPU-Sim cannot parse is cut from a PTX entry list, alone.
+const UNIT_SOURCE: &str = r#"
+import importlib.machinery, sys
+m = importlib.machinery.SourceFileLoader("sim_kernels", "scripts/sim-kernels").load_module()
+ptx = ".visible .entry a(\n)\n{\n\tret;\n}\n\t// .globl\tpqcprof_hold\n.visible .entry pqcprof_hold(\n)\n{\n\tret;\n}\n\t// .globl\tb\n.visible .entry b(\n)\n{\n}\n"
+cut = m.strip_entry(ptx, "pqcprof_hold")
+assert "pqcprof_hold" not in cut and ".entry a(" in cut and ".entry b(" in cut, cut
+sys.stdout.write(m.unit_source(sys.argv[1]))
+"#;
+
+#[test]
+fn the_build_script_wants_a_source() {
+    let o = Command::new(repo().join("scripts/gpgpu-sim/build"))
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("scripts/gpgpu-sim/build SOURCE [REF]"), "{stderr}");
+    let o = Command::new(repo().join("scripts/gpgpu-sim/build"))
+        .args(["a", "b", "c"])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("at most two arguments"), "{stderr}");
+}
