@@ -20,15 +20,6 @@
 #define PQC_TABLE static const
 #endif
 
-// The one-thread kernels run in blocks of 128 (THREADS_PER_BLOCK in
-// src/backend/native_gpu/sizing.rs). Bounding them to that size and to four
-// resident blocks caps ptxas at 128 registers a thread, so that four blocks
-// fit an SM's 65,536 registers: left alone it takes up to 132 (ML-KEM
-// decaps: three blocks) or 206 (ML-DSA signing: two), and under the bound it
-// spills nothing or a few tens of bytes (`pqcprof kernels` and
-// scripts/sim-kernels report the spills).
-#define PQC_THREAD_KERNEL_BOUNDS __launch_bounds__(128, 4)
-
 typedef unsigned char pqc_u8;
 typedef unsigned short pqc_u16;
 typedef unsigned int pqc_u32;

@@ -93,20 +93,20 @@ __device__ __forceinline__ void mldsa_sign_thread(pqc_u8 *sig, pqc_u32 sig_strid
 }
 
 #define PQC_MLDSA_KERNELS(S)                                                                                   \
-    extern "C" __global__ void PQC_THREAD_KERNEL_BOUNDS mldsa##S##_keygen(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *xi, pqc_u32 n) {       \
+    extern "C" __global__ void mldsa##S##_keygen(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *xi, pqc_u32 n) {       \
         const pqc_u32 i = blockIdx.x * blockDim.x + threadIdx.x;                                               \
         if (i >= n) return;                                                                                    \
         typedef mldsa_params<S> P;                                                                             \
         mldsa_keygen_internal<S>(pk + (pqc_size)i * P::PK_BYTES, sk + (pqc_size)i * P::SK_BYTES,              \
                                  xi + (pqc_size)i * 32);                                                       \
     }                                                                                                          \
-    extern "C" __global__ void PQC_THREAD_KERNEL_BOUNDS mldsa##S##_sign(pqc_u8 *sig, pqc_u32 sig_stride, const pqc_u8 *msg,             \
+    extern "C" __global__ void mldsa##S##_sign(pqc_u8 *sig, pqc_u32 sig_stride, const pqc_u8 *msg,             \
                                                pqc_u32 msg_len, const pqc_u8 *ctx, pqc_u32 ctx_len,            \
                                                const pqc_u8 *sk, const pqc_u8 *rnd, pqc_i32 *scratch,          \
                                                pqc_u32 *queue, pqc_u32 n) {                                    \
         mldsa_sign_thread<S>(sig, sig_stride, msg, msg_len, ctx, ctx_len, sk, rnd, scratch, queue, n);        \
     }                                                                                                          \
-    extern "C" __global__ void PQC_THREAD_KERNEL_BOUNDS mldsa##S##_verify(pqc_i32 *ok, const pqc_u8 *msg, pqc_u32 msg_len,             \
+    extern "C" __global__ void mldsa##S##_verify(pqc_i32 *ok, const pqc_u8 *msg, pqc_u32 msg_len,             \
                                                  const pqc_u8 *ctx, pqc_u32 ctx_len, const pqc_u8 *sig,        \
                                                  pqc_u32 sig_stride, const pqc_u8 *pk, pqc_u32 n) {            \
         const pqc_u32 i = blockIdx.x * blockDim.x + threadIdx.x;                                               \

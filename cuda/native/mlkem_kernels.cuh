@@ -62,15 +62,15 @@ __device__ __forceinline__ void pqc_mlkem_decaps_thread(pqc_u8 *ss, const pqc_u8
 }
 
 #define PQC_MLKEM_KERNELS(S, K)                                                                  \
-    extern "C" __global__ void PQC_THREAD_KERNEL_BOUNDS mlkem##S##_keygen(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *d,       \
+    extern "C" __global__ void mlkem##S##_keygen(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *d,       \
                                                  const pqc_u8 *z, pqc_u32 n) {                  \
         pqc_mlkem_keygen_thread<K>(pk, sk, d, z, n);                                            \
     }                                                                                           \
-    extern "C" __global__ void PQC_THREAD_KERNEL_BOUNDS mlkem##S##_encaps(pqc_u8 *ct, pqc_u8 *ss, const pqc_u8 *pk,      \
+    extern "C" __global__ void mlkem##S##_encaps(pqc_u8 *ct, pqc_u8 *ss, const pqc_u8 *pk,      \
                                                  const pqc_u8 *m, pqc_u32 n) {                  \
         pqc_mlkem_encaps_thread<K>(ct, ss, pk, m, n);                                           \
     }                                                                                           \
-    extern "C" __global__ void PQC_THREAD_KERNEL_BOUNDS mlkem##S##_decaps(pqc_u8 *ss, const pqc_u8 *ct, const pqc_u8 *sk, \
+    extern "C" __global__ void mlkem##S##_decaps(pqc_u8 *ss, const pqc_u8 *ct, const pqc_u8 *sk, \
                                                  pqc_u32 n) {                                   \
         pqc_mlkem_decaps_thread<K>(ss, ct, sk, n);                                              \
     }                                                                                           \
