@@ -57,7 +57,11 @@ fn every_emulated_gpu_at_once_gives_its_record_and_a_total() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let knobs = [("DEVICES", "3")];
+    // Launches of at least 64 ms (1 ms an operation, on the wall clock):
+    // the three devices' runs overlap even when other processes hold the
+    // cores, where launches of a few ms of emulation could run one after
+    // another and leave no total.
+    let knobs = [("DEVICES", "3"), ("NS_PER_OP", "1000000")];
     let (code, stdout, stderr) = outcome(
         standin::pqcprof(&knobs)
             .args(common::words("gpu --backend native-gpu --alg ML-KEM-512 --op keygen --batch 64 --runs 3 --warmup 0 --device all --out"))

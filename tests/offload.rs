@@ -74,14 +74,28 @@ fn check_point(p: &Value) {
 
 #[test]
 fn offload_serves_a_rate_and_saves_the_point() {
+    // One worker serves 1,000/s with room to spare, but a stall of tens of
+    // milliseconds near the window's end (other processes on the machine)
+    // marks the point saturated: such a point is run again, at most three
+    // times in all, and the failure says the machine's load.
     let d = tempfile::tempdir().unwrap();
-    let (code, out, err) = run_into(
-        "offload --alg ML-KEM-768 --op encaps --rate 1000 --window 0.5 --slo p90=50ms",
-        d.path(),
-    );
+    let mut tries = 0;
+    let (dir, code, out, err) = loop {
+        tries += 1;
+        let dir = d.path().join(format!("try-{tries}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (code, out, err) = run_into(
+            "offload --alg ML-KEM-768 --op encaps --rate 1000 --window 0.5 --slo p90=50ms",
+            &dir,
+        );
+        let saturated = code == 0 && run_file(&dir)["offload"]["points"][0]["saturated"] == true;
+        if !saturated || tries == 3 {
+            break (dir, code, out, err);
+        }
+    };
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("1,000/s offered"), "{out}");
-    let run = run_file(d.path());
+    let run = run_file(&dir);
     assert_eq!(run["complete"], true);
     let o = &run["offload"];
     assert_eq!(o["backend"], "liboqs-cpu");
@@ -96,7 +110,12 @@ fn offload_serves_a_rate_and_saves_the_point() {
     // 500 requests were scheduled (a Poisson count over 0.5 s is not
     // exactly 500: the window holds rate x window arrivals).
     assert_eq!(p["requests"], 500);
-    assert_eq!(p["saturated"], false);
+    assert_eq!(
+        p["saturated"],
+        false,
+        "saturated in {tries} tries; {}",
+        common::load_note()
+    );
     // A 50 ms objective on a 1,000/s load of 30 us operations is met (its
     // p90 rests on the 50 slowest of 500 requests).
     assert_eq!(p["meets_slo"], true, "{p}");
@@ -112,11 +131,11 @@ fn offload_serves_a_rate_and_saves_the_point() {
     // never above the rate offered.
     assert!(p["achieved_rate"].as_f64().unwrap() <= 1000.0, "{p}");
     // The same point as CSV beside the run file.
-    let csv = common::files(d.path(), "run-", ".csv");
+    let csv = common::files(&dir, "run-", ".csv");
     assert_eq!(csv.len(), 1, "{csv:?}");
     assert_eq!(
         csv[0].file_stem(),
-        common::files(d.path(), "run-", ".json")[0].file_stem()
+        common::files(&dir, "run-", ".json")[0].file_stem()
     );
     let text = std::fs::read_to_string(&csv[0]).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -133,8 +152,8 @@ fn offload_serves_a_rate_and_saves_the_point() {
     // report; a GPU point's (SYNTHETIC here) is in the report's table.
     assert!(p.get("energy_per_request_mj").is_none(), "{p}");
     assert_eq!(cell("energy_per_request_mj"), "");
-    let file = common::files(d.path(), "run-", ".json").remove(0);
-    let md = common::markdown_report(&file, d.path());
+    let file = common::files(&dir, "run-", ".json").remove(0);
+    let md = common::markdown_report(&file, &dir);
     common::assert_has(&md, &["Energy per request there", "no energy reading"]);
     let mut v = common::read_json(&file);
     v["offload"]["points"][0]["energy_per_request_mj"] = 0.25.into();
@@ -148,9 +167,10 @@ fn offload_serves_a_rate_and_saves_the_point() {
 #[test]
 fn a_queue_limit_drops_what_finds_it_full_and_counts_it() {
     let d = tempfile::tempdir().unwrap();
-    // 100,000 signatures a second for 0.2 s against one worker: far more
-    // than one CPU thread signs, so the queue of 8 fills and stays full.
-    let (code, out, err) = run_into("offload --alg ML-DSA-65 --op sign --rate 100000 --window 0.2 --max-batch 4 --max-wait 0 --queue-limit 8 --slo p90=1s", d.path());
+    // 100,000 signatures a second for 0.5 s against one worker: far more
+    // than one CPU thread signs, so the queue of 8 fills and stays full (0.5 s
+    // keeps the 100 requests p90 needs served even on a busy machine).
+    let (code, out, err) = run_into("offload --alg ML-DSA-65 --op sign --rate 100000 --window 0.5 --max-batch 4 --max-wait 0 --queue-limit 8 --slo p90=1s", d.path());
     assert_eq!(code, 0, "{err}");
     let o = &run_file(d.path())["offload"];
     assert_eq!(o["queue_limit"], 8);
@@ -159,14 +179,14 @@ fn a_queue_limit_drops_what_finds_it_full_and_counts_it() {
         p["requests"].as_u64().unwrap(),
         p["dropped"].as_u64().unwrap(),
     );
-    assert_eq!(served + dropped, 20_000, "{p}");
-    assert!(dropped > 10_000, "{p}");
+    assert_eq!(served + dropped, 50_000, "{p}");
+    assert!(dropped > 25_000, "{p}");
     assert!(p["gate"]["checked_ops"].as_u64().unwrap() > 0);
     assert!(out.contains("dropped"), "{out}");
     // The requests served waited little (at most 8 ahead of them), so the
     // objective is met; but a point that drops requests did not keep up,
     // and no rate under the objective is named from it.
-    assert_eq!(p["meets_slo"], true, "{p}");
+    assert_eq!(p["meets_slo"], true, "{p}; {}", common::load_note());
     assert!(o["max_rate_under_slo"].is_null(), "{o}");
 }
 

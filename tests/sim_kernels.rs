@@ -80,13 +80,21 @@ fn without_the_simulator_it_says_how_to_build_it_and_simulates_nothing() {
     let gsim = tempfile::tempdir().unwrap();
     let out = gsim.path().join("out");
     let o = sim_kernels(
-        &["--kernels", "mlkem768_keygen", "--out", out.to_str().unwrap()],
+        &[
+            "--kernels",
+            "mlkem768_keygen",
+            "--out",
+            out.to_str().unwrap(),
+        ],
         gsim.path(),
     );
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
     assert!(stderr.contains("GPGPU-Sim is not built in"), "{stderr}");
-    assert!(stderr.contains("scripts/gpgpu-sim/build SOURCE"), "{stderr}");
+    assert!(
+        stderr.contains("scripts/gpgpu-sim/build SOURCE"),
+        "{stderr}"
+    );
     assert!(stderr.contains("nothing simulated"), "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert!(!out.exists(), "a run that simulated nothing made {out:?}");
@@ -100,12 +108,21 @@ fn bad_values_are_refused_by_name_before_anything_else() {
     }
     let gsim = tempfile::tempdir().unwrap();
     for (args, named) in [
-        (vec!["--kernels", "mlkem999_keygen"], "'mlkem999_keygen' names no kernel"),
-        (vec!["--kernels", "mlkem768_*", "--timing", "mldsa44_sign"], "'mldsa44_sign' names no kernel"),
+        (
+            vec!["--kernels", "mlkem999_keygen"],
+            "'mlkem999_keygen' names no kernel",
+        ),
+        (
+            vec!["--kernels", "mlkem768_*", "--timing", "mldsa44_sign"],
+            "'mldsa44_sign' names no kernel",
+        ),
         (vec!["--jobs", "0"], "--jobs 0"),
         (vec!["--config", "../x"], "--config ../x"),
         (vec!["--seed", "x"], "--seed"),
-        (vec!["--table", "/nonexistent/run"], "--table /nonexistent/run"),
+        (
+            vec!["--table", "/nonexistent/run"],
+            "--table /nonexistent/run",
+        ),
     ] {
         let o = sim_kernels(&args, gsim.path());
         let (_, stderr) = text(&o);
@@ -135,14 +152,18 @@ fn the_table_of_a_recorded_run_gives_each_kernel_its_simulated_cost() {
     }
     // A kernel that only ran functionally has no cost columns.
     let warp = row(&table, "mlkem768_keygen_warp");
-    assert!(warp.contains("| warp | 4/4 | - | - | - |"), "{warp}");
+    assert!(warp.contains("| warp | 4/4 | 579,618 | - | - |"), "{warp}");
     let written = std::fs::read_to_string(d.path().join("table.md")).unwrap();
     assert_eq!(written, table);
 }
 
 /// What the recorded mlkem768_keygen timing run's row must say.
-const FIXTURE_ROW: [&str; 4] = [
-    "| thread | 130/130 | 512/512 |",
+const FIXTURE_ROW: [&str; 6] = [
+    "| thread | 130/130 | 570,894 | 512/512 |",
+    // 7,198,636 cycles over 512 items; at 1,132 MHz, 512 items in that many
+    // cycles are 80,513 items a second.
+    "| 14,060 |",
+    "| 80,513 |",
     "512 items, 4 blocks of 128 (4 fit: regs)",
     "| 124 | 3,040 | 0 |",
     "| 1 SM |",
@@ -155,17 +176,24 @@ fn an_item_that_differs_from_the_host_build_fails_the_run() {
         return;
     }
     let d = recorded_copy();
-    let log = d.path().join("runs/mlkem768_keygen_warp-functional/run.log");
+    let log = d
+        .path()
+        .join("runs/mlkem768_keygen_warp-functional/run.log");
     let t = std::fs::read_to_string(&log).unwrap();
     std::fs::write(&log, t.replace("items=4 match=4", "items=4 match=3")).unwrap();
     let o = sim_kernels(&["--table", d.path().to_str().unwrap()], d.path());
     let (table, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(3), "{stderr}");
     assert!(
-        stderr.contains("items differ from the host build in 1 run(s): mlkem768_keygen_warp-functional"),
+        stderr.contains(
+            "items differ from the host build in 1 run(s): mlkem768_keygen_warp-functional"
+        ),
         "{stderr}"
     );
-    assert!(row(&table, "mlkem768_keygen_warp").contains("| 3/4 |"), "{table}");
+    assert!(
+        row(&table, "mlkem768_keygen_warp").contains("| 3/4 |"),
+        "{table}"
+    );
 
     // A run that stopped before its verdict is an error, not a pass.
     std::fs::write(&log, t.lines().take(2).collect::<Vec<_>>().join("\n")).unwrap();
@@ -214,7 +242,10 @@ fn the_build_script_wants_a_source() {
         .unwrap();
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("scripts/gpgpu-sim/build SOURCE [REF]"), "{stderr}");
+    assert!(
+        stderr.contains("scripts/gpgpu-sim/build SOURCE [REF]"),
+        "{stderr}"
+    );
     let o = Command::new(repo().join("scripts/gpgpu-sim/build"))
         .args(["a", "b", "c"])
         .output()

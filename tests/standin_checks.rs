@@ -413,10 +413,12 @@ fn two_streams_overlap_and_a_missing_wait_gives_wrong_bytes() {
     if nvrtc_or_skip("two_streams_overlap_and_a_missing_wait_gives_wrong_bytes").is_none() {
         return;
     }
-    // Each launch takes 384 x 100 us after writing its outputs.
+    // Each launch takes 384 x 1 ms after writing its outputs: long enough
+    // that the other stream's copy is queued inside it even when other
+    // processes hold the cores for tens of milliseconds.
     let (ok, text) = in_child(
         "child_two_streams",
-        &[("PQCPROF_STANDIN_NS_PER_OP", "100000")],
+        &[("PQCPROF_STANDIN_NS_PER_OP", "1000000")],
     );
     assert!(ok, "{text}");
     common::assert_has(

@@ -398,3 +398,15 @@ pub fn markdown_report(run: &Path, dir: &Path) -> String {
     assert_eq!(code, 0, "{err}");
     std::fs::read_to_string(&md).unwrap()
 }
+
+/// The machine's load averages and core count, for the failure message of
+/// a test whose outcome depends on time (docs/testing.md, timing).
+#[allow(dead_code)]
+pub fn load_note() -> String {
+    let avg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "machine load: {} on {cores} core(s)",
+        avg.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+    )
+}
