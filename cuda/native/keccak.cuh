@@ -21,6 +21,8 @@
 //                                         lane; only when every squeeze so far
 //                                         was a whole number of lanes (pos % 8 == 0).
 //   pqc_keccak_squeeze_byte(st)           next output byte.
+//   pqc_keccak_absorb_u64(st, w)          absorbs the 8 bytes of the lane w;
+//                                         only while pos % 8 == 0.
 //   pqc_shake128_init/absorb/finalize/squeeze(st, ...)  rate 168, pad 0x1F
 //   pqc_shake256_init/absorb/finalize/squeeze(st, ...)  rate 136, pad 0x1F
 //   pqc_sha3_256(out[32], in, len)   pqc_sha3_512(out[64], in, len)
@@ -190,6 +192,18 @@ PQC_HD void pqc_keccak_absorb(pqc_keccak *st, const pqc_u8 *in, pqc_size len) {
 PQC_HD void pqc_keccak_absorb_byte(pqc_keccak *st, pqc_u8 b) {
     st->s[st->pos >> 3] ^= (pqc_u64)b << (8 * (st->pos & 7));
     if (++st->pos == st->rate) {
+        pqc_keccak_f1600(st->s);
+        st->pos = 0;
+    }
+}
+
+// Absorbs the 8 bytes of the little-endian lane w (as pqc_keccak_absorb of
+// those bytes); requires st->pos % 8 == 0 (every absorption so far a whole
+// number of lanes).
+PQC_HD void pqc_keccak_absorb_u64(pqc_keccak *st, pqc_u64 w) {
+    st->s[st->pos >> 3] ^= w;
+    st->pos += 8;
+    if (st->pos == st->rate) {
         pqc_keccak_f1600(st->s);
         st->pos = 0;
     }

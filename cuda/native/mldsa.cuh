@@ -160,18 +160,54 @@ PQC_HD pqc_i32 mldsa_centre(pqc_i32 r) {
 
 PQC_HD pqc_i32 mldsa_abs(pqc_i32 a) { return a < 0 ? -a : a; }
 
+// Both transforms go up to three layers at a time: eight coefficients
+// a[b + s m] (m = 0..7) are loaded, put through the layers of half-length
+// 4s, 2s and s that join them, and stored, so each coefficient is read and
+// written three times instead of once a layer. Every butterfly is the same
+// operation on the same values as layer by layer (butterflies of one layer
+// touch disjoint pairs), so the results are those of Algorithms 41 and 42
+// computed layer by layer. The zeta of the group starting at `start` of the
+// layer with half-length len is zetas[128 / len + start / (2 len)] in the
+// NTT and -zetas[256 / len - 1 - start / (2 len)] in the inverse.
+
+PQC_HD void mldsa_ntt_bfly(pqc_i32 *x, int a, int b, pqc_i64 z) {
+    const pqc_i32 t = mldsa_mont_reduce(z * x[b]);
+    x[b] = x[a] - t;
+    x[a] = x[a] + t;
+}
+
+PQC_HD void mldsa_invntt_bfly(pqc_i32 *x, int a, int b, pqc_i64 z) {
+    const pqc_i32 t = x[a];
+    x[a] = mldsa_reduce32(t + x[b]);
+    x[b] = mldsa_mont_reduce(z * (t - x[b]));
+}
+
 // NTT (Alg 41). Input |a| < 8q; output |a| < 16q, in bit-reversed order.
 PQC_HD_NOINLINE void mldsa_ntt(pqc_i32 *a) {
-    int m = 0;
-    for (int len = 128; len >= 1; len >>= 1) {
-        for (int start = 0; start < MLDSA_N; start += 2 * len) {
-            const pqc_i64 z = mldsa_zetas[++m];
-            for (int j = start; j < start + len; ++j) {
-                const pqc_i32 t = mldsa_mont_reduce(z * a[j + len]);
-                a[j + len] = a[j] - t;
-                a[j] = a[j] + t;
+    // Layers 128, 64, 32 (s = 32), then 16, 8, 4 (s = 4) in each group of 32.
+    for (int pass = 0; pass < 2; ++pass) {
+        const int s = pass == 0 ? 32 : 4;
+        for (int g = 0; g < MLDSA_N; g += 8 * s) {
+            for (int j = 0; j < s; ++j) {
+                pqc_i32 x[8];
+                for (int m = 0; m < 8; ++m) x[m] = a[g + j + s * m];
+                const int i1 = 128 / (4 * s) + g / (8 * s), i2 = 128 / (2 * s) + g / (4 * s), i3 = 128 / s + g / (2 * s);
+                for (int m = 0; m < 4; ++m) mldsa_ntt_bfly(x, m, m + 4, mldsa_zetas[i1]);
+                for (int m = 0; m < 4; ++m) mldsa_ntt_bfly(x, m + (m & 2), m + (m & 2) + 2, mldsa_zetas[i2 + (m >> 1)]);
+                for (int m = 0; m < 4; ++m) mldsa_ntt_bfly(x, 2 * m, 2 * m + 1, mldsa_zetas[i3 + m]);
+                for (int m = 0; m < 8; ++m) a[g + j + s * m] = x[m];
             }
         }
+    }
+    // Layers 2 and 1, four coefficients (one group of layer 2) at a time.
+    for (int g = 0; g < MLDSA_N; g += 4) {
+        pqc_i32 x[4] = {a[g], a[g + 1], a[g + 2], a[g + 3]};
+        const pqc_i64 z2 = mldsa_zetas[64 + g / 4];
+        mldsa_ntt_bfly(x, 0, 2, z2);
+        mldsa_ntt_bfly(x, 1, 3, z2);
+        mldsa_ntt_bfly(x, 0, 1, mldsa_zetas[128 + g / 2]);
+        mldsa_ntt_bfly(x, 2, 3, mldsa_zetas[128 + g / 2 + 1]);
+        for (int m = 0; m < 4; ++m) a[g + m] = x[m];
     }
 }
 
@@ -179,18 +215,36 @@ PQC_HD_NOINLINE void mldsa_ntt(pqc_i32 *a) {
 // mldsa_pointwise*, so the output is the plain result. Input |a| < 64q;
 // output -q < a < q.
 PQC_HD_NOINLINE void mldsa_invntt(pqc_i32 *a) {
-    int m = MLDSA_N;
-    for (int len = 1; len < MLDSA_N; len <<= 1) {
-        for (int start = 0; start < MLDSA_N; start += 2 * len) {
-            const pqc_i64 z = -(pqc_i64)mldsa_zetas[--m];
-            for (int j = start; j < start + len; ++j) {
-                const pqc_i32 t = a[j];
-                a[j] = mldsa_reduce32(t + a[j + len]);
-                a[j + len] = mldsa_mont_reduce(z * (t - a[j + len]));
+    // Layers 1 and 2, four coefficients at a time.
+    for (int g = 0; g < MLDSA_N; g += 4) {
+        pqc_i32 x[4] = {a[g], a[g + 1], a[g + 2], a[g + 3]};
+        mldsa_invntt_bfly(x, 0, 1, -(pqc_i64)mldsa_zetas[255 - g / 2]);
+        mldsa_invntt_bfly(x, 2, 3, -(pqc_i64)mldsa_zetas[254 - g / 2]);
+        const pqc_i64 z2 = -(pqc_i64)mldsa_zetas[127 - g / 4];
+        mldsa_invntt_bfly(x, 0, 2, z2);
+        mldsa_invntt_bfly(x, 1, 3, z2);
+        for (int m = 0; m < 4; ++m) a[g + m] = x[m];
+    }
+    // Layers 4, 8, 16 (s = 4) in each group of 32, then 32, 64, 128 (s = 32)
+    // with the final scaling.
+    for (int pass = 0; pass < 2; ++pass) {
+        const int s = pass == 0 ? 4 : 32;
+        for (int g = 0; g < MLDSA_N; g += 8 * s) {
+            for (int j = 0; j < s; ++j) {
+                pqc_i32 x[8];
+                for (int m = 0; m < 8; ++m) x[m] = a[g + j + s * m];
+                const int i1 = 256 / s - 1 - g / (2 * s), i2 = 256 / (2 * s) - 1 - g / (4 * s),
+                          i3 = 256 / (4 * s) - 1 - g / (8 * s);
+                for (int m = 0; m < 4; ++m) mldsa_invntt_bfly(x, 2 * m, 2 * m + 1, -(pqc_i64)mldsa_zetas[i1 - m]);
+                for (int m = 0; m < 4; ++m)
+                    mldsa_invntt_bfly(x, m + (m & 2), m + (m & 2) + 2, -(pqc_i64)mldsa_zetas[i2 - (m >> 1)]);
+                for (int m = 0; m < 4; ++m) mldsa_invntt_bfly(x, m, m + 4, -(pqc_i64)mldsa_zetas[i3]);
+                if (pass == 1)
+                    for (int m = 0; m < 8; ++m) x[m] = mldsa_mont_reduce((pqc_i64)MLDSA_INV_F * x[m]);
+                for (int m = 0; m < 8; ++m) a[g + j + s * m] = x[m];
             }
         }
     }
-    for (int j = 0; j < MLDSA_N; ++j) a[j] = mldsa_mont_reduce((pqc_i64)MLDSA_INV_F * a[j]);
 }
 
 // acc = a o b (times 2^-32), or acc += / -= that (NTT domain, Alg 45).
@@ -597,9 +651,12 @@ PQC_HD_NOINLINE int mldsa_sign_attempt(pqc_u8 *sig, pqc_i32 *ws, pqc_size stride
             for (int s = 0; s < P::L; ++s)
                 mldsa_ws_pointwise(tmp, ws, stride, W::A + (r * P::L + s) * MLDSA_N, W::YHAT + s * MLDSA_N, s > 0);
             mldsa_invntt(tmp);
-            for (int j = 0; j < MLDSA_N; ++j) tmp[j] = mldsa_modq(tmp[j]);
-            mldsa_ws_store(ws, stride, W::W + r * MLDSA_N, tmp);
-            for (int j = 0; j < MLDSA_N; ++j) tmp[j] = mldsa_highbits<P::GAMMA2>(tmp[j]);
+            // w mod q into the workspace and w1 = HighBits(w) in tmp, one pass.
+            for (int j = 0; j < MLDSA_N; ++j) {
+                const pqc_i32 w = mldsa_modq(tmp[j]);
+                ws[(pqc_size)(W::W + r * MLDSA_N + j) * stride] = w;
+                tmp[j] = mldsa_highbits<P::GAMMA2>(w);
+            }
             mldsa_pack(w1buf, tmp, P::W1_BITS, 0, 1);
             pqc_shake256_absorb(&st, w1buf, P::POLY_W1);
         }

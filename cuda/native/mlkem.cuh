@@ -120,51 +120,121 @@ PQC_HD pqc_u16 pqc_mlkem_canon(pqc_i32 a) {
 // ---------------------------------------------------------------------------
 // NTT (Algorithm 9) and inverse (Algorithm 10)
 
-// In place; input |f| < q, output reduced to about [-q/2, q/2].
-PQC_HD_NOINLINE void pqc_mlkem_ntt(pqc_i16 *f) {
-    int i = 1;
-    for (int len = 128; len >= 2; len >>= 1) {
-        for (int start = 0; start < 256; start += 2 * len) {
-            const pqc_i16 zeta = pqc_mlkem_zetas[i++];
-            for (int j = start; j < start + len; ++j) {
-                const pqc_i16 t = pqc_mlkem_montmul(zeta, f[j + len]);
-                f[j + len] = (pqc_i16)(f[j] - t);
-                f[j] = (pqc_i16)(f[j] + t);
-            }
-        }
-    }
-    for (int j = 0; j < 256; ++j) f[j] = pqc_mlkem_barrett(f[j]);
+// Both transforms go three layers at a time: eight coefficients f[b + s m]
+// (m = 0..7) are loaded, put through layers of half-length 4s, 2s and s (the
+// butterflies that join them), and stored, so each coefficient is read and
+// written three times instead of once a layer. Every butterfly is the same
+// operation on the same values as layer by layer (butterflies of one layer
+// touch disjoint pairs), so the results are bit for bit those of Algorithms
+// 9 and 10 computed layer by layer. The zeta of the group starting at
+// `start` of the layer with half-length len is zetas[128 / len + start /
+// (2 len)] in the NTT and zetas[256 / len - 1 - start / (2 len)] in the
+// inverse.
+
+PQC_HD void pqc_mlkem_ntt_bfly(pqc_i16 *x, int a, int b, pqc_i16 zeta) {
+    const pqc_i16 t = pqc_mlkem_montmul(zeta, x[b]);
+    x[b] = (pqc_i16)(x[a] - t);
+    x[a] = (pqc_i16)(x[a] + t);
 }
+
+PQC_HD void pqc_mlkem_invntt_bfly(pqc_i16 *x, int a, int b, pqc_i16 zeta) {
+    const pqc_i16 t = x[a];
+    x[a] = pqc_mlkem_barrett((pqc_i32)t + x[b]);
+    x[b] = pqc_mlkem_montmul(zeta, (pqc_i16)(x[b] - t));
+}
+
+// NTT layers of half-length 4s, 2s, s on f[b + s m], m = 0..7, where b lies
+// in the group of 8s coefficients starting at g (so the zetas of the three
+// layers are those of groups g / 8s, g / 4s, g / 2s).
+PQC_HD void pqc_mlkem_ntt3(pqc_i16 *f, int b, int s, int g) {
+    pqc_i16 x[8];
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 8; ++m) x[m] = f[b + s * m];
+    const int i1 = 128 / (4 * s) + g / (8 * s), i2 = 128 / (2 * s) + g / (4 * s), i3 = 128 / s + g / (2 * s);
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 4; ++m) pqc_mlkem_ntt_bfly(x, m, m + 4, pqc_mlkem_zetas[i1]);
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 4; ++m) pqc_mlkem_ntt_bfly(x, m + (m & 2), m + (m & 2) + 2, pqc_mlkem_zetas[i2 + (m >> 1)]);
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 4; ++m) pqc_mlkem_ntt_bfly(x, 2 * m, 2 * m + 1, pqc_mlkem_zetas[i3 + m]);
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 8; ++m) f[b + s * m] = x[m];
+}
+
+// Inverse NTT layers of half-length s, 2s, 4s on f[b + s m], m = 0..7, b in
+// the group of 8s coefficients starting at g.
+PQC_HD void pqc_mlkem_invntt3(pqc_i16 *f, int b, int s, int g, int reduce_first) {
+    pqc_i16 x[8];
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 8; ++m) {
+        x[m] = f[b + s * m];
+        if (reduce_first) x[m] = pqc_mlkem_barrett(x[m]);
+    }
+    const int i1 = 256 / s - 1 - g / (2 * s), i2 = 256 / (2 * s) - 1 - g / (4 * s), i3 = 256 / (4 * s) - 1 - g / (8 * s);
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 4; ++m) pqc_mlkem_invntt_bfly(x, 2 * m, 2 * m + 1, pqc_mlkem_zetas[i1 - m]);
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 4; ++m) pqc_mlkem_invntt_bfly(x, m + (m & 2), m + (m & 2) + 2, pqc_mlkem_zetas[i2 - (m >> 1)]);
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 4; ++m) pqc_mlkem_invntt_bfly(x, m, m + 4, pqc_mlkem_zetas[i3]);
+    PQC_MLKEM_UNROLL
+    for (int m = 0; m < 8; ++m) f[b + s * m] = x[m];
+}
+
+// In place; input |f| < q. The output is reduced to about [-q/2, q/2], or,
+// with to_mont, multiplied by 2^-16 (a Montgomery reduction, |f| < q): the
+// form of a product of pqc_mlkem_basemul_acc, to which it can be added.
+PQC_HD_NOINLINE void pqc_mlkem_ntt_to(pqc_i16 *f, int to_mont) {
+    // Layers 128, 64, 32; then 16, 8, 4 in each group of 32.
+    for (int j = 0; j < 32; ++j) pqc_mlkem_ntt3(f, j, 32, 0);
+    for (int g = 0; g < 256; g += 32)
+        for (int j = 0; j < 4; ++j) pqc_mlkem_ntt3(f, g + j, 4, g);
+    // Layer 2 and the final reduction, four coefficients (one group) at a time.
+    for (int g = 0; g < 256; g += 4) {
+        pqc_i16 x[4] = {f[g], f[g + 1], f[g + 2], f[g + 3]};
+        const pqc_i16 zeta = pqc_mlkem_zetas[64 + g / 4];
+        pqc_mlkem_ntt_bfly(x, 0, 2, zeta);
+        pqc_mlkem_ntt_bfly(x, 1, 3, zeta);
+        PQC_MLKEM_UNROLL
+        for (int m = 0; m < 4; ++m) f[g + m] = to_mont ? pqc_mlkem_montred(x[m]) : pqc_mlkem_barrett(x[m]);
+    }
+}
+
+PQC_HD void pqc_mlkem_ntt(pqc_i16 *f) { pqc_mlkem_ntt_to(f, 0); }
 
 // In place on a product that carries a factor 2^-16 (the output of
 // pqc_mlkem_basemul_acc); the final scaling removes it. Input |f| < 2^15,
 // output |f| < q.
 PQC_HD_NOINLINE void pqc_mlkem_invntt(pqc_i16 *f) {
-    for (int j = 0; j < 256; ++j) f[j] = pqc_mlkem_barrett(f[j]);
-    int i = 127;
-    for (int len = 2; len <= 128; len <<= 1) {
-        for (int start = 0; start < 256; start += 2 * len) {
-            const pqc_i16 zeta = pqc_mlkem_zetas[i--];
-            for (int j = start; j < start + len; ++j) {
-                const pqc_i16 t = f[j];
-                f[j] = pqc_mlkem_barrett((pqc_i32)t + f[j + len]);
-                f[j + len] = pqc_mlkem_montmul(zeta, (pqc_i16)(f[j + len] - t));
-            }
-        }
+    // The first reduction with layers 2, 4, 8 in each group of 16; then 16,
+    // 32, 64 in each half.
+    for (int g = 0; g < 256; g += 16)
+        for (int j = 0; j < 2; ++j) pqc_mlkem_invntt3(f, g + j, 2, g, 1);
+    for (int g = 0; g < 256; g += 128)
+        for (int j = 0; j < 16; ++j) pqc_mlkem_invntt3(f, g + j, 16, g, 0);
+    // Layer 128 and the final scaling.
+    const pqc_i16 zeta = pqc_mlkem_zetas[1];
+    for (int j = 0; j < 128; ++j) {
+        pqc_i16 x[2] = {f[j], f[j + 128]};
+        pqc_mlkem_invntt_bfly(x, 0, 1, zeta);
+        f[j] = pqc_mlkem_montmul(x[0], PQC_MLKEM_INVN);
+        f[j + 128] = pqc_mlkem_montmul(x[1], PQC_MLKEM_INVN);
     }
-    for (int j = 0; j < 256; ++j) f[j] = pqc_mlkem_montmul(f[j], PQC_MLKEM_INVN);
 }
 
 // acc (+)= a o b in T_q (Algorithms 11, 12), times 2^-16; basemul_pair (and
 // basemul2, on the values) does the pair i (coefficients 2i, 2i+1) into
-// acc[0], acc[1]. Inputs |a|, |b| < q
-// with one of them below about q/2 in absolute value; each call adds less
-// than 2q to |acc|.
+// acc[0], acc[1]. Inputs |a|, |b| < q; each call adds less than q to |acc|.
+//
+// The sums are reduced once: c0 = (a0 b0 + (a1 b1 2^-16) gamma) 2^-16 and
+// c1 = (a0 b1 + a1 b0) 2^-16, the same residues as the sums of Montgomery
+// products of Algorithm 12 (each term's input stays below 2^15 q), each
+// below q in absolute value.
 PQC_HD void pqc_mlkem_basemul2(pqc_i16 *acc, pqc_i16 a0, pqc_i16 a1, pqc_i16 b0, pqc_i16 b1, int i,
                                int first) {
     const pqc_i16 g = pqc_mlkem_gammas[i];
-    pqc_i16 c0 = (pqc_i16)(pqc_mlkem_montmul(a0, b0) + pqc_mlkem_montmul(pqc_mlkem_montmul(a1, b1), g));
-    pqc_i16 c1 = (pqc_i16)(pqc_mlkem_montmul(a0, b1) + pqc_mlkem_montmul(a1, b0));
+    pqc_i16 c0 = pqc_mlkem_montred((pqc_i32)a0 * b0 + (pqc_i32)pqc_mlkem_montmul(a1, b1) * g);
+    pqc_i16 c1 = pqc_mlkem_montred((pqc_i32)a0 * b1 + (pqc_i32)a1 * b0);
     if (!first) {
         c0 = (pqc_i16)(c0 + acc[0]);
         c1 = (pqc_i16)(c1 + acc[1]);
@@ -194,6 +264,16 @@ PQC_HD pqc_u32 pqc_mlkem_bits192(pqc_u64 w0, pqc_u64 w1, pqc_u64 w2, int off, in
     pqc_u64 v = lo >> sh;
     if (sh + nbits > 64) v |= hi << (64 - sh);
     return (pqc_u32)(v & ((1u << nbits) - 1));
+}
+
+// The 24 bits at bit offset off (a multiple of 8) of w0 | w1 << 64 | w2 << 128.
+PQC_HD pqc_u32 pqc_mlkem_bits24(pqc_u64 w0, pqc_u64 w1, pqc_u64 w2, int off) {
+    const pqc_u64 lo = off < 64 ? w0 : (off < 128 ? w1 : w2);
+    const pqc_u64 hi = off < 64 ? w1 : w2;
+    const int sh = off & 63;
+    pqc_u64 v = lo >> sh;
+    if (sh > 40) v |= hi << (64 - sh);
+    return (pqc_u32)(v & 0xFFFFFFu);
 }
 
 // SampleNTT(rho || x || y) (Algorithm 7) into a, coefficients in [0, q).
@@ -230,32 +310,46 @@ PQC_HD_NOINLINE void pqc_mlkem_sample_ntt(pqc_i16 *a, const pqc_u8 *rho, pqc_u8 
 // SamplePolyCBD_eta(PRF_eta(s, b)) (Algorithms 8 and PRF of 4.1): PRF is
 // SHAKE256(s || b) to 64 eta bytes. If add, adds the sample to f (f += e),
 // else sets f = e. Coefficients in [-eta, eta].
+// Coefficient i takes bits [2 eta i, 2 eta (i + 1)) of the stream
+// (BytesToBits order): x, the sum of its first eta bits, minus y, the sum of
+// the last eta. The sums are taken for a whole word at once: adding the word
+// shifted by 0..eta-1 under a mask that keeps every eta-th bit leaves each
+// group's sum in its lowest eta bits.
 template <int ETA>
 PQC_HD_NOINLINE void pqc_mlkem_cbd_in(pqc_keccak *st, pqc_i16 *f, const pqc_u8 *s, pqc_u8 b, int add) {
     pqc_shake256_init(st);
     pqc_shake256_absorb(st, s, 32);
     pqc_keccak_absorb_byte(st, b);
     pqc_shake256_finalize(st);
-    // 2 ETA bits per coefficient, little-endian bit order (BytesToBits).
-    // ETA = 2: one lane gives 16 coefficients (16 lanes = 128 bytes);
-    // ETA = 3: three lanes give 32 coefficients (24 lanes = 192 bytes).
-    const int lanes = ETA == 2 ? 1 : 3;
-    const int per = 64 * lanes / (2 * ETA);
-    for (int base = 0; base < 256; base += per) {
-        const pqc_u64 w0 = pqc_keccak_squeeze_u64(st);
-        const pqc_u64 w1 = lanes == 3 ? pqc_keccak_squeeze_u64(st) : 0;
-        const pqc_u64 w2 = lanes == 3 ? pqc_keccak_squeeze_u64(st) : 0;
-        PQC_MLKEM_UNROLL
-        for (int t = 0; t < per; ++t) {
-            const pqc_u32 v = pqc_mlkem_bits192(w0, w1, w2, 2 * ETA * t, 2 * ETA);
-            pqc_i32 x = 0, yv = 0;
+    if (ETA == 2) {
+        // One lane gives 16 coefficients (16 lanes = 128 bytes).
+        for (int base = 0; base < 256; base += 16) {
+            const pqc_u64 w = pqc_keccak_squeeze_u64(st);
+            const pqc_u64 d = (w & 0x5555555555555555ULL) + ((w >> 1) & 0x5555555555555555ULL);
             PQC_MLKEM_UNROLL
-            for (int u = 0; u < ETA; ++u) {
-                x += (v >> u) & 1;
-                yv += (v >> (ETA + u)) & 1;
+            for (int t = 0; t < 16; ++t) {
+                const pqc_i16 e = (pqc_i16)((pqc_i32)((d >> (4 * t)) & 3) - (pqc_i32)((d >> (4 * t + 2)) & 3));
+                f[base + t] = add ? (pqc_i16)(f[base + t] + e) : e;
             }
-            const pqc_i16 e = (pqc_i16)(x - yv);
-            f[base + t] = add ? (pqc_i16)(f[base + t] + e) : e;
+        }
+    } else {
+        // Three lanes give 32 coefficients (24 lanes = 192 bytes), as eight
+        // 24-bit groups of four.
+        for (int base = 0; base < 256; base += 32) {
+            const pqc_u64 w0 = pqc_keccak_squeeze_u64(st);
+            const pqc_u64 w1 = pqc_keccak_squeeze_u64(st);
+            const pqc_u64 w2 = pqc_keccak_squeeze_u64(st);
+            PQC_MLKEM_UNROLL
+            for (int g = 0; g < 8; ++g) {
+                const pqc_u32 v = pqc_mlkem_bits24(w0, w1, w2, 24 * g);
+                const pqc_u32 d = (v & 0x249249u) + ((v >> 1) & 0x249249u) + ((v >> 2) & 0x249249u);
+                PQC_MLKEM_UNROLL
+                for (int t = 0; t < 4; ++t) {
+                    const pqc_i16 e = (pqc_i16)((pqc_i32)((d >> (6 * t)) & 7) - (pqc_i32)((d >> (6 * t + 3)) & 7));
+                    const int c = base + 4 * g + t;
+                    f[c] = add ? (pqc_i16)(f[c] + e) : e;
+                }
+            }
         }
     }
 }
@@ -433,7 +527,44 @@ PQC_HD_NOINLINE void pqc_mlkem_pke_decrypt(pqc_u8 *m, const pqc_u8 *dk, const pq
 // ---------------------------------------------------------------------------
 // ML-KEM internal algorithms (Algorithms 16-18)
 
+// The last product of row i of t = A o s + e, and the row's output: acc
+// holds NTT(e_i) * 2^-16 plus the products of the row's other entries, a the
+// last entry, b its s. Each pair of t_i = (acc + a o b) * 2^16 is reduced,
+// ByteEncode_12'd into ek and into ek's copy in dk, and absorbed into h (the
+// state of H(ek)), 8 pairs (24 bytes, 3 lanes) at a time, so that ek is never
+// read back.
+PQC_HD_NOINLINE void pqc_mlkem_keygen_row_out(pqc_u8 *ek, pqc_u8 *ek_copy, pqc_keccak *h, const pqc_i16 *acc,
+                                              const pqc_i16 *a, const pqc_i16 *b) {
+    // The encoding's bits not yet written, little-endian (at most 64 + 24).
+    pqc_u64 bits = 0;
+    int nbits = 0;
+    for (int i = 0; i < 128; ++i) {
+        pqc_i16 c[2] = {acc[2 * i], acc[2 * i + 1]};
+        pqc_mlkem_basemul_pair(c, a, b, i, 0);
+        const pqc_u32 v = pqc_mlkem_canon(pqc_mlkem_montmul(c[0], PQC_MLKEM_R2)) |
+                          pqc_mlkem_canon(pqc_mlkem_montmul(c[1], PQC_MLKEM_R2)) << 12;
+        bits |= (pqc_u64)v << nbits;
+        nbits += 24;
+        if (nbits >= 64) {
+            // A whole lane: 8 bytes of ek (3 i / 8 lanes so far).
+            const int at = 8 * ((3 * i) / 8);
+            PQC_MLKEM_UNROLL
+            for (int k = 0; k < 8; ++k) {
+                ek[at + k] = (pqc_u8)(bits >> (8 * k));
+                ek_copy[at + k] = (pqc_u8)(bits >> (8 * k));
+            }
+            pqc_keccak_absorb_u64(h, bits);
+            nbits -= 64;
+            bits = nbits ? (pqc_u64)v >> (24 - nbits) : 0;
+        }
+    }
+}
+
 // ML-KEM.KeyGen_internal(d, z) (Algorithm 16, with K-PKE.KeyGen, Algorithm 13).
+// Row i of t starts as NTT(e_i) in the products' Montgomery form, gathers the
+// products A[i][j] o s_j one SampleNTT at a time, and leaves with its last
+// product straight into ek, dk's copy of ek and H(ek) (keygen_row_out): the
+// same t = A o s + e, reduced mod q, as Algorithm 13 computes.
 template <int K>
 PQC_HD_NOINLINE void pqc_mlkem_keygen_internal(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *d,
                                                const pqc_u8 *z) {
@@ -454,23 +585,35 @@ PQC_HD_NOINLINE void pqc_mlkem_keygen_internal(pqc_u8 *pk, pqc_u8 *sk, const pqc
         pqc_mlkem_cbd<P::ETA1>(s[i], sigma, (pqc_u8)i, 0);
         pqc_mlkem_ntt(s[i]);
     }
+    // dk = dk_PKE || ek || H(ek) || z; ek = ByteEncode_12(t) || rho.
+    pqc_u8 *ek_copy = sk + 384 * K;
+    pqc_keccak h;
+    pqc_keccak_init(&h, PQC_SHA3_256_RATE);
     // t = A o s + e, A[i][j] = SampleNTT(rho || j || i); e[i] uses N = k + i.
     for (int i = 0; i < K; ++i) {
+        pqc_mlkem_cbd<P::ETA1>(acc, sigma, (pqc_u8)(K + i), 0);
+        pqc_mlkem_ntt_to(acc, 1);
         for (int j = 0; j < K; ++j) {
             pqc_mlkem_sample_ntt(a, rho, (pqc_u8)j, (pqc_u8)i);
-            pqc_mlkem_basemul_acc(acc, a, s[j], j == 0);
+            if (j + 1 < K)
+                pqc_mlkem_basemul_acc(acc, a, s[j], 0);
+            else
+                pqc_mlkem_keygen_row_out(pk + 384 * i, ek_copy + 384 * i, &h, acc, a, s[j]);
         }
-        pqc_mlkem_cbd<P::ETA1>(a, sigma, (pqc_u8)(K + i), 0);
-        pqc_mlkem_ntt(a);
-        for (int c = 0; c < 256; ++c)
-            acc[c] = (pqc_i16)(pqc_mlkem_montmul(acc[c], PQC_MLKEM_R2) + a[c]);
-        pqc_mlkem_encode12(pk + 384 * i, acc);
     }
-    for (int i = 0; i < 32; ++i) pk[384 * K + i] = rho[i];
-    // dk = dk_PKE || ek || H(ek) || z
+    for (int l = 0; l < 4; ++l) {
+        pqc_u64 w = 0;
+        for (int k = 0; k < 8; ++k) {
+            const pqc_u8 r = rho[8 * l + k];
+            pk[384 * K + 8 * l + k] = r;
+            ek_copy[384 * K + 8 * l + k] = r;
+            w |= (pqc_u64)r << (8 * k);
+        }
+        pqc_keccak_absorb_u64(&h, w);
+    }
+    pqc_keccak_finalize(&h, PQC_KECCAK_SHA3);
+    pqc_keccak_squeeze(&h, sk + 768 * K + 32, 32);
     for (int i = 0; i < K; ++i) pqc_mlkem_encode12(sk + 384 * i, s[i]);
-    for (int i = 0; i < 384 * K + 32; ++i) sk[384 * K + i] = pk[i];
-    pqc_sha3_256(sk + 768 * K + 32, pk, 384 * K + 32);
     for (int i = 0; i < 32; ++i) sk[768 * K + 64 + i] = z[i];
 }
 
