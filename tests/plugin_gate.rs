@@ -7,97 +7,27 @@
 //! timed; liboqs's records are kept; the honest build of the same file
 //! passes.
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(cmd: &str, args: &[&str]) {
-    let out = std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The gallery plugin with `flaw` ("" for none), built with cc and c++
 /// over the host build's ML-KEM and ML-DSA.
 fn gallery(flaw: &str) -> PathBuf {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
-        let native = root().join("cuda/native");
-        for unit in ["host_mlkem", "host_mldsa"] {
-            let src = native.join(format!("{unit}.cpp"));
-            let obj = d.path().join(format!("{unit}.o"));
-            run(
-                "c++",
-                &[
-                    "-c",
-                    "-fPIC",
-                    "-O2",
-                    "-std=c++14",
-                    "-I",
-                    native.to_str().unwrap(),
-                    src.to_str().unwrap(),
-                    "-o",
-                    obj.to_str().unwrap(),
-                ],
-            );
-        }
-        d
-    });
     let name = if flaw.is_empty() { "honest" } else { flaw };
-    let lib = dir.path().join(format!("lib{name}.so"));
-    // Tests asking for the same build wait for the first to finish it.
-    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-    if !lib.exists() {
-        let obj = dir.path().join(format!("{name}.o"));
-        let include = root().join("include");
-        let src = root().join("tests/fixtures/plugins/dishonest.c");
-        let define = format!("-DBROKEN_{flaw}");
-        let mut args = vec![
-            "-c",
-            "-fPIC",
-            "-O2",
-            "-Wall",
-            "-Werror",
-            "-I",
-            include.to_str().unwrap(),
-            src.to_str().unwrap(),
-            "-o",
-            obj.to_str().unwrap(),
-        ];
-        if !flaw.is_empty() {
-            args.push(&define);
-        }
-        run("cc", &args);
-        let (kem, dsa) = (
-            dir.path().join("host_mlkem.o"),
-            dir.path().join("host_mldsa.o"),
-        );
-        run(
-            "c++",
-            &[
-                "-shared",
-                "-o",
-                lib.to_str().unwrap(),
-                obj.to_str().unwrap(),
-                kem.to_str().unwrap(),
-                dsa.to_str().unwrap(),
-            ],
-        );
-    }
-    lib
+    let define = format!("-DBROKEN_{flaw}");
+    let define = (!flaw.is_empty()).then_some(define.as_str());
+    common::c_plugin(
+        &DIR,
+        "dishonest.c",
+        &["host_mlkem", "host_mldsa"],
+        name,
+        define,
+    )
 }
 
 /// `bench` of `alg` `op` on liboqs and the gallery plugin with `flaw`,

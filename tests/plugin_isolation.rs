@@ -17,84 +17,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(cmd: &str, args: &[&str]) {
-    let out = std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The fixture plugin with `behaviour` (`-DHOSTILE_<behaviour>`), built
 /// with cc and c++ over pqcprof's host build of FIPS 203.
 fn fixture(behaviour: &str) -> PathBuf {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let dir = DIR.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
-        let native = root().join("cuda/native");
-        let host = native.join("host_mlkem.cpp");
-        let obj = d.path().join("host_mlkem.o");
-        run(
-            "c++",
-            &[
-                "-c",
-                "-fPIC",
-                "-O2",
-                "-std=c++14",
-                "-I",
-                native.to_str().unwrap(),
-                host.to_str().unwrap(),
-                "-o",
-                obj.to_str().unwrap(),
-            ],
-        );
-        d
-    });
-    let _one_at_a_time = BUILD.lock().unwrap_or_else(|e| e.into_inner());
-    let lib = dir.path().join(format!("lib{behaviour}.so"));
-    if !lib.exists() {
-        let obj = dir.path().join(format!("{behaviour}.o"));
-        let define = format!("-DHOSTILE_{behaviour}");
-        let include = root().join("include");
-        let src = root().join("tests/fixtures/plugins/hostile.c");
-        run(
-            "cc",
-            &[
-                "-c",
-                "-fPIC",
-                "-O2",
-                "-Wall",
-                "-Werror",
-                &define,
-                "-I",
-                include.to_str().unwrap(),
-                src.to_str().unwrap(),
-                "-o",
-                obj.to_str().unwrap(),
-            ],
-        );
-        let host = dir.path().join("host_mlkem.o");
-        run(
-            "c++",
-            &[
-                "-shared",
-                "-o",
-                lib.to_str().unwrap(),
-                obj.to_str().unwrap(),
-                host.to_str().unwrap(),
-            ],
-        );
-    }
-    lib
+    let define = format!("-DHOSTILE_{behaviour}");
+    common::c_plugin(&DIR, "hostile.c", &["host_mlkem"], behaviour, Some(&define))
 }
 
 /// The environment variable every process a command starts inherits.

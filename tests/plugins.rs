@@ -6,6 +6,8 @@
 //! naming the plugin, what was checked and the value, every other record of
 //! the run kept.
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -58,63 +60,10 @@ fn rustcrypto() -> &'static Path {
 /// The fixture plugin with `flaw` ("" for none), built with cc and c++.
 fn fixture(flaw: &str) -> PathBuf {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
-        let host = root().join("cuda/native/host_mlkem.cpp");
-        let obj = d.path().join("host_mlkem.o");
-        let native = root().join("cuda/native");
-        run(
-            "c++",
-            &[
-                "-c",
-                "-fPIC",
-                "-O2",
-                "-std=c++14",
-                "-I",
-                native.to_str().unwrap(),
-                host.to_str().unwrap(),
-                "-o",
-                obj.to_str().unwrap(),
-            ],
-        );
-        d
-    });
     let name = if flaw.is_empty() { "good" } else { flaw };
-    let lib = dir.path().join(format!("lib{name}.so"));
-    if !lib.exists() {
-        let obj = dir.path().join(format!("{name}.o"));
-        let define = format!("-DFLAW_{flaw}");
-        let include = root().join("include");
-        let src = root().join("tests/fixtures/plugins/flawed.c");
-        let mut args = vec![
-            "-c",
-            "-fPIC",
-            "-O2",
-            "-Wall",
-            "-Werror",
-            "-I",
-            include.to_str().unwrap(),
-            src.to_str().unwrap(),
-            "-o",
-            obj.to_str().unwrap(),
-        ];
-        if !flaw.is_empty() {
-            args.push(&define);
-        }
-        run("cc", &args);
-        let host = dir.path().join("host_mlkem.o");
-        run(
-            "c++",
-            &[
-                "-shared",
-                "-o",
-                lib.to_str().unwrap(),
-                obj.to_str().unwrap(),
-                host.to_str().unwrap(),
-            ],
-        );
-    }
-    lib
+    let define = format!("-DFLAW_{flaw}");
+    let define = (!flaw.is_empty()).then_some(define.as_str());
+    common::c_plugin(&DIR, "flawed.c", &["host_mlkem"], name, define)
 }
 
 /// The one run file in `dir`, parsed.

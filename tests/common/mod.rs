@@ -410,3 +410,91 @@ pub fn load_note() -> String {
         avg.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
     )
 }
+
+/// `cmd args`, which must succeed (its standard error in the failure).
+#[allow(dead_code)]
+pub fn must_run(cmd: &str, args: &[&str]) {
+    let out = std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A fixture plugin written in C (`tests/fixtures/plugins/SOURCE`), built
+/// with cc as `lib<name>.so` in the folder `dir` holds, with `define` (a
+/// `-D` flag) if any, and linked with c++ over pqcprof's host build of the
+/// `units` (`host_mlkem`, `host_mldsa`), compiled once into that folder.
+/// Tests of one process asking for the same build wait for the first.
+#[allow(dead_code)]
+pub fn c_plugin(
+    dir: &'static std::sync::OnceLock<tempfile::TempDir>,
+    source: &str,
+    units: &[&str],
+    name: &str,
+    define: Option<&str>,
+) -> std::path::PathBuf {
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let native = root.join("cuda/native");
+    let dir = dir.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        for unit in units {
+            let src = native.join(format!("{unit}.cpp"));
+            let obj = d.path().join(format!("{unit}.o"));
+            must_run(
+                "c++",
+                &[
+                    "-c",
+                    "-fPIC",
+                    "-O2",
+                    "-std=c++14",
+                    "-I",
+                    native.to_str().unwrap(),
+                    src.to_str().unwrap(),
+                    "-o",
+                    obj.to_str().unwrap(),
+                ],
+            );
+        }
+        d
+    });
+    let _one = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    let lib = dir.path().join(format!("lib{name}.so"));
+    if !lib.exists() {
+        let obj = dir.path().join(format!("{name}.o"));
+        let include = root.join("include");
+        let src = root.join("tests/fixtures/plugins").join(source);
+        let mut args = vec![
+            "-c",
+            "-fPIC",
+            "-O2",
+            "-Wall",
+            "-Werror",
+            "-I",
+            include.to_str().unwrap(),
+            src.to_str().unwrap(),
+            "-o",
+            obj.to_str().unwrap(),
+        ];
+        args.extend(define);
+        must_run("cc", &args);
+        let hosts: Vec<String> = units
+            .iter()
+            .map(|u| dir.path().join(format!("{u}.o")).display().to_string())
+            .collect();
+        let mut link = vec![
+            "-shared",
+            "-o",
+            lib.to_str().unwrap(),
+            obj.to_str().unwrap(),
+        ];
+        link.extend(hosts.iter().map(String::as_str));
+        must_run("c++", &link);
+    }
+    lib
+}
