@@ -820,10 +820,10 @@ fn the_gate_reads_every_output_back_after_every_run_and_the_samples_inputs() {
     assert_eq!(count(800 * 1000), 8 + 3, "{sizes:?}");
     assert_eq!(count(1632 * 1000), 8 + 3, "{sizes:?}");
     // The inputs d and z: whole when the batch is made and around the
-    // timed runs (3 times each), and the sample's 64 slots after each of
-    // the 6 runs between.
+    // timed runs (3 times each), and the sample's 8 slots (the ends and 6
+    // drawn) after each of the 6 runs between.
     assert_eq!(count(32 * 1000), 2 * 3, "{sizes:?}");
-    assert_eq!(count(32), 2 * 6 * 64, "{sizes:?}");
+    assert_eq!(count(32), 2 * 6 * 8, "{sizes:?}");
 
     // Latency records name how they were timed.
     let d = tempfile::tempdir().unwrap();

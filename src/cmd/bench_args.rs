@@ -144,9 +144,10 @@ pub struct MeasureArgs {
     ///
     /// After every run (untimed) the gate checks every item's outputs
     /// written, the guard bytes and the inputs, then judges items against
-    /// the reference: sample (the first, the last and 62 drawn afresh each
-    /// run) or full (every item, every run: one reference computation per
-    /// item and run, docs/statistics.md).
+    /// the reference: sample (64 items before and after the timed runs, 8
+    /// after each timed run, the first, the last and the rest drawn afresh;
+    /// a batch of 64 or fewer whole) or full (every item, every run: one
+    /// reference computation per item and run, docs/statistics.md).
     #[arg(
         long,
         value_name = "sample|full",

@@ -439,7 +439,7 @@ impl Prepared for CupqcBatch {
             self.runs.run() > 0,
             "the gate checks runs it prepared, and no run was prepared (arm) before this one"
         );
-        let items = self.runs.sample(&self.tampered);
+        let items = self.runs.sample(&self.tampered, at);
         let b = &self.batch;
         let outs: Vec<(Role, Vec<u8>, usize)> = self
             .output_roles()

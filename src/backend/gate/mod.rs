@@ -23,6 +23,7 @@ pub mod inputs;
 pub mod reference;
 pub mod slots;
 
+use crate::backend::Checkpoint;
 use crate::core::catalog::{Algorithm, Operation};
 use crate::schema::device::{GateCoverage, GateReport};
 use anyhow::{bail, Context};
@@ -30,9 +31,23 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use slots::Slots;
 
-/// Items of every run checked against the reference (at least; all of a
-/// smaller batch).
+/// Items the gates before and after the timed runs check against the
+/// reference (at least; all of a smaller batch).
 pub const MIN_SAMPLE: usize = 64;
+
+/// Items each timed run between those gates checks against the reference:
+/// the first, the last and the rest drawn afresh (all of a batch of
+/// [`MIN_SAMPLE`] or fewer, which costs little to judge whole).
+/// An implementation that skips or fakes a share `f` of the items escapes
+/// one such run with odds of about `(1 - f)^6` and a record of 20 runs
+/// with `(1 - f)^120` (under 1 in 400 at f = 5%), beside the 64-item gates
+/// and the every-item written check; `--gate full` judges every item.
+pub const RUN_SAMPLE: usize = 8;
+
+/// Items of a run's special ones (a decapsulation's tampered
+/// ciphertexts) that a timed run between the gates judges, drawn afresh;
+/// the gates before and after judge every one.
+pub const RUN_SPECIAL: usize = 2;
 
 pub use slots::{Guard, GUARD_BYTES};
 
@@ -40,8 +55,10 @@ pub use slots::{Guard, GUARD_BYTES};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum GateMode {
-    /// 64 items a run, the first, the last and 62 drawn afresh (every item
-    /// of a smaller batch); every item's outputs still checked written
+    /// 64 items before and after the timed runs and 8 after each timed run,
+    /// the first, the last and the rest drawn afresh (every item of a batch
+    /// of 64 or fewer); every item's outputs still checked written
+
     #[default]
     Sample,
     /// Every item of every run
@@ -152,21 +169,35 @@ impl Runs {
 
     /// The items this run checks against the reference, in order: every
     /// item with `--gate full` or a batch of [`MIN_SAMPLE`] or fewer;
-    /// otherwise the first, the last and a fresh seeded draw, with `always`
-    /// (items whose answer the run made special: a tampered input) added.
-    pub fn sample(&self, always: &[usize]) -> Vec<usize> {
+    /// otherwise the first, the last and a fresh seeded draw, [`MIN_SAMPLE`]
+    /// in all at the gates before and after the timed runs (`at` is not
+    /// [`Checkpoint::AfterRun`]) with every item of `always` (items whose
+    /// answer the run made special: a tampered input), and [`RUN_SAMPLE`]
+    /// with [`RUN_SPECIAL`] of `always` after each timed run.
+    pub fn sample(&self, always: &[usize], at: Checkpoint) -> Vec<usize> {
         let n = self.n;
+        let between = at == Checkpoint::AfterRun;
         if self.settings.mode == GateMode::Full || n <= MIN_SAMPLE {
             return (0..n).collect();
         }
+        let size = if between { RUN_SAMPLE } else { MIN_SAMPLE };
         let mut rng = derived(self.settings.seed, self.part, self.armed, 2);
-        // The ends, and MIN_SAMPLE - 2 drawn between them.
-        let mut v: Vec<usize> = rand::seq::index::sample(&mut rng, n - 2, MIN_SAMPLE - 2)
+        // The ends, and size - 2 drawn between them.
+        let mut v: Vec<usize> = rand::seq::index::sample(&mut rng, n - 2, size - 2)
             .into_iter()
             .map(|i| i + 1)
             .collect();
         v.extend([0, n - 1]);
-        v.extend(always.iter().copied().filter(|&i| i < n));
+        let special: Vec<usize> = always.iter().copied().filter(|&i| i < n).collect();
+        if between && special.len() > RUN_SPECIAL {
+            v.extend(
+                rand::seq::index::sample(&mut rng, special.len(), RUN_SPECIAL)
+                    .into_iter()
+                    .map(|k| special[k]),
+            );
+        } else {
+            v.extend(special);
+        }
         v.sort_unstable();
         v.dedup();
         v
@@ -336,20 +367,55 @@ mod tests {
 
     #[test]
     fn each_run_samples_afresh_within_the_batch_with_its_ends_and_the_special_items() {
+        use Checkpoint::{AfterRun, BeforeTiming, Last};
         let mut r = runs(GateMode::Sample, 100_000);
         r.arm();
-        let a = r.sample(&[77_777]);
+        let a = r.sample(&[77_777], BeforeTiming);
         r.arm();
-        let b = r.sample(&[]);
+        let b = r.sample(&[], Last);
         assert_eq!(b.len(), MIN_SAMPLE);
         assert!(a.len() == MIN_SAMPLE || a.len() == MIN_SAMPLE + 1);
         assert!(a.contains(&0) && a.contains(&99_999) && a.contains(&77_777));
         assert!(a.windows(2).all(|w| w[0] < w[1]) && *a.last().unwrap() < 100_000);
         assert_ne!(a, b, "a new run, a new sample");
+        // Between the gates: fewer items, still the ends, still fresh, and
+        // a few of the special ones, not the same few every run.
+        let special: Vec<usize> = (0..100).map(|i| 1000 * i + 17).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        let mut last = vec![];
+        for _ in 0..20 {
+            r.arm();
+            let c = r.sample(&special, AfterRun);
+            assert!(c.contains(&0) && c.contains(&99_999), "{c:?}");
+            assert!(
+                c.len() <= RUN_SAMPLE + RUN_SPECIAL && c.len() >= RUN_SAMPLE,
+                "{c:?}"
+            );
+            let judged: Vec<usize> = c.iter().copied().filter(|i| special.contains(i)).collect();
+            assert!(judged.len() >= RUN_SPECIAL, "{c:?}");
+            seen.extend(judged);
+            assert_ne!(c, last, "a new run, a new sample");
+            last = c;
+        }
+        assert!(
+            seen.len() > 2 * RUN_SPECIAL,
+            "the special items judged vary: {seen:?}"
+        );
+        // Every special item at the gates around the timed runs.
+        let d = r.sample(&special, Last);
+        assert!(special.iter().all(|i| d.contains(i)));
         // A small batch, or --gate full: every item.
-        assert_eq!(runs(GateMode::Sample, 5).sample(&[]), vec![0, 1, 2, 3, 4]);
+        assert_eq!(
+            runs(GateMode::Sample, 5).sample(&[], BeforeTiming),
+            vec![0, 1, 2, 3, 4]
+        );
+        assert_eq!(runs(GateMode::Sample, 64).sample(&[], AfterRun).len(), 64);
+        assert_eq!(
+            runs(GateMode::Sample, 65).sample(&[], AfterRun).len(),
+            RUN_SAMPLE
+        );
         let mut full = runs(GateMode::Full, 1000);
         full.arm();
-        assert_eq!(full.sample(&[]).len(), 1000);
+        assert_eq!(full.sample(&[], AfterRun).len(), 1000);
     }
 }

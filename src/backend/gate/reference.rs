@@ -407,7 +407,7 @@ fn liboqs<A, T>(
         .map_err(|e| anyhow!("liboqs {alg}: {e}"))
 }
 
-fn liboqs_kem(alg: Algorithm) -> anyhow::Result<oqs::kem::Kem> {
+pub(super) fn liboqs_kem(alg: Algorithm) -> anyhow::Result<oqs::kem::Kem> {
     liboqs(alg, alg.liboqs_kem(), "KEM", oqs::kem::Kem::new)
 }
 

@@ -462,7 +462,7 @@ impl Prepared for GpuBatch {
         );
         let st = self.stream.clone();
         let s = self.alg.sizes();
-        let items = self.runs.sample(&self.tampered);
+        let items = self.runs.sample(&self.tampered, at);
         // Every output back, whole.
         let outs: Vec<Vec<u8>> = self
             .args

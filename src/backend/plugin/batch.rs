@@ -315,18 +315,18 @@ impl Part {
     fn inputs_made(&self) -> &'static str {
         match self.op {
             Operation::Verify => "every item its own key pair, message and signature, made by the reference before timing; a bit flipped in about one signature in 16, at positions drawn for every run",
-            Operation::Decaps => "every item its own key pair, made by the reference before timing; fresh ciphertexts for every run, about one in 16 tampered with at positions drawn for the run",
+            Operation::Decaps => "every item its own key pair, made by the reference before timing; fresh ciphertexts for every run (liboqs encapsulates to each key), about one in 16 tampered with at positions drawn for the run",
             _ => FRESH,
         }
     }
 
     /// The gate over this part's last run.
-    pub(super) fn check(&self, cross: bool) -> anyhow::Result<GateReport> {
+    pub(super) fn check(&self, at: Checkpoint) -> anyhow::Result<GateReport> {
         ensure!(
             self.runs.run() > 0,
             "the gate checks runs it prepared, and no run was prepared (arm) before this one"
         );
-        let items = self.runs.sample(&self.tampered);
+        let items = self.runs.sample(&self.tampered, at);
         let gathered: Vec<(&str, Vec<u8>, usize)> = self
             .ins
             .iter()
@@ -389,7 +389,7 @@ impl Part {
             valid: (self.op == Operation::Verify).then_some(&self.valid[..]),
             sampled,
             items: &items,
-            cross_check: cross,
+            cross_check: at.cross_checks(),
             inputs_made: self.inputs_made(),
         };
         gate::check_run(&io)
@@ -459,11 +459,26 @@ impl HostBatch {
 /// The gate over every part of a batch: one report, or the first failure
 /// naming the part's thread when there are several (a plugin that declared
 /// itself thread-safe and is not fails here).
-pub(super) fn check_parts(parts: &[Part], label: &str, cross: bool) -> anyhow::Result<GateReport> {
+pub(super) fn check_parts(
+    parts: &[Part],
+    label: &str,
+    at: Checkpoint,
+) -> anyhow::Result<GateReport> {
     let threads = parts.len();
+    // The parts are judged at once, one thread each, as they ran.
+    let results: Vec<anyhow::Result<GateReport>> = std::thread::scope(|s| {
+        let handles: Vec<_> = parts.iter().map(|p| s.spawn(move || p.check(at))).collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the gate's thread panicked")))
+            })
+            .collect()
+    });
     let mut reports = vec![];
-    for (t, p) in parts.iter().enumerate() {
-        let r = p.check(cross).with_context(|| {
+    for (t, r) in results.into_iter().enumerate() {
+        let r = r.with_context(|| {
             if threads > 1 {
                 format!("{label} gate (thread {} of {threads}, on its own part of the batch: the plugin declares itself thread-safe)", t + 1)
             } else {
@@ -489,7 +504,7 @@ impl Prepared for HostBatch {
         Ok(r.window)
     }
     fn check(&mut self, at: Checkpoint) -> anyhow::Result<GateReport> {
-        check_parts(&self.parts, &self.label, at.cross_checks())
+        check_parts(&self.parts, &self.label, at)
     }
     fn threads(&self) -> usize {
         self.parts.len()

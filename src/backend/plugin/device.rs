@@ -379,11 +379,7 @@ impl Prepared for DeviceBatch {
         for (k, b) in self.part.outs.iter_mut().enumerate() {
             g.download(&self.dev[nin + k], b.g.raw_mut())?;
         }
-        super::batch::check_parts(
-            std::slice::from_ref(&self.part),
-            &self.label,
-            at.cross_checks(),
-        )
+        super::batch::check_parts(std::slice::from_ref(&self.part), &self.label, at)
     }
     fn threads(&self) -> usize {
         1
