@@ -471,6 +471,14 @@ pub fn locked_version(lock: &str, name: &str) -> Option<String> {
     None
 }
 
+/// `s` (which must end in its one NUL) as a C string, at compile time.
+pub const fn cstr(s: &'static str) -> &'static CStr {
+    match CStr::from_bytes_with_nul(s.as_bytes()) {
+        Ok(c) => c,
+        Err(_) => panic!("not a NUL-terminated string without inner NULs"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -479,13 +487,5 @@ mod tests {
         assert_eq!(super::locked_version(lock, "a").as_deref(), Some("1.2.3"));
         assert_eq!(super::locked_version(lock, "ab").as_deref(), Some("0.0.1"));
         assert_eq!(super::locked_version(lock, "b"), None);
-    }
-}
-
-/// `s` (which must end in its one NUL) as a C string, at compile time.
-pub const fn cstr(s: &'static str) -> &'static CStr {
-    match CStr::from_bytes_with_nul(s.as_bytes()) {
-        Ok(c) => c,
-        Err(_) => panic!("not a NUL-terminated string without inner NULs"),
     }
 }
