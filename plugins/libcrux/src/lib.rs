@@ -5,9 +5,11 @@
 //! one item at a time, thread-safe (libcrux keeps no state).
 //!
 //! libcrux's top-level functions choose their code at run time: the AVX2
-//! code when it was compiled in (this crate's default `simd256` feature) and
+//! code where it was compiled in (libcrux's build scripts do so on every
+//! x86-64 build unless LIBCRUX_DISABLE_SIMD256=1 is set when building) and
 //! the CPU has AVX2, its portable code otherwise. The version string the
-//! plugin reports names the path that runs, found the same way at load time.
+//! plugin reports names the path that runs, found the same way at load time
+//! (build.rs applies libcrux's rule and sets cfg `libcrux_simd256`).
 //!
 //! Build: `scripts/build-plugins` (or `cargo build --release` in plugins/),
 //! then `pqcprof bench --backend plugin:plugins/target/release/libpqcprof_plugin_libcrux.so`.
@@ -29,11 +31,11 @@ macro_rules! versions {
 /// What this build's libcrux runs on this CPU: AVX2 when compiled in and the
 /// CPU has it (libcrux's own test), portable otherwise.
 fn avx2_runs() -> bool {
-    #[cfg(all(feature = "simd256", any(target_arch = "x86", target_arch = "x86_64")))]
+    #[cfg(all(libcrux_simd256, any(target_arch = "x86", target_arch = "x86_64")))]
     {
         std::is_x86_feature_detected!("avx2")
     }
-    #[cfg(not(all(feature = "simd256", any(target_arch = "x86", target_arch = "x86_64"))))]
+    #[cfg(not(all(libcrux_simd256, any(target_arch = "x86", target_arch = "x86_64"))))]
     {
         false
     }
