@@ -188,11 +188,24 @@ fn several_full_waves_of_a_small_device() {
     // of 128, so 777 operations are three full waves and a partial one.
     // One warp per ML-KEM operation: 777 blocks of 32, eight resident at
     // once (256 threads), so many waves.
+    // The sample: one parameter set of each family (each variant and
+    // signing's queue are the same code at every level).
+    let all = common::full(
+        "several_full_waves_of_a_small_device",
+        "ML-KEM-768/1024 and ML-DSA-65/87",
+    );
+    let algs: &[&str] = if all {
+        &[]
+    } else {
+        &["--alg", "ML-KEM-512,ML-DSA-44"]
+    };
+    let n = if all { 18 } else { 6 };
     let d = tempfile::tempdir().unwrap();
     let knobs = [("SMS", "1"), ("THREADS_PER_SM", "256")];
-    let (code, stdout, stderr) = gpu(d.path(), &knobs, &["--batch", "777", "--runs", "1"]);
+    let args = [&["--batch", "777", "--runs", "1"][..], algs].concat();
+    let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert_all_ok_and_emulated(d.path(), 18, "batch 777");
+    assert_all_ok_and_emulated(d.path(), n, "batch 777");
     for r in records(d.path()) {
         let k = &r["kernel"];
         // Signing's threads take messages from a queue: its grid is what
@@ -215,10 +228,14 @@ fn several_full_waves_of_a_small_device() {
     }
     // The one-thread kernels at the same batch.
     let d = tempfile::tempdir().unwrap();
-    let args = ["--kernel", "thread", "--batch", "777", "--runs", "1"];
+    let args = [
+        &["--kernel", "thread", "--batch", "777", "--runs", "1"][..],
+        algs,
+    ]
+    .concat();
     let (code, stdout, stderr) = gpu(d.path(), &knobs, &args);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert_all_ok_and_emulated(d.path(), 18, "thread batch 777");
+    assert_all_ok_and_emulated(d.path(), n, "thread batch 777");
     for r in records(d.path()) {
         let blocks = if r["operation"] == "Sign" { 2 } else { 7 };
         assert_eq!(r["kernel"]["blocks"], blocks, "{r:#}");

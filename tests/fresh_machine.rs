@@ -183,10 +183,11 @@ fn every_script_is_executable() {
     }
 }
 
-/// The test command's own options: `--under-load` documented, anything
-/// else refused by name before anything is installed or built.
+/// The test command's own options: `--under-load` and `--full`
+/// documented, anything else refused by name before anything is installed
+/// or built.
 #[test]
-fn the_test_command_takes_under_load_and_refuses_the_rest_by_name() {
+fn the_test_command_takes_under_load_and_full_and_refuses_the_rest_by_name() {
     let run = |arg: &str| {
         std::process::Command::new(repo().join("scripts/test"))
             .arg(arg)
@@ -198,11 +199,13 @@ fn the_test_command_takes_under_load_and_refuses_the_rest_by_name() {
     let text = String::from_utf8_lossy(&help.stdout);
     assert!(text.contains("scripts/test --under-load"), "{text}");
     assert!(text.contains("two CPU-bound processes"), "{text}");
+    assert!(text.contains("scripts/test --full"), "{text}");
+    assert!(text.contains("SAMPLED <test>"), "{text}");
     let bad = run("--loaded");
     assert_eq!(bad.status.code(), Some(2));
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(
-        err.contains("unknown argument '--loaded' (valid: --under-load, --help)"),
+        err.contains("unknown argument '--loaded' (valid: --full, --under-load, --help)"),
         "{err}"
     );
 }

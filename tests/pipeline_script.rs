@@ -97,8 +97,53 @@ fn setup() -> (tempfile::TempDir, PathBuf) {
         &root.join("scripts/find-nvcc"),
         &std::fs::read_to_string(find_nvcc).unwrap(),
     );
+    write_exec(&root.join("scripts/build-plugins"), GALLERY);
     write_exec(&d.path().join("bin/cargo"), CARGO);
     (d, root)
+}
+
+/// scripts/build-plugins stand-in: logs its call and prints one library's
+/// path, or fails as a broken build would with STANDIN_GALLERY_FAIL=1.
+const GALLERY: &str = r#"#!/usr/bin/env bash
+# TEST STAND-IN for scripts/build-plugins.
+echo "build-plugins $*" >> "$STANDIN_LOG"
+if [ "${STANDIN_GALLERY_FAIL:-0}" = 1 ]; then
+  echo "error: could not compile libcrux-ml-kem (stand-in)" >&2
+  exit 1
+fi
+echo "$PWD/plugins/target/release/libpqcprof_plugin_standin.so"
+"#;
+
+#[test]
+fn the_gallery_is_built_after_pqcprof_and_a_failed_build_never_stops_the_pipeline() {
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["latency"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let build = log.find("cargo build").expect("pqcprof built");
+    let gallery = log.find("build-plugins").expect("the gallery built");
+    assert!(build < gallery, "{log}");
+    assert!(
+        text(&o).contains("libpqcprof_plugin_standin.so"),
+        "{}",
+        text(&o)
+    );
+    let (d, root) = setup();
+    let (o, log) = run(&d, &root, &["latency"], &[("STANDIN_GALLERY_FAIL", "1")]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(log.contains("pqcprof bench"), "{log}");
+    common_has(
+        &text(&o),
+        &[
+            "could not compile libcrux-ml-kem (stand-in)",
+            "pipeline: the implementations gallery did not build",
+        ],
+    );
+}
+
+fn common_has(text: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(text.contains(p), "{p:?} not in:\n{text}");
+    }
 }
 
 fn run(

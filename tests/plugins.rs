@@ -34,11 +34,13 @@ fn run(cmd: &str, args: &[&str]) -> std::process::Output {
     out
 }
 
-/// The RustCrypto example plugin, built once (its own crate and lock file).
+/// The RustCrypto example plugin, built once (its own crate and lock file)
+/// where `scripts/build-plugins` (and so `./pipeline`) builds it, so a suite
+/// run after the pipeline finds it built.
 fn rustcrypto() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
-        let target = root().join("target/plugins");
+        let target = root().join("examples/plugins/rustcrypto/target");
         let manifest = root().join("examples/plugins/rustcrypto/Cargo.toml");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         run(

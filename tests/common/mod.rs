@@ -126,6 +126,26 @@ pub fn skipped(test: &str, why: &str) {
     unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
 }
 
+/// The variable that makes the sampled tests run in full
+/// (`scripts/test --full` sets it).
+pub const FULL_VAR: &str = "PQCPROF_TEST_FULL";
+
+/// Whether the sampled tests run in full: `PQCPROF_TEST_FULL=1`. Otherwise a
+/// sampled test runs its stated sample and says so on stderr (`SAMPLED
+/// <test>: <what it left out>`), which `scripts/test` counts and names, so
+/// that what the test command leaves to `scripts/test --full` is never
+/// silent.
+pub fn full(test: &str, left_out: &str) -> bool {
+    if std::env::var(FULL_VAR).is_ok_and(|v| v == "1") {
+        return true;
+    }
+    let line =
+        format!("SAMPLED {test}: {left_out} ({FULL_VAR}=1 or scripts/test --full runs it)\n");
+    // SAFETY: writes `line`'s bytes, which outlive the call, to stderr.
+    unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+    false
+}
+
 /// What [`hardware_skip`] puts before its reason: `scripts/test` lists
 /// these skips but does not fail on them, since no set-up can give a
 /// machine the hardware (or the absence of it) a test is written for.
