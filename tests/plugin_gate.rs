@@ -163,6 +163,24 @@ fn a_plugin_that_remembers_a_secret_per_key_is_caught_by_the_fresh_ciphertexts()
     );
 }
 
+/// A batch larger than the gates' 64 items: each timed run between them
+/// judges only 8, and the cache (wrong on every item after the warm-up)
+/// still cannot hide in it.
+#[test]
+fn the_same_cache_is_caught_at_batch_1000_by_the_runs_smaller_sample() {
+    caught(
+        "CACHE",
+        "ML-KEM-512",
+        "decaps",
+        "1000",
+        &["--threads", "1"],
+        &[
+            "correctness gate failed after timed run 1",
+            "K differs from the reference (pqcprof's host build of FIPS 203/204) at byte",
+        ],
+    );
+}
+
 #[test]
 fn a_verifier_that_accepts_whole_batches_is_caught_by_the_gate_and_the_vectors() {
     caught(
