@@ -55,25 +55,7 @@ pub struct HoldRun {
     pub covered: bool,
 }
 
-/// Which check of a batch's runs is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Checkpoint {
-    /// After the warm-up, before anything is timed: the gate that decides
-    /// whether the batch is timed at all.
-    BeforeTiming,
-    /// After one timed run.
-    AfterRun,
-    /// After the record's last run (its end-to-end and energy windows).
-    Last,
-}
-
-impl Checkpoint {
-    /// Whether this check also asks liboqs about the sample (the ones
-    /// around the timed runs; the per-run checks use the reference only).
-    pub fn cross_checks(self) -> bool {
-        self != Checkpoint::AfterRun
-    }
-}
+pub use gate::Checkpoint;
 
 /// One (algorithm, operation, batch) made ready: inputs exist, buffers are
 /// allocated, nothing of that is timed.

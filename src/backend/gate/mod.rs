@@ -23,7 +23,6 @@ pub mod inputs;
 pub mod reference;
 pub mod slots;
 
-use crate::backend::Checkpoint;
 use crate::core::catalog::{Algorithm, Operation};
 use crate::schema::device::{GateCoverage, GateReport};
 use anyhow::{bail, Context};
@@ -50,6 +49,26 @@ pub const RUN_SAMPLE: usize = 8;
 pub const RUN_SPECIAL: usize = 2;
 
 pub use slots::{Guard, GUARD_BYTES};
+
+/// Which check of a batch's runs is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Checkpoint {
+    /// After the warm-up, before anything is timed: the gate that decides
+    /// whether the batch is timed at all.
+    BeforeTiming,
+    /// After one timed run.
+    AfterRun,
+    /// After the record's last run (its end-to-end and energy windows).
+    Last,
+}
+
+impl Checkpoint {
+    /// Whether this check also asks liboqs about the sample (the ones
+    /// around the timed runs; the per-run checks use the reference only).
+    pub fn cross_checks(self) -> bool {
+        self != Checkpoint::AfterRun
+    }
+}
 
 /// How much of each run the gate checks against the reference.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
