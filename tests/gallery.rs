@@ -23,14 +23,8 @@ fn root() -> PathBuf {
 fn gallery() -> &'static [PathBuf] {
     static LIBS: OnceLock<Vec<PathBuf>> = OnceLock::new();
     LIBS.get_or_init(|| {
-        let out = std::process::Command::new(root().join("scripts/build-plugins"))
-            .output()
-            .expect("scripts/build-plugins runs");
-        assert!(
-            out.status.success(),
-            "scripts/build-plugins: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let script = root().join("scripts/build-plugins");
+        let out = common::must_run(script.to_str().unwrap(), &[]);
         let libs: Vec<PathBuf> = String::from_utf8(out.stdout)
             .unwrap()
             .lines()

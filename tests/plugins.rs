@@ -21,19 +21,6 @@ fn pqcprof() -> Command {
     Command::cargo_bin("pqcprof").unwrap()
 }
 
-fn run(cmd: &str, args: &[&str]) -> std::process::Output {
-    let out = std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
 /// The RustCrypto example plugin, built once (its own crate and lock file)
 /// where `scripts/build-plugins` (and so `./pipeline`) builds it, so a suite
 /// run after the pipeline finds it built.
@@ -43,7 +30,7 @@ fn rustcrypto() -> &'static Path {
         let target = root().join("examples/plugins/rustcrypto/target");
         let manifest = root().join("examples/plugins/rustcrypto/Cargo.toml");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        run(
+        common::must_run(
             &cargo,
             &[
                 "build",
@@ -143,7 +130,7 @@ fn the_rustcrypto_example_is_measured_beside_liboqs_and_says_what_ran() {
     let plugin = plugin_records(&recs);
     // Thread-safe: measured at both thread counts, every operation.
     assert_eq!(plugin.len(), 12, "{plugin:#?}");
-    let sha = run("sha256sum", &[lib.to_str().unwrap()]);
+    let sha = common::must_run("sha256sum", &[lib.to_str().unwrap()]);
     let sha = String::from_utf8_lossy(&sha.stdout)
         .split_whitespace()
         .next()

@@ -431,9 +431,10 @@ pub fn load_note() -> String {
     )
 }
 
-/// `cmd args`, which must succeed (its standard error in the failure).
+/// `cmd args`, which must succeed (its standard error in the failure):
+/// what it printed.
 #[allow(dead_code)]
-pub fn must_run(cmd: &str, args: &[&str]) {
+pub fn must_run(cmd: &str, args: &[&str]) -> std::process::Output {
     let out = std::process::Command::new(cmd)
         .args(args)
         .output()
@@ -443,6 +444,7 @@ pub fn must_run(cmd: &str, args: &[&str]) {
         "{cmd} {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
 }
 
 /// A fixture plugin written in C (`tests/fixtures/plugins/SOURCE`), built
