@@ -189,6 +189,7 @@ fn a_run_writes_a_run_file_and_cupqc_shaped_files() {
             assert!(t["fences"][k].is_number());
         }
         assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0);
+        cycles_match_the_counter_rate(&run["metadata"], r);
         assert!(r["gate"]["checked_ops"].as_u64().unwrap() >= 1);
         assert!(r["peak_mem_mb"]["mean"].as_f64().unwrap() > 0.0);
         assert!(r["sizes"]["public_key_bytes"].as_u64().unwrap() > 0);
@@ -529,4 +530,20 @@ fn a_plugin_that_is_no_library_is_named_for_what_it_is_with_the_loaders_reason()
             assert!(reason.trim().len() > 5, "{}: {err}", path.display());
         }
     }
+}
+
+/// A CPU record's cycles per operation are the file's TSC rate times its
+/// threads over its median per-run throughput (where this machine has an
+/// invariant TSC: x86-64 Linux; elsewhere neither is written).
+fn cycles_match_the_counter_rate(metadata: &Value, r: &Value) {
+    let Some(mhz) = metadata["tsc_mhz"].as_f64() else {
+        assert!(r["cycles_per_op"].is_null(), "cycles without a rate: {r}");
+        return;
+    };
+    assert!(mhz > 100.0 && mhz < 10_000.0, "tsc_mhz {mhz}");
+    let threads = r["threads"].as_f64().unwrap();
+    let median = r["throughput_ops_per_sec"]["median"].as_f64().unwrap();
+    let cycles = r["cycles_per_op"].as_f64().expect("cycles_per_op");
+    let want = mhz * 1e6 * threads / median;
+    assert!((cycles / want - 1.0).abs() < 1e-9, "{cycles} vs {want}");
 }

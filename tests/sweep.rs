@@ -70,6 +70,12 @@ fn a_quick_filtered_sweep_writes_csvs_in_the_pqc_sig_bench_c_layout() {
         assert!(r["ms_per_op"].as_f64().unwrap() > 0.0);
         assert!(r["gate"]["checks"].as_array().unwrap().len() >= 2);
         assert!(r["throughput_ops_per_sec"]["median"].as_f64().unwrap() > 0.0);
+        if let Some(mhz) = run["metadata"]["tsc_mhz"].as_f64() {
+            let want = mhz * 1e6 * r["threads"].as_f64().unwrap()
+                / r["throughput_ops_per_sec"]["median"].as_f64().unwrap();
+            let cycles = r["cycles_per_op"].as_f64().expect("cycles_per_op");
+            assert!((cycles / want - 1.0).abs() < 1e-9, "{cycles} vs {want}");
+        }
         assert!(["liboqs-cpu", "openssl-cpu", "composite-cpu"]
             .contains(&r["backend"].as_str().unwrap()));
     }

@@ -528,6 +528,9 @@ pub fn fill_statistics(rec: &mut Record, cfg: &MeasureConfig) -> Result<(), Stri
     // The batch time at that same median throughput, so `batch_ms` and
     // `ops_per_sec` describe one sample (the kept runs), not two.
     rec.batch_ms = Some(n / summary.median * 1000.0);
+    if rec.device.kind == crate::schema::device::DeviceKind::Cpu && cfg.mode == Mode::Throughput {
+        rec.cycles_per_op = crate::probe::tsc::cycles_per_op(summary.median, rec.threads);
+    }
     rec.throughput_ops_per_sec = Some(summary);
     if cfg.mode == Mode::Latency {
         let us: Vec<f64> = rec.run_seconds.iter().map(|s| s * 1e6 / n).collect();

@@ -7,3 +7,4 @@ pub mod libraries;
 pub mod nvrtc_choice;
 pub mod slurm;
 pub mod system;
+pub mod tsc;

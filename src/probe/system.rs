@@ -79,6 +79,7 @@ pub fn collect(gpu: Option<&crate::probe::gpu::GpuProbe>) -> Metadata {
         openssl_providers: crate::probe::libraries::openssl_providers(),
         timer: TIMER.into(),
         machine_load: None,
+        tsc_mhz: crate::probe::tsc::mhz(),
     }
 }
 

@@ -62,6 +62,11 @@ pub struct Metadata {
     /// recorded and where `/proc` cannot be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_load: Option<MachineLoad>,
+    /// The invariant time-stamp counter's rate in MHz, measured against
+    /// `timer` (`crate::probe::tsc`): what CPU records' `cycles_per_op`
+    /// count in. Absent without an invariant TSC (and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tsc_mhz: Option<f64>,
 }
 
 /// How busy the machine was over a run, from `/proc` (Linux).

@@ -242,6 +242,13 @@ pub struct Record {
     /// amortised over all threads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms_per_op: Option<f64>,
+    /// CPU throughput records: TSC cycles one core spends per operation,
+    /// the counter's rate (`metadata.tsc_mhz`) times `threads` over the
+    /// median of the per-run throughputs (`throughput_ops_per_sec.median`),
+    /// as eBACS and liboqs's speed tools count on x86-64
+    /// (`crate::probe::tsc`). Absent on GPUs and without an invariant TSC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_op: Option<f64>,
     /// Latency mode: microseconds per single operation, IQR-filtered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<Summary>,
@@ -493,6 +500,7 @@ impl Record {
             throughput_ops_per_sec: None,
             ops_per_sec: None,
             ms_per_op: None,
+            cycles_per_op: None,
             latency_us: None,
             latency_p50_us: None,
             latency_p99_us: None,

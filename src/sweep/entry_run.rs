@@ -395,6 +395,10 @@ pub(crate) fn fill(rec: &mut Record, ms: &[&Measurement]) {
         rec.ms_per_op = Some(1000.0 / ops_per_sec);
         let samples = m.batches.iter().map(|b| b.0 as f64 / b.1).collect();
         rec.throughput_ops_per_sec = Sample::new(samples).ok().map(|s| summarize(&s));
+        rec.cycles_per_op = rec
+            .throughput_ops_per_sec
+            .as_ref()
+            .and_then(|s| crate::probe::tsc::cycles_per_op(s.median, rec.threads));
     } else {
         let rounds = ms.iter().map(|m| m.spans.len()).min().unwrap_or(0);
         let mut run_seconds = vec![];
@@ -422,6 +426,10 @@ pub(crate) fn fill(rec: &mut Record, ms: &[&Measurement]) {
         rec.ops_per_sec = Some(ops_per_sec);
         rec.ms_per_op = Some(1000.0 / ops_per_sec);
         rec.throughput_ops_per_sec = Sample::new(samples).ok().map(|s| summarize(&s));
+        rec.cycles_per_op = rec
+            .throughput_ops_per_sec
+            .as_ref()
+            .and_then(|s| crate::probe::tsc::cycles_per_op(s.median, rec.threads));
         rec.per_thread = ms
             .iter()
             .map(|m| crate::schema::record::ThreadShare {
