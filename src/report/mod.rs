@@ -33,6 +33,7 @@ pub mod families;
 pub mod findings;
 pub mod gpu_rows;
 pub mod headline;
+pub mod implementations;
 pub mod imports;
 pub mod model;
 pub mod offload;

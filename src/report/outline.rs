@@ -82,6 +82,9 @@ pub struct Outline<'r> {
     pub kernels: Option<Headed>,
     /// Kernel variants side by side, when one operation ran with several.
     pub variants: Option<Headed>,
+    /// ML-KEM and ML-DSA implementations side by side on the CPU, when
+    /// one operation was measured with several.
+    pub implementations: Option<Headed>,
     /// Records measured with a cold L2, beside their warm twins, when
     /// there are any.
     pub cold: Option<Headed>,
@@ -219,6 +222,10 @@ impl<'r> Outline<'r> {
                 sections::kernels_table(ds),
             ),
             variants: headed("Kernel variants side by side", sections::variants_table(ds)),
+            implementations: headed(
+                "ML-KEM and ML-DSA implementations on the CPU",
+                crate::report::implementations::implementations_table(ds),
+            ),
             cold: headed(
                 "Cold L2: inputs evicted before each run",
                 crate::report::cold::cold_table(ds),

@@ -183,6 +183,9 @@ pub fn sections(o: &Outline) -> Vec<(&'static str, &'static str)> {
     v.push(("vs-classical", "PQC vs classical"));
     v.push(("gpu", "GPU vs CPU"));
     v.push(("results", "Results"));
+    if o.implementations.is_some() {
+        v.push(("implementations", "Implementations"));
+    }
     if !o.cluster.is_empty() {
         v.push(("cluster", "Cluster"));
     }
@@ -239,6 +242,7 @@ pub fn walk(o: &Outline, generated: &str, r: &mut dyn Renderer) {
     pqc_against_classical(o, r);
     gpu_against_cpu(o, r);
     results(o, r);
+    implementations(o, r);
     several_devices(o, r);
     offload(o, r);
     charts(o, r);
@@ -401,6 +405,19 @@ fn results(o: &Outline, r: &mut dyn Renderer) {
     }
     if let Some(h) = &o.cold {
         say(r, Style::Plain, &[Span::Text(crate::report::cold::INTRO)]);
+        headed(r, h);
+    }
+}
+
+/// The implementations of one parameter set and operation side by side.
+fn implementations(o: &Outline, r: &mut dyn Renderer) {
+    if let Some(h) = &o.implementations {
+        r.section("implementations", "Implementations");
+        say(
+            r,
+            Style::Plain,
+            &[Span::Text(crate::report::implementations::INTRO)],
+        );
         headed(r, h);
     }
 }
