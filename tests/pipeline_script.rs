@@ -115,7 +115,7 @@ echo "$PWD/plugins/target/release/libpqcprof_plugin_standin.so"
 "#;
 
 #[test]
-fn the_gallery_is_built_after_pqcprof_and_a_failed_build_never_stops_the_pipeline() {
+fn the_gallery_is_built_after_pqcprof_and_measured_and_a_failed_build_never_stops_the_pipeline() {
     let (d, root) = setup();
     let (o, log) = run(&d, &root, &["latency"], &[]);
     assert!(o.status.success(), "{}", text(&o));
@@ -127,10 +127,24 @@ fn the_gallery_is_built_after_pqcprof_and_a_failed_build_never_stops_the_pipelin
         "{}",
         text(&o)
     );
+    // Step 4 measures what it built beside liboqs, after the main run.
+    let main_run = log.find("pqcprof bench --out outputs").expect("main run");
+    let measured = format!(
+        "pqcprof bench --backend liboqs-cpu,plugin:{}/plugins/target/release/libpqcprof_plugin_standin.so --alg ML-KEM-768,ML-DSA-65 --out outputs --latency",
+        root.canonicalize().unwrap().display()
+    );
+    let at = log
+        .find(&measured)
+        .unwrap_or_else(|| panic!("{measured:?} not in {log}"));
+    assert!(main_run < at, "{log}");
     let (d, root) = setup();
     let (o, log) = run(&d, &root, &["latency"], &[("STANDIN_GALLERY_FAIL", "1")]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(log.contains("pqcprof bench"), "{log}");
+    assert!(
+        !log.contains("plugin:"),
+        "nothing built, nothing measured: {log}"
+    );
     common_has(
         &text(&o),
         &[
