@@ -340,6 +340,8 @@ pub struct KatMark {
     pub failed: usize,
     /// Cases asked.
     pub cases: usize,
+    /// The parameter sets those vectors were of (`ML-DSA-65`), joined.
+    pub sets: String,
 }
 
 /// The command that lists the failed known-answer cases.
@@ -351,25 +353,44 @@ impl KatMark {
         format!("✗ failed {} known-answer cases", self.failed)
     }
 
-    /// The mark on a card: `✗ liboqs-cpu (F1) failed 130 known-answer
-    /// cases`.
+    /// The mark on a card: `✗ liboqs-cpu (F1) failed 42 known-answer
+    /// cases (ML-DSA-65)`.
     pub fn card(&self) -> String {
         format!(
-            "✗ {} ({}) failed {} known-answer cases",
-            self.backend, self.file, self.failed
-        )
-    }
-
-    /// In full: `✗ liboqs-cpu (F1) failed 130 known-answer cases (of
-    /// 3,274); pqcprof check --vectors lists them`.
-    pub fn long(&self) -> String {
-        format!(
-            "✗ {} ({}) failed {} known-answer cases (of {}); `{KAT_COMMAND}` lists them",
+            "✗ {} ({}) failed {} known-answer cases{}",
             self.backend,
             self.file,
             self.failed,
-            crate::core::units::grouped(self.cases as f64)
+            self.of_sets("")
         )
+    }
+
+    /// In full: `✗ liboqs-cpu (F1) failed 42 known-answer cases
+    /// (ML-DSA-65, of 1,105); pqcprof check --vectors lists them`.
+    pub fn long(&self) -> String {
+        format!(
+            "✗ {} ({}) failed {} known-answer cases{}; `{KAT_COMMAND}` lists them",
+            self.backend,
+            self.file,
+            self.failed,
+            self.of_sets(&format!(
+                "of {}",
+                crate::core::units::grouped(self.cases as f64)
+            ))
+        )
+    }
+
+    /// ` (ML-DSA-65, of 1,105)`: the sets and `more`, whichever there are.
+    fn of_sets(&self, more: &str) -> String {
+        let parts: Vec<&str> = [self.sets.as_str(), more]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
     }
 }
 
@@ -391,11 +412,13 @@ pub fn kat_mark(run: &LoadedRun, rec: &Record) -> Option<KatMark> {
             file: run.label.clone(),
             failed: t.2,
             cases: t.0,
+            sets: v.parameter_sets.join(", "),
         })
         .max_by_key(|m| m.failed)
 }
 
-/// Every backend's known-answer failures in the files, once each.
+/// Every backend's known-answer failures in the files, once per
+/// parameter set (or group of sets) its vectors were run on.
 pub fn kat_failures(ds: &Dataset) -> Vec<KatMark> {
     let mut out: Vec<KatMark> = ds
         .runs
@@ -408,6 +431,7 @@ pub fn kat_failures(ds: &Dataset) -> Vec<KatMark> {
                     file: run.label.clone(),
                     failed: t.2,
                     cases: t.0,
+                    sets: v.parameter_sets.join(", "),
                 })
             })
         })

@@ -31,7 +31,8 @@ pub struct BackendVectors {
     pub variant: Option<String>,
     /// The implementation the vectors ran on, as `check --vectors` names it.
     pub implementation: String,
-    /// The parameter sets whose vectors ran (those the run measures).
+    /// The parameter sets whose vectors ran: one (files split them per
+    /// set), or in older files every set the run measured.
     #[serde(default)]
     pub parameter_sets: Vec<String>,
     /// "every case", or the sample.

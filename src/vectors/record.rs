@@ -63,7 +63,7 @@ fn run_on(
     algs: &[Algorithm],
     plan: Plan,
     subject: anyhow::Result<Box<dyn Subject>>,
-) -> BackendVectors {
+) -> Vec<BackendVectors> {
     let run = |mut s: Box<dyn Subject>| -> anyhow::Result<_> {
         let groups = super::runner::all_groups()?
             .iter()
@@ -73,26 +73,55 @@ fn run_on(
     entry(backend, variant, algs, subject.and_then(run))
 }
 
-/// The entry of `backend` (and `variant`) from the vectors' report, or
-/// the error that stopped them.
+/// The entries of `backend` (and `variant`) from the vectors' report, one
+/// per parameter set of `algs` (so a failure in one set marks that set's
+/// figures only), or one entry with the error that stopped them.
 fn entry(
     backend: &str,
     variant: Option<Variant>,
     algs: &[Algorithm],
     report: anyhow::Result<Report>,
-) -> BackendVectors {
-    let mut out = not_run(backend, variant, algs, "");
-    out.error = None;
-    match report {
-        Ok(r) => {
-            warn_failed(&out.name(), &r);
-            out.suites = suites(&r);
-            out.implementation = r.subject;
-            out.plan = r.plan;
+) -> Vec<BackendVectors> {
+    let r = match report {
+        Ok(r) => r,
+        Err(e) => {
+            let mut out = not_run(backend, variant, algs, "");
+            out.error = Some(format!("{e:#}"));
+            return vec![out];
         }
-        Err(e) => out.error = Some(format!("{e:#}")),
-    }
-    out
+    };
+    let set_of = |source: &str, group: &str| {
+        super::runner::all_groups()
+            .ok()?
+            .iter()
+            .find(|g| g.source == source && g.name == group)
+            .map(|g| g.alg)
+    };
+    algs.iter()
+        .filter_map(|&alg| {
+            let groups: Vec<_> = r
+                .groups
+                .iter()
+                .filter(|g| set_of(&g.source, &g.group) == Some(alg))
+                .cloned()
+                .collect();
+            if groups.is_empty() {
+                return None;
+            }
+            let part = Report {
+                subject: r.subject.clone(),
+                plan: r.plan.clone(),
+                groups,
+            };
+            let mut out = not_run(backend, variant, &[alg], "");
+            out.error = None;
+            warn_failed(&format!("{} ({})", out.name(), alg.name()), &part);
+            out.suites = suites(&part);
+            out.implementation = part.subject;
+            out.plan = part.plan;
+            Some(out)
+        })
+        .collect()
 }
 
 /// The vectors of `algs` on the plugin `info` (backend `backend`), run in
@@ -117,7 +146,7 @@ pub fn for_plugin(
     let mut ask = ask;
     let plan = sample.map_or(Plan::Full, Plan::Sample);
     let report = super::plugin::remote_report(info, algs, plan, |ids| ask(sample, ids));
-    vec![entry(backend, None, algs, report)]
+    entry(backend, None, algs, report)
 }
 
 /// One warning line when cases failed on `name` (backend[:variant]): how many, in which
@@ -157,26 +186,26 @@ pub fn for_backend(
         return vec![];
     }
     let cpu = |s: Box<dyn Subject>| match extent {
-        Extent::None => not_run(backend, None, algs, SKIPPED),
+        Extent::None => vec![not_run(backend, None, algs, SKIPPED)],
         _ => run_on(backend, None, algs, Plan::Full, Ok(s)),
     };
     match backend {
-        crate::backend::liboqs::NAME => vec![cpu(Box::new(super::subjects::Liboqs))],
-        "openssl" | "openssl-cpu" => vec![cpu(Box::new(super::openssl::OpenSsl))],
+        crate::backend::liboqs::NAME => cpu(Box::new(super::subjects::Liboqs)),
+        "openssl" | "openssl-cpu" => cpu(Box::new(super::openssl::OpenSsl)),
         crate::backend::native_gpu::NAME => variants
             .iter()
-            .map(|&v| match extent.gpu_plan() {
-                None => not_run(backend, Some(v), algs, SKIPPED),
+            .flat_map(|&v| match extent.gpu_plan() {
+                None => vec![not_run(backend, Some(v), algs, SKIPPED)],
                 Some(plan) => {
                     let k = Kernels::open(ordinal, v).map(|k| Box::new(k) as Box<dyn Subject>);
                     run_on(backend, Some(v), algs, plan, k)
                 }
             })
             .collect(),
-        crate::backend::cupqc::BACKEND_NAME => vec![match extent.gpu_plan() {
-            None => not_run(backend, None, algs, SKIPPED),
+        crate::backend::cupqc::BACKEND_NAME => match extent.gpu_plan() {
+            None => vec![not_run(backend, None, algs, SKIPPED)],
             Some(plan) => run_on(backend, None, algs, plan, super::cupqc::open(ordinal)),
-        }],
+        },
         _ => vec![],
     }
 }
