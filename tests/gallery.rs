@@ -89,8 +89,14 @@ fn expected_version(name: &str) -> String {
             locked(lock, "fips203"),
             locked(lock, "fips204")
         ),
-        // The example names its crates' minor versions only.
-        "rustcrypto" => "ml-kem 0.3 + ml-dsa 0.1 (plugin 0.1.0)".to_string(),
+        "rustcrypto" => {
+            let lock = "examples/plugins/rustcrypto/Cargo.lock";
+            format!(
+                "ml-kem {} + ml-dsa {} (plugin 0.1.0)",
+                locked(lock, "ml-kem"),
+                locked(lock, "ml-dsa")
+            )
+        }
         _ => unreachable!(),
     }
 }

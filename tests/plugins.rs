@@ -190,6 +190,12 @@ fn check_plugin_runs_the_vectors_on_the_rustcrypto_example() {
         .collect();
     assert_eq!((n[0], n[2]), (3274, 0), "{total}");
     assert!(n[1] > 3000, "{total}");
+    // The panics are the call's error, never a message or backtrace on
+    // the worker's stderr.
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
     assert!(text.contains("plugin rustcrypto"), "{text}");
     assert!(
         text.contains("ABI version 1, host memory, thread-safe"),

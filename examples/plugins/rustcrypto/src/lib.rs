@@ -164,8 +164,13 @@ static ALGORITHMS: [Algorithm; 6] = [
 static DESCRIPTOR: Descriptor = Descriptor {
     abi_version: 1,
     name: c"rustcrypto".as_ptr(),
+    // The crates' exact versions, from Cargo.lock (build.rs).
     version: concat!(
-        "ml-kem 0.3 + ml-dsa 0.1 (plugin ",
+        "ml-kem ",
+        env!("ML_KEM_VERSION"),
+        " + ml-dsa ",
+        env!("ML_DSA_VERSION"),
+        " (plugin ",
         env!("CARGO_PKG_VERSION"),
         ")\0"
     )
@@ -227,21 +232,64 @@ fn item_mut(buf: &mut [u8], batch: usize, i: usize) -> &mut [u8] {
 
 type Step<'a> = &'a mut dyn FnMut(usize) -> Result<(), &'static str>;
 
+thread_local! {
+    /// The last panic on this thread, as the quiet hook kept it.
+    static PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Replaces this library's panic hook, once, with one that prints nothing
+/// and keeps the message and place for the call's error: a refused input
+/// is then one line in pqcprof's output rather than a panic message and
+/// backtrace on the worker's stderr. The hook is this library's own (a
+/// cdylib links its own copy of std): pqcprof's is untouched.
+fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let p = info.payload();
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            // `ml-dsa-0.1.2/src/encode.rs:76`: the crate and file, not the
+            // registry's path.
+            let at = info
+                .location()
+                .map(|l| {
+                    let parts: Vec<&str> = l.file().rsplit('/').take(3).collect();
+                    let file: Vec<&str> = parts.into_iter().rev().collect();
+                    format!(" ({}:{})", file.join("/"), l.line())
+                })
+                .unwrap_or_default();
+            PANIC.with(|k| *k.borrow_mut() = Some(format!("{msg}{at}")));
+        }));
+    });
+}
+
 /// Runs `step` for each item; the first failure is the call's (code 2). A
 /// panic must not cross `extern "C"` (it would abort the process): one in
 /// the libraries (ml-dsa asserts that an expanded secret key's
-/// coefficients are in range) is caught here and fails the call (code 4).
+/// coefficients are in range) is caught here and fails the call (code 4),
+/// its message in the call's error.
 fn each(call: *const Call, batch: usize, step: Step<'_>) -> c_int {
     // SAFETY: pqcprof passes a valid call for the duration of the call.
     let call = unsafe { &*call };
     if batch == 0 {
         return call.fail(1, "batch of 0");
     }
+    quiet_panics();
     for i in 0..batch {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(i))) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return call.fail(2, e),
-            Err(_) => return call.fail(4, "the library panicked on this input (refused)"),
+            Err(_) => {
+                let why = PANIC.with(|k| k.borrow_mut().take()).unwrap_or_default();
+                return call.fail(
+                    4,
+                    &format!("the library panicked on this input (refused): {why}"),
+                );
+            }
         }
     }
     0
