@@ -16,9 +16,21 @@
  * (the whole batch), which pqcprof has checked against the standard's size
  * times the batch. A plugin never allocates the buffers it is handed.
  *
- * Randomness is always an input: key generation gets its seeds, encapsulation
- * its m, signing its rnd. So every output is a function of the inputs, and
+ * Randomness is an input: key generation gets its seeds, encapsulation its
+ * m, signing its rnd. So every output is a function of the inputs, and
  * pqcprof compares it byte for byte with its reference implementation.
+ *
+ * ABI 1.1 adds one exception, stated in the descriptor: an implementation
+ * whose API has no derandomised entry point (it draws its seeds, m or rnd
+ * itself) lists the operations it draws its own randomness for in
+ * `own_randomness` (the PQCPROF_OWN_* bits). pqcprof still passes the same
+ * buffers (fresh random bytes), which such an operation ignores, and judges
+ * its outputs by round trips instead of byte equality: an ML-KEM key pair
+ * by another implementation encapsulating to ek and dk decapsulating; a
+ * ciphertext by the reference decapsulating it to K under the key pair's
+ * dk, and not after a flipped bit; a signature by the reference verifying
+ * it, and rejecting it after a flipped bit. Decapsulation and verification
+ * have no randomness and stay exact. See docs/plugins.md ("ABI 1.1").
  *
  * What every call must do, since pqcprof checks it after every call, timed
  * or not: write every byte of every output item (each output is filled with
@@ -58,9 +70,23 @@
 extern "C" {
 #endif
 
-/* The ABI this header describes. A plugin sets `abi_version` to it; pqcprof
- * refuses a descriptor with any other value. */
+/* The ABI this header describes: major version 1 (the low 16 bits of
+ * `abi_version`), minor version 1 (the high 16 bits).
+ *
+ * ABI 1.0: `abi_version` is PQCPROF_PLUGIN_ABI_VERSION (1, minor 0); the
+ * descriptor ends at `mldsa_verify` and pqcprof reads nothing after it, so
+ * a plugin built against the ABI 1.0 header loads unchanged.
+ *
+ * ABI 1.1: `abi_version` is PQCPROF_PLUGIN_ABI_VERSION_1_1 (0x00010001); the
+ * descriptor has the fields after `mldsa_verify` too (`own_randomness`),
+ * which pqcprof reads only then. A pqcprof that speaks only 1.0 refuses such
+ * a plugin (it reads the whole value) rather than compare byte for byte the
+ * outputs of an implementation that draws its own randomness.
+ *
+ * pqcprof refuses any other major version, and a minor version above 1. */
 #define PQCPROF_PLUGIN_ABI_VERSION 1
+#define PQCPROF_PLUGIN_ABI_MINOR 1
+#define PQCPROF_PLUGIN_ABI_VERSION_1_1 ((uint32_t)((PQCPROF_PLUGIN_ABI_MINOR << 16) | PQCPROF_PLUGIN_ABI_VERSION))
 
 /* The name of the one symbol pqcprof looks up (the entry point). */
 #define PQCPROF_PLUGIN_ENTRY "pqcprof_plugin_v1"
@@ -88,6 +114,17 @@ extern "C" {
 #define PQCPROF_OP_DECAPS (1u << 2) /* ML-KEM.Decaps (implicit rejection included) */
 #define PQCPROF_OP_SIGN (1u << 3)   /* ML-DSA.Sign, pure, with a context and rnd given */
 #define PQCPROF_OP_VERIFY (1u << 4) /* ML-DSA.Verify, pure, with a context */
+
+/* ABI 1.1: bits for `pqcprof_plugin_descriptor.own_randomness`, the
+ * operations whose randomness the implementation draws itself. Such an
+ * operation still gets its randomness buffer (seeds, xi, m or rnd: fresh
+ * random bytes, of the usual size) and may ignore it; pqcprof judges its
+ * outputs by round trip (see the top of this file). No other bit is valid:
+ * decapsulation and verification take no randomness. */
+#define PQCPROF_OWN_MLKEM_KEYGEN (1u << 0) /* ML-KEM keygen ignores `seeds` (d, z drawn inside) */
+#define PQCPROF_OWN_MLKEM_ENCAPS (1u << 1) /* ML-KEM encaps ignores `m` (m drawn inside) */
+#define PQCPROF_OWN_MLDSA_KEYGEN (1u << 2) /* ML-DSA keygen ignores `xi` (xi drawn inside) */
+#define PQCPROF_OWN_MLDSA_SIGN (1u << 3)   /* ML-DSA signing ignores `rnd` (hedged, rnd drawn inside) */
 
 /* What every batched call gets besides its buffers. */
 typedef struct pqcprof_call {
@@ -209,7 +246,9 @@ typedef struct pqcprof_algorithm {
 /* What `pqcprof_plugin_v1` returns. It must stay valid, unchanged, while the
  * library is loaded (a `static const` object is the usual way). */
 typedef struct pqcprof_plugin_descriptor {
-    /* PQCPROF_PLUGIN_ABI_VERSION, the version of this header compiled in. */
+    /* PQCPROF_PLUGIN_ABI_VERSION (ABI 1.0: pqcprof reads the descriptor up
+     * to `mldsa_verify` only) or PQCPROF_PLUGIN_ABI_VERSION_1_1 (ABI 1.1:
+     * the fields after `mldsa_verify` are read too). */
     uint32_t abi_version;
     /* Name shown in records and reports ("rustcrypto", "my-gpu-kem");
      * letters, digits, '-', '_' and '.', at most 64 bytes. */
@@ -233,6 +272,12 @@ typedef struct pqcprof_plugin_descriptor {
     pqcprof_mldsa_keygen_fn mldsa_keygen;
     pqcprof_mldsa_sign_fn mldsa_sign;
     pqcprof_mldsa_verify_fn mldsa_verify;
+    /* ABI 1.1 (read only when `abi_version` is PQCPROF_PLUGIN_ABI_VERSION_1_1;
+     * a 1.0 descriptor may end before it): PQCPROF_OWN_* bits, the
+     * operations that draw their own randomness; 0: every operation takes
+     * its randomness as input, as in ABI 1.0. A bit must name an operation
+     * some listed set implements. */
+    uint32_t own_randomness;
 } pqcprof_plugin_descriptor;
 
 /* The entry point every plugin exports, by this name. */

@@ -5,7 +5,10 @@
 //! false claim of thread safety), each measured beside liboqs. Every one
 //! gets a failed record naming what gave it away, and nothing of it is
 //! timed; liboqs's records are kept; the honest build of the same file
-//! passes.
+//! passes. The same for an ABI 1.1 plugin that draws its own randomness
+//! (tests/fixtures/plugins/own_randomness.c), judged by round trip: a K
+//! its c does not decapsulate to, a dk that is not ek's, a signature of
+//! something else, and the same plugin declaring ABI 1.0.
 
 mod common;
 
@@ -40,8 +43,34 @@ fn bench(
     batch: &str,
     extra: &[&str],
 ) -> (Vec<Value>, String, i32) {
+    bench_lib(&gallery(flaw), alg, op, batch, extra)
+}
+
+/// The own-randomness plugin (ABI 1.1) with `flaw` ("" for none).
+fn own(flaw: &str) -> PathBuf {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let name = if flaw.is_empty() { "own" } else { flaw };
+    let define = format!("-DBROKEN_{flaw}");
+    let define = (!flaw.is_empty()).then_some(define.as_str());
+    common::c_plugin(
+        &DIR,
+        "own_randomness.c",
+        &["host_mlkem", "host_mldsa"],
+        name,
+        define,
+    )
+}
+
+/// `bench` as [`bench`] of the plugin at `lib`.
+fn bench_lib(
+    lib: &Path,
+    alg: &str,
+    op: &str,
+    batch: &str,
+    extra: &[&str],
+) -> (Vec<Value>, String, i32) {
     let out = tempfile::tempdir().unwrap();
-    let backend = format!("liboqs,plugin:{}", gallery(flaw).display());
+    let backend = format!("liboqs,plugin:{}", lib.display());
     let ops: &[&str] = if op.is_empty() { &[] } else { &["--op", op] };
     let o = Command::cargo_bin("pqcprof")
         .unwrap()
@@ -72,7 +101,20 @@ fn bench(
 /// The plugin's records failed, untimed, each reason holding every part
 /// of `says`; liboqs's records of the same run are ok; exit 3.
 fn caught(flaw: &str, alg: &str, op: &str, batch: &str, extra: &[&str], says: &[&str]) {
-    let (recs, err, code) = bench(flaw, alg, op, batch, extra);
+    caught_lib(&gallery(flaw), flaw, alg, op, batch, extra, says)
+}
+
+/// As [`caught`], of the plugin at `lib`.
+fn caught_lib(
+    lib: &Path,
+    flaw: &str,
+    alg: &str,
+    op: &str,
+    batch: &str,
+    extra: &[&str],
+    says: &[&str],
+) {
+    let (recs, err, code) = bench_lib(lib, alg, op, batch, extra);
     let (plugin, liboqs): (Vec<&Value>, Vec<&Value>) = recs
         .iter()
         .partition(|r| r["backend"].as_str().unwrap().starts_with("plugin-"));
@@ -305,4 +347,194 @@ fn the_honest_gallery_passes_its_vectors() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(Path::new(&gallery("")).exists());
+}
+
+#[test]
+fn a_plugin_drawing_its_own_randomness_is_judged_by_round_trip_and_passes() {
+    let (recs, err, code) = bench_lib(
+        &own(""),
+        "ML-KEM-512,ML-DSA-44",
+        "",
+        "40",
+        &["--threads", "1"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let plugin: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["backend"] == "plugin-own")
+        .collect();
+    assert_eq!(plugin.len(), 6, "{recs:#?}");
+    for r in plugin {
+        assert_eq!(r["status"], "ok", "{r:#}");
+        let p = &r["plugin"];
+        assert_eq!(p["abi_version"], 1, "{r:#}");
+        assert_eq!(p["abi_minor"], 1, "{r:#}");
+        assert_eq!(
+            p["own_randomness"],
+            serde_json::json!([
+                "ML-KEM keygen",
+                "ML-KEM encaps",
+                "ML-DSA keygen",
+                "ML-DSA sign"
+            ]),
+            "{r:#}"
+        );
+        let checks = r["gate"]["checks"].to_string();
+        let inputs = r["gate"]["coverage"]["inputs"].as_str().unwrap();
+        match r["operation"].as_str().unwrap() {
+            "KeyGen" | "Encaps" | "Sign" => {
+                assert!(
+                    checks.contains("(the implementation draws its own"),
+                    "{checks}"
+                );
+                assert!(
+                    inputs.contains("draws its own randomness for this operation (ABI 1.1)"),
+                    "{inputs}"
+                );
+                assert!(!checks.contains("byte for byte"), "{checks}");
+            }
+            // Decapsulation and verification take no randomness: exact.
+            _ => assert!(!inputs.contains("ABI 1.1"), "{inputs}"),
+        }
+    }
+}
+
+#[test]
+fn an_encapsulation_whose_k_its_c_does_not_give_is_caught_by_the_round_trip() {
+    caught_lib(
+        &own("WRONG_K"),
+        "WRONG_K",
+        "ML-KEM-512",
+        "encaps",
+        "40",
+        &["--threads", "1"],
+        &[
+            "correctness gate failed before timing",
+            "c does not decapsulate to K under the key pair's dk (the reference's decapsulation)",
+        ],
+    );
+}
+
+#[test]
+fn a_key_pair_whose_dk_is_not_eks_is_caught_by_the_round_trip() {
+    caught_lib(
+        &own("MISMATCHED"),
+        "MISMATCHED",
+        "ML-KEM-512",
+        "keygen",
+        "40",
+        &["--threads", "1"],
+        &[
+            "correctness gate failed before timing",
+            "liboqs round trip failed on the key pair",
+        ],
+    );
+}
+
+#[test]
+fn a_signature_of_something_else_is_caught_by_the_reference_verifying_it() {
+    caught_lib(
+        &own("BAD_SIGNATURE"),
+        "BAD_SIGNATURE",
+        "ML-DSA-44",
+        "sign",
+        "40",
+        &["--threads", "1"],
+        &[
+            "correctness gate failed before timing",
+            "the signature does not verify (the reference's verification)",
+        ],
+    );
+}
+
+#[test]
+fn drawing_its_own_randomness_without_declaring_it_fails_byte_equality() {
+    caught_lib(
+        &own("UNDECLARED"),
+        "UNDECLARED",
+        "ML-KEM-512",
+        "encaps",
+        "40",
+        &["--threads", "1"],
+        &[
+            "correctness gate failed before timing",
+            "differs from the reference",
+        ],
+    );
+}
+
+/// The counts of the round-trip group of `alg` in a `check` table: cases
+/// asked, passed, failed, not applicable.
+fn round_trip_row(out: &str, alg: &str) -> [u64; 4] {
+    let group = format!("{alg} round trip with the reference");
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("round trip") && l.contains(&group))
+        .unwrap_or_else(|| panic!("no {group} row: {out}"));
+    let after = &row[row.find(&group).unwrap() + group.len()..];
+    let n: Vec<u64> = after
+        .split_whitespace()
+        .take(4)
+        .map(|w| w.parse().unwrap())
+        .collect();
+    [n[0], n[1], n[2], n[3]]
+}
+
+/// `check --plugin` on the own-randomness plugin: (stdout, exit code).
+fn check_own(flaw: &str) -> (String, i32) {
+    let o = Command::cargo_bin("pqcprof")
+        .unwrap()
+        .args(["check", "--sample", "4", "--plugin"])
+        .arg(own(flaw))
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn check_says_the_plugin_draws_its_own_randomness_and_runs_the_round_trips() {
+    let (out, code) = check_own("");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("ABI version 1.1"), "{out}");
+    assert!(
+        out.contains(
+            "draws its own randomness for ML-KEM keygen, ML-KEM encaps, ML-DSA keygen, ML-DSA sign"
+        ),
+        "{out}"
+    );
+    // Vectors of an operation that draws its own randomness: not
+    // applicable, with the reason; the round-trip groups pass.
+    assert!(
+        out.contains("the plugin draws its own randomness for ML-KEM keygen (ABI 1.1)"),
+        "{out}"
+    );
+    for alg in ["ML-KEM-512", "ML-DSA-44"] {
+        let [ran, passed, failed, na] = round_trip_row(&out, alg);
+        assert_eq!((ran, passed, failed, na), (4, 4, 0, 0), "{out}");
+    }
+    // Decapsulation and verification vectors still run, byte for byte:
+    // the total passes more cases than the round trips alone.
+    let total = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("total"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let passed: u64 = total.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!(passed > 20, "{total}");
+}
+
+#[test]
+fn check_fails_the_round_trip_of_a_wrong_k_and_of_a_mismatched_key_pair() {
+    for (flaw, says) in [
+        ("WRONG_K", "the plugin's ML-KEM-512 encaps judged as the gate judges it: operation 0: c does not decapsulate to K"),
+        ("MISMATCHED", "the plugin's ML-KEM-512 keygen judged as the gate judges it: operation 0: liboqs round trip failed on the key pair"),
+    ] {
+        let (out, code) = check_own(flaw);
+        assert_eq!(code, 3, "{flaw}: {out}");
+        let [ran, _, failed, _] = round_trip_row(&out, "ML-KEM-512");
+        assert_eq!((ran, failed), (4, 4), "{flaw}: every round trip fails: {out}");
+        assert!(out.contains(says), "{flaw}: expected {says:?} in {out}");
+    }
 }

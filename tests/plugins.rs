@@ -301,6 +301,22 @@ fn another_abi_version_is_refused() {
 }
 
 #[test]
+fn an_unknown_minor_version_is_refused() {
+    refused(
+        "MINOR",
+        &["ABI version: expected 1.0 (1) or 1.1 (0x00010001), got 1.2 (0x00020001)"],
+    );
+}
+
+#[test]
+fn own_randomness_for_an_operation_not_offered_is_refused() {
+    refused(
+        "OWN_BITS",
+        &["own_randomness: bit 0x8 (ML-DSA sign) names an operation no listed set implements"],
+    );
+}
+
+#[test]
 fn a_size_that_is_not_the_standards_is_refused() {
     refused(
         "SIZE",

@@ -188,13 +188,15 @@ fn plugins_row(run: &LoadedRun) -> Option<MetaRow> {
         .filter_map(|(_, r)| r.plugin.as_ref().map(|p| (r.backend.as_str(), p)))
         .map(|(b, p)| {
             format!(
-                "{b}: {} {}, ABI {}, {} memory, SHA-256 {}…, {}",
+                "{b}: {} {}, ABI {}, {} memory, SHA-256 {}…, {}{}",
                 p.name,
                 p.version,
-                p.abi_version,
+                p.abi(),
                 p.memory.name(),
                 p.sha256.get(..16).unwrap_or(&p.sha256),
-                p.path
+                p.path,
+                p.own_randomness_text()
+                    .map_or(String::new(), |t| format!(", {t}"))
             )
         })
         .collect();

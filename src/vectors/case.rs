@@ -53,6 +53,23 @@ pub trait Subject {
     fn dsa_verify(&mut self, _alg: Algorithm, form: DsaForm, _in: &VerifyInput) -> Op<bool> {
         na(&format!("no {} verification", form_name(form)))
     }
+    /// One round trip between the subject and the reference with keys and
+    /// randomness drawn afresh (for an implementation that draws its own
+    /// randomness, whose outputs no vector can give): the first thing that
+    /// did not come back as it should.
+    fn round_trip(&mut self, _alg: Algorithm) -> Op<()> {
+        na("no round trip")
+    }
+}
+
+/// The outcome of a round trip ([`Subject::round_trip`]).
+pub fn judge_round_trip(got: Op<()>) -> Outcome {
+    match got {
+        Err(NotApplicable(why)) if why.starts_with(DEVICE_ERROR) => Outcome::Fail(why),
+        Err(NotApplicable(why)) => Outcome::NotApplicable(why),
+        Ok(Ok(())) => Outcome::Pass,
+        Ok(Err(why)) => Outcome::Fail(why),
+    }
 }
 
 /// A signing case's inputs.

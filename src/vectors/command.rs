@@ -203,9 +203,19 @@ pub fn run_plugins(
         let sample = sample.map(|n| n as usize);
         let plan = sample.map_or(Plan::Full, Plan::Sample);
         let name = &plugin.info.name;
+        let round_trips: &[super::case::Group] = if super::plugin::has_round_trips(&plugin.info) {
+            super::plugin::round_trip_groups()
+        } else {
+            &[]
+        };
+        let listed: Vec<&super::case::Group> = groups.iter().chain(round_trips).collect();
         let report = super::plugin::remote_report(&plugin.info, &all, plan, |asked| {
             let offered = |g: &&super::case::Group| plugin.offers().iter().any(|o| o.alg == g.alg);
-            for g in asked.iter().filter_map(|&i| groups.get(i)).filter(offered) {
+            for g in asked
+                .iter()
+                .filter_map(|&i| listed.get(i).copied())
+                .filter(offered)
+            {
                 let cases = plan.asks(g.cases.len());
                 log::info!(
                     "plugin {name}: vectors of {} {} ({cases} case(s))",

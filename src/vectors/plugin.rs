@@ -5,8 +5,20 @@
 //! that an implementation cannot answer a batch otherwise than it answers
 //! one item. The randomness the vector gives is passed as the plugin's
 //! inputs.
+//!
+//! An operation that draws its own randomness (ABI 1.1) cannot give a
+//! vector's output: its cases are asked only where the answer does not
+//! depend on the randomness (an input the reference refuses, which it must
+//! refuse too), the rest are not applicable with the reason; its fillers are
+//! judged by round trip. Such a plugin also gets the round-trip groups
+//! ([`round_trip_groups`]): its keys, ciphertexts and signatures against the
+//! reference's, and the reference's against it.
 
-use super::case::{na, DsaForm, Op, SignInput, Subject, VerifyInput};
+use super::case::{
+    judge_round_trip, na, Case, DsaForm, Group, Op, SignInput, Subject, VerifyInput,
+};
+use crate::backend::gate::reference::{self, Sampled};
+use crate::backend::gate::slots::Slots;
 use crate::backend::native_gpu::host_checked as host;
 use crate::backend::plugin::batch::Caller;
 use crate::backend::plugin::ffi::{Buffers, HostBuffers};
@@ -29,11 +41,14 @@ pub fn describe(i: &PluginInfo, offers: &[Offer]) -> String {
             format!("{} ({})", o.alg, ops.join(", "))
         })
         .collect();
+    let own = i.own_randomness_text().map_or(String::new(), |t| {
+        format!("\n  {t}: those operations' vectors are asked only where the answer does not depend on the randomness (a refusal), the rest not applicable; the pqcprof round-trip groups below judge them: its keys, ciphertexts and signatures against the reference and the reference's against it")
+    });
     format!(
-        "plugin {} {}: ABI version {}, {} memory, {}\n  file {} (SHA-256 {})\n  implements {}\n  sizes checked against FIPS 203/204: all agree",
+        "plugin {} {}: ABI version {}, {} memory, {}\n  file {} (SHA-256 {})\n  implements {}\n  sizes checked against FIPS 203/204: all agree{own}",
         i.name,
         i.version,
-        i.abi_version,
+        i.abi(),
         i.memory.name(),
         if i.thread_safe { "thread-safe" } else { "one thread only" },
         i.path,
@@ -67,11 +82,34 @@ pub fn label(i: &PluginInfo) -> String {
 /// fillers around it.
 pub const CASE_BATCH: usize = 3;
 
-/// One filler item: its inputs in the ABI's order, and the outputs the
-/// reference gives for them.
+/// One filler item: its inputs in the ABI's order, the outputs the
+/// reference gives for them, and the other half of its key pair (encaps:
+/// dk; sign: pk) to judge by round trip an operation that draws its own
+/// randomness.
 struct Filler {
     ins: Vec<Vec<u8>>,
     want: Vec<Vec<u8>>,
+    pair: Vec<u8>,
+}
+
+/// Whether `got`, the outputs of an operation that draws its own
+/// randomness for the filler `f`, come back by round trip: the reference
+/// decapsulates c to K under the filler's dk; the reference verifies the
+/// signature under its pk.
+fn filler_round_trips(
+    alg: Algorithm,
+    op: Operation,
+    f: &Filler,
+    got: &[&[u8]],
+    ctx: &[u8],
+) -> bool {
+    match op {
+        Operation::Encaps => host::mlkem_decaps(alg, &f.pair, got[0]).is_ok_and(|k| k == got[1]),
+        Operation::Sign => {
+            host::mldsa_verify(alg, DsaForm::Pure, &f.pair, &f.ins[1], ctx, got[0]).unwrap_or(false)
+        }
+        _ => false,
+    }
 }
 
 /// What fillers are made for: an operation of a set, a message length and
@@ -121,6 +159,7 @@ fn make_fillers(key: &FillerKey) -> Result<[Filler; 2], String> {
                 Filler {
                     ins: vec![seed],
                     want: vec![ek, dk],
+                    pair: vec![],
                 }
             }
             (Operation::KeyGen, false) => {
@@ -129,6 +168,7 @@ fn make_fillers(key: &FillerKey) -> Result<[Filler; 2], String> {
                 Filler {
                     ins: vec![xi],
                     want: vec![pk, sk],
+                    pair: vec![],
                 }
             }
             (Operation::Encaps, _) => {
@@ -137,6 +177,7 @@ fn make_fillers(key: &FillerKey) -> Result<[Filler; 2], String> {
                 Filler {
                     ins: vec![rpk.clone(), m],
                     want: vec![c, k],
+                    pair: rsk.clone(),
                 }
             }
             (Operation::Decaps, _) => {
@@ -149,6 +190,7 @@ fn make_fillers(key: &FillerKey) -> Result<[Filler; 2], String> {
                 Filler {
                     ins: vec![rsk.clone(), c],
                     want: vec![k],
+                    pair: vec![],
                 }
             }
             (Operation::Sign, _) => {
@@ -157,6 +199,7 @@ fn make_fillers(key: &FillerKey) -> Result<[Filler; 2], String> {
                 Filler {
                     ins: vec![rsk.clone(), msg, rnd],
                     want: vec![sig],
+                    pair: rpk.clone(),
                 }
             }
             (Operation::Verify, _) => {
@@ -168,6 +211,7 @@ fn make_fillers(key: &FillerKey) -> Result<[Filler; 2], String> {
                 Filler {
                     ins: vec![rpk.clone(), msg, sig],
                     want: vec![vec![u8::from(j == 0)]],
+                    pair: vec![],
                 }
             }
         })
@@ -293,7 +337,19 @@ impl PluginSubject {
             return Ok(Err(e));
         }
         let item = |k: usize, i: usize| &outs[k][i * out_lens[k]..(i + 1) * out_lens[k]];
-        if let Some(f) = &fillers {
+        let own = self.caller.plugin().info.draws_own(alg, op);
+        if let (Some(f), true) = (&fillers, own) {
+            for i in 0..CASE_BATCH {
+                let Some(j) = who(i) else { continue };
+                let got: Vec<&[u8]> = (0..outs.len()).map(|k| item(k, i)).collect();
+                if !filler_round_trips(alg, op, &f[j], &got, ctx) {
+                    return Ok(Err(format!(
+                        "the case was asked in a batch of {CASE_BATCH} (at a position drawn at random), and the plugin's output for the reference's item at position {i} does not come back by round trip ({})",
+                        if op == Operation::Encaps { "the reference decapsulates its c to another secret than its K" } else { "the reference rejects its signature" }
+                    )));
+                }
+            }
+        } else if let Some(f) = &fillers {
             for i in 0..CASE_BATCH {
                 let Some(j) = who(i) else { continue };
                 if let Some(k) = (0..outs.len()).find(|&k| item(k, i) != f[j].want[k]) {
@@ -313,6 +369,374 @@ impl PluginSubject {
     fn only_pure<T>(form: DsaForm) -> Option<Op<T>> {
         (form != DsaForm::Pure).then(|| na("the plugin ABI has the pure form only"))
     }
+
+    /// Whether the plugin draws the randomness of `op` of `alg` itself.
+    fn own(&self, alg: Algorithm, op: Operation) -> bool {
+        self.caller.plugin().info.draws_own(alg, op)
+    }
+
+    /// The outputs of an operation that draws its own randomness, asked a
+    /// case: a refusal is the answer (right where the vector expects one);
+    /// outputs for an input the reference refuses too are the answer (the
+    /// judge fails them); otherwise no vector can say what they should be.
+    fn own_answer<T>(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        got: Op<Vec<Vec<u8>>>,
+        reference_refuses: bool,
+        pack: impl FnOnce(Vec<Vec<u8>>) -> T,
+    ) -> Op<T> {
+        match got? {
+            Err(e) => Ok(Err(e)),
+            Ok(v) => {
+                let outs: Vec<&[u8]> = v.iter().map(|o| &o[..]).collect();
+                if let Err(e) = refused(&outs) {
+                    return Ok(Err(e));
+                }
+                if reference_refuses {
+                    return Ok(Ok(pack(v)));
+                }
+                na(&own_reason(alg, op))
+            }
+        }
+    }
+}
+
+/// Why a case of an operation that draws its own randomness is not
+/// applicable.
+fn own_reason(alg: Algorithm, op: Operation) -> String {
+    format!(
+        "the plugin draws its own randomness for {} {} (ABI 1.1): no output from the vector's randomness to compare; judged by the round-trip groups",
+        alg.family().name(),
+        op.cli_name()
+    )
+}
+
+/// The source name of the round-trip groups in the tables.
+pub const ROUND_TRIP_SOURCE: &str = "round trip";
+
+/// What the round-trip groups are, where a source has its version.
+pub const ROUND_TRIP_VERSION: &str =
+    "pqcprof's round trips with its reference (keys, messages and randomness drawn afresh each case)";
+
+/// Round trips in each of the round-trip groups.
+pub const ROUND_TRIP_CASES: u64 = 8;
+
+/// Items in each batched call of a round trip.
+const ROUND_TRIP_BATCH: usize = 2;
+
+/// One group per parameter set for a plugin that draws its own randomness
+/// (ABI 1.1), each of [`ROUND_TRIP_CASES`] round trips
+/// ([`Subject::round_trip`]); made once a process. Their indices in a
+/// worker's request follow the vector groups'.
+pub fn round_trip_groups() -> &'static [Group] {
+    static GROUPS: std::sync::OnceLock<Vec<Group>> = std::sync::OnceLock::new();
+    GROUPS.get_or_init(|| {
+        Algorithm::ALL
+            .into_iter()
+            .map(|alg| Group {
+                source: ROUND_TRIP_SOURCE,
+                name: format!("{alg} round trip with the reference"),
+                alg,
+                cases: (1..=ROUND_TRIP_CASES)
+                    .map(|id| Case {
+                        id,
+                        invalid: false,
+                        run: Box::new(move |s: &mut dyn Subject| {
+                            judge_round_trip(s.round_trip(alg))
+                        }),
+                    })
+                    .collect(),
+            })
+            .collect()
+    })
+}
+
+/// Whether a plugin gets the round-trip groups: it draws its own
+/// randomness for some operation.
+pub fn has_round_trips(info: &PluginInfo) -> bool {
+    !info.own_randomness.is_empty()
+}
+
+fn flip(v: &mut [u8]) {
+    let at = rand::Rng::random_range(&mut rand::rng(), 0..v.len());
+    v[at] ^= 1 << rand::Rng::random_range(&mut rand::rng(), 0..8u32);
+}
+
+impl PluginSubject {
+    /// Calls `op` over `n` items (`ins` in the ABI's order, each `n` items
+    /// back to back), its outputs of `out_lens` bytes an item.
+    fn call_n(
+        &self,
+        alg: Algorithm,
+        op: Operation,
+        n: usize,
+        ins: &[Vec<u8>],
+        out_lens: &[usize],
+        (ml, ctx): (usize, &[u8]),
+    ) -> Result<Vec<Vec<u8>>, String> {
+        let mut outs: Vec<Vec<u8>> = out_lens.iter().map(|&l| vec![0x77; l * n]).collect();
+        self.caller
+            .call(alg, op, n, buffers(alg, op, ins, &mut outs, ml, ctx))
+            .map_err(|e| format!("the plugin's {} {}: {e:#}", alg, op.cli_name()))?;
+        Ok(outs)
+    }
+
+    /// ML-KEM: the plugin's key pairs (the reference's where it has no key
+    /// generation) judged as the gate judges them ([`reference::check`]:
+    /// liboqs encapsulates to each ek and the dk gives the same secret, by
+    /// liboqs and the reference); the plugin decapsulates the reference's
+    /// encapsulations to them to the reference's secret; its own
+    /// encapsulations to them judged as the gate does (the reference
+    /// decapsulates each c under the key pair's dk to its K, not with a
+    /// flipped bit; liboqs agrees), and its implicit rejection of each
+    /// with a bit flipped is the reference's.
+    fn kem_round_trip(&self, alg: Algorithm) -> Result<(), String> {
+        let s = alg.sizes();
+        let (lpk, lsk, lct) = (
+            s.public_key_bytes,
+            s.secret_key_bytes,
+            s.ciphertext_bytes.unwrap_or(0),
+        );
+        let n = ROUND_TRIP_BATCH;
+        let items: Vec<usize> = (0..n).collect();
+        let gate = |op: Operation, sampled: &Sampled<'_>| -> Result<(), String> {
+            reference::check(alg, op, &items, sampled, true)
+                .map(|_| ())
+                .map_err(|e| {
+                    format!(
+                        "the plugin's {} {} judged as the gate judges it: {e:#}",
+                        alg,
+                        op.cli_name()
+                    )
+                })
+        };
+        let has = |op| self.caller.plugin().supports(alg, op);
+        let (ek, dk) = if has(Operation::KeyGen) {
+            let mut v = self.call_n(
+                alg,
+                Operation::KeyGen,
+                n,
+                &[random(64 * n)],
+                &[lpk, lsk],
+                (0, &[]),
+            )?;
+            let dk = v.pop().unwrap_or_default();
+            let ek = v.pop().unwrap_or_default();
+            gate(
+                Operation::KeyGen,
+                &Sampled::KemKeygen {
+                    seeds: None,
+                    ek: Slots::packed(&ek, lpk),
+                    dk: Slots::packed(&dk, lsk),
+                },
+            )?;
+            (ek, dk)
+        } else {
+            let (mut ek, mut dk) = (vec![], vec![]);
+            for _ in 0..n {
+                let (a, b) = host::mlkem_keygen_seed(alg, &random(64))?;
+                ek.extend(a);
+                dk.extend(b);
+            }
+            (ek, dk)
+        };
+        let whose = if has(Operation::KeyGen) {
+            "the plugin's"
+        } else {
+            "the reference's"
+        };
+        let dk_i = |i: usize| &dk[i * lsk..(i + 1) * lsk];
+        if has(Operation::Decaps) {
+            let (mut rc, mut rk) = (vec![], vec![]);
+            for i in 0..n {
+                let (c, k) = host::mlkem_encaps(alg, &ek[i * lpk..(i + 1) * lpk], &random(32))
+                    .map_err(|e| format!("item {i}: the reference refuses {whose} ek: {e}"))?;
+                rc.extend(c);
+                rk.extend(k);
+            }
+            let v = self.call_n(
+                alg,
+                Operation::Decaps,
+                n,
+                &[dk.clone(), rc],
+                &[32],
+                (0, &[]),
+            )?;
+            if v[0] != rk {
+                return Err(format!("the plugin decapsulates the reference's ciphertexts to {whose} keys to another secret than the reference's"));
+            }
+        }
+        if has(Operation::Encaps) {
+            let v = self.call_n(
+                alg,
+                Operation::Encaps,
+                n,
+                &[ek.clone(), random(32 * n)],
+                &[lct, 32],
+                (0, &[]),
+            )?;
+            gate(
+                Operation::Encaps,
+                &Sampled::KemEncaps {
+                    ek: Slots::packed(&ek, lpk),
+                    m: None,
+                    dk: Some(Slots::packed(&dk, lsk)),
+                    c: Slots::packed(&v[0], lct),
+                    k: Slots::packed(&v[1], 32),
+                },
+            )?;
+            if has(Operation::Decaps) {
+                let (mut tampered, mut rejections) = (vec![], vec![]);
+                for i in 0..n {
+                    let mut bad = v[0][i * lct..(i + 1) * lct].to_vec();
+                    flip(&mut bad);
+                    rejections.extend(host::mlkem_decaps(alg, dk_i(i), &bad)?);
+                    tampered.extend(bad);
+                }
+                let w = self.call_n(
+                    alg,
+                    Operation::Decaps,
+                    n,
+                    &[dk.clone(), tampered],
+                    &[32],
+                    (0, &[]),
+                )?;
+                if w[0] != rejections {
+                    return Err("the plugin's implicit rejection of its own ciphertexts with a flipped bit differs from the reference's".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// ML-DSA: the plugin's key pairs (the reference's where it has no key
+    /// generation) judged as the gate judges them (a liboqs signature with
+    /// each sk verifies under its pk, by liboqs and the reference); its
+    /// signatures judged as the gate does (the reference verifies each,
+    /// and rejects it with a flipped bit; liboqs agrees); it accepts the
+    /// reference's signatures with its keys and rejects them with a flipped
+    /// bit.
+    fn dsa_round_trip(&self, alg: Algorithm) -> Result<(), String> {
+        let s = alg.sizes();
+        let (lpk, lsk, lsig) = (
+            s.public_key_bytes,
+            s.secret_key_bytes,
+            s.signature_bytes.unwrap_or(0),
+        );
+        let n = ROUND_TRIP_BATCH;
+        let items: Vec<usize> = (0..n).collect();
+        // The empty context, which every ML-DSA API offers (the vectors
+        // ask the others).
+        let (ml, ctx): (usize, &[u8]) = (48, b"");
+        let gate = |op: Operation, sampled: &Sampled<'_>| -> Result<(), String> {
+            reference::check(alg, op, &items, sampled, true)
+                .map(|_| ())
+                .map_err(|e| {
+                    format!(
+                        "the plugin's {} {} judged as the gate judges it: {e:#}",
+                        alg,
+                        op.cli_name()
+                    )
+                })
+        };
+        let has = |op| self.caller.plugin().supports(alg, op);
+        let (pk, sk) = if has(Operation::KeyGen) {
+            let mut v = self.call_n(
+                alg,
+                Operation::KeyGen,
+                n,
+                &[random(32 * n)],
+                &[lpk, lsk],
+                (0, &[]),
+            )?;
+            let sk = v.pop().unwrap_or_default();
+            let pk = v.pop().unwrap_or_default();
+            gate(
+                Operation::KeyGen,
+                &Sampled::DsaKeygen {
+                    xi: None,
+                    pk: Slots::packed(&pk, lpk),
+                    sk: Slots::packed(&sk, lsk),
+                },
+            )?;
+            (pk, sk)
+        } else {
+            let (mut pk, mut sk) = (vec![], vec![]);
+            for _ in 0..n {
+                let (a, b) = host::mldsa_keygen_seed(alg, &random(32))?;
+                pk.extend(a);
+                sk.extend(b);
+            }
+            (pk, sk)
+        };
+        let whose = if has(Operation::KeyGen) {
+            "the plugin's"
+        } else {
+            "the reference's"
+        };
+        let msg = random(ml * n);
+        if has(Operation::Sign) {
+            let v = self.call_n(
+                alg,
+                Operation::Sign,
+                n,
+                &[sk.clone(), msg.clone(), random(32 * n)],
+                &[lsig],
+                (ml, ctx),
+            )?;
+            gate(
+                Operation::Sign,
+                &Sampled::DsaSign {
+                    sk: Slots::packed(&sk, lsk),
+                    pk: Some(Slots::packed(&pk, lpk)),
+                    msg: Slots::packed(&msg, ml),
+                    ctx,
+                    rnd: None,
+                    sig: Slots::packed(&v[0], lsig),
+                },
+            )?;
+        }
+        if has(Operation::Verify) {
+            // The reference's signatures with the key pairs, then the same
+            // with a bit flipped.
+            let mut good = vec![];
+            for i in 0..n {
+                let g = host::mldsa_sign(
+                    alg,
+                    DsaForm::Pure,
+                    &sk[i * lsk..(i + 1) * lsk],
+                    &msg[i * ml..(i + 1) * ml],
+                    ctx,
+                    &random(32),
+                )
+                .map_err(|e| {
+                    format!("item {i}: the reference refuses to sign with {whose} sk: {e}")
+                })?;
+                good.extend(g);
+            }
+            let mut bad = good.clone();
+            for i in 0..n {
+                flip(&mut bad[i * lsig..(i + 1) * lsig]);
+            }
+            let twice = |b: &[u8]| [b, b].concat();
+            let sigs = [good, bad].concat();
+            let v = self.call_n(
+                alg,
+                Operation::Verify,
+                2 * n,
+                &[twice(&pk), twice(&msg), sigs],
+                &[1],
+                (ml, ctx),
+            )?;
+            let want: Vec<u8> = (0..2 * n).map(|i| u8::from(i < n)).collect();
+            if v[0] != want {
+                return Err(format!("the plugin's verdicts on the reference's signatures with {whose} keys (valid, then with a flipped bit) are {:?}, expected {want:?}", v[0]));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Two outputs as a pair.
@@ -326,6 +750,10 @@ impl Subject for PluginSubject {
         label(&self.caller.plugin().info)
     }
     fn kem_keygen(&mut self, alg: Algorithm, seed: &[u8]) -> Op<(Vec<u8>, Vec<u8>)> {
+        if self.own(alg, Operation::KeyGen) && self.caller.plugin().supports(alg, Operation::KeyGen)
+        {
+            return na(&own_reason(alg, Operation::KeyGen));
+        }
         let s = alg.sizes();
         let lens: (&[usize], &[usize]) = (&[64], &[s.public_key_bytes, s.secret_key_bytes]);
         let r = self.ask(alg, Operation::KeyGen, &[seed], lens, 0, &[]);
@@ -336,6 +764,10 @@ impl Subject for PluginSubject {
         let lct = s.ciphertext_bytes.unwrap_or(0);
         let lens: (&[usize], &[usize]) = (&[s.public_key_bytes, 32], &[lct, 32]);
         let r = self.ask(alg, Operation::Encaps, &[ek, m], lens, 0, &[]);
+        if self.own(alg, Operation::Encaps) {
+            let refuses = host::mlkem_encaps(alg, ek, &[0; 32]).is_err();
+            return self.own_answer(alg, Operation::Encaps, r, refuses, pair);
+        }
         // The ABI's per-item refusal: c and K all zero.
         r.map(|x| {
             x.and_then(|v| {
@@ -357,6 +789,10 @@ impl Subject for PluginSubject {
         })
     }
     fn dsa_keygen(&mut self, alg: Algorithm, seed: &[u8]) -> Op<(Vec<u8>, Vec<u8>)> {
+        if self.own(alg, Operation::KeyGen) && self.caller.plugin().supports(alg, Operation::KeyGen)
+        {
+            return na(&own_reason(alg, Operation::KeyGen));
+        }
         let s = alg.sizes();
         let lens: (&[usize], &[usize]) = (&[32], &[s.public_key_bytes, s.secret_key_bytes]);
         let r = self.ask(alg, Operation::KeyGen, &[seed], lens, 0, &[]);
@@ -374,6 +810,11 @@ impl Subject for PluginSubject {
         );
         let case: [&[u8]; 3] = [&i.sk, &i.msg, &i.rnd];
         let r = self.ask(alg, Operation::Sign, &case, lens, ml, &i.ctx);
+        if self.own(alg, Operation::Sign) {
+            let refuses =
+                host::mldsa_sign(alg, DsaForm::Pure, &i.sk, &i.msg, &i.ctx, &[0; 32]).is_err();
+            return self.own_answer(alg, Operation::Sign, r, refuses, |mut v| v.remove(0));
+        }
         r.map(|x| x.map(|mut v| v.remove(0)))
     }
     fn dsa_verify(&mut self, alg: Algorithm, form: DsaForm, i: &VerifyInput) -> Op<bool> {
@@ -402,6 +843,16 @@ impl Subject for PluginSubject {
         let r = self.ask(alg, Operation::Verify, &case, lens, ml, &i.ctx);
         r.map(|x| x.map(|v| v[0][0] == 1))
     }
+    fn round_trip(&mut self, alg: Algorithm) -> Op<()> {
+        if !self.caller.plugin().offers.iter().any(|o| o.alg == alg) {
+            return na(&format!("the plugin does not implement {alg}"));
+        }
+        Ok(if alg.mlkem_params().is_some() {
+            self.kem_round_trip(alg)
+        } else {
+            self.dsa_round_trip(alg)
+        })
+    }
 }
 
 /// The worker's vector runner: the vectors of `job.algs` on the plugin
@@ -413,8 +864,15 @@ pub fn run_in_worker(
         .sample
         .map_or(super::case::Plan::Full, super::case::Plan::Sample);
     let named = |i: &usize| job.groups.is_empty() || job.groups.contains(i);
-    let groups = super::runner::all_groups()?
+    let vectors = super::runner::all_groups()?;
+    let round_trips: &[Group] = if has_round_trips(&job.caller.plugin().info) {
+        round_trip_groups()
+    } else {
+        &[]
+    };
+    let groups = vectors
         .iter()
+        .chain(round_trips)
         .enumerate()
         .filter(|(i, g)| named(i) && job.algs.contains(&g.alg))
         .map(|(_, g)| g);
@@ -443,7 +901,16 @@ pub fn remote_report(
         groups: vec![],
     };
     let mut hung = false;
-    for (i, g) in super::runner::all_groups()?.iter().enumerate() {
+    let round_trips: &[Group] = if has_round_trips(info) {
+        round_trip_groups()
+    } else {
+        &[]
+    };
+    for (i, g) in super::runner::all_groups()?
+        .iter()
+        .chain(round_trips)
+        .enumerate()
+    {
         if !algs.contains(&g.alg) {
             continue;
         }

@@ -15,6 +15,7 @@ pub fn suites(r: &Report) -> Vec<SuiteResult> {
             source: g.source.clone(),
             version: match g.source.as_str() {
                 "ACVP" => super::acvp::VERSION.to_string(),
+                super::plugin::ROUND_TRIP_SOURCE => super::plugin::ROUND_TRIP_VERSION.to_string(),
                 _ => super::wycheproof::VERSION.to_string(),
             },
             cases: 0,

@@ -74,7 +74,7 @@ fn cells(o: &OffloadRun, p: Option<&Point>) -> Vec<(String, String)> {
     };
     c.push(("plugin".into(), plugin(|i| i.name.clone())));
     c.push(("plugin_version".into(), plugin(|i| i.version.clone())));
-    c.push(("plugin_abi".into(), plugin(|i| i.abi_version.to_string())));
+    c.push(("plugin_abi".into(), plugin(|i| i.abi())));
     c.push(("plugin_sha256".into(), plugin(|i| i.sha256.clone())));
     c.push(("plugin_memory".into(), plugin(|i| i.memory.name().into())));
     c

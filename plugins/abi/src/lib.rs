@@ -4,13 +4,28 @@
 //!
 //! A plugin implements [`Implementation`] for a type, builds a static
 //! [`Descriptor`] with [`descriptor`] and returns it from its
-//! `pqcprof_plugin_v1`.
+//! `pqcprof_plugin_v1`. One whose library draws its own randomness for
+//! some operations (ABI 1.1) builds a [`Descriptor11`] with
+//! [`descriptor_own_randomness`] instead, naming them with the `OWN_*` bits;
+//! its [`Implementation`] ignores those operations' seeds, m or rnd.
 
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// `PQCPROF_PLUGIN_ABI_VERSION`.
 pub const ABI_VERSION: u32 = 1;
+
+/// `PQCPROF_PLUGIN_ABI_VERSION_1_1`: major 1, minor 1 in the high 16 bits.
+pub const ABI_VERSION_1_1: u32 = (1 << 16) | ABI_VERSION;
+
+/// `PQCPROF_OWN_MLKEM_KEYGEN`: ML-KEM keygen ignores its d || z.
+pub const OWN_MLKEM_KEYGEN: u32 = 1;
+/// `PQCPROF_OWN_MLKEM_ENCAPS`: ML-KEM encaps ignores its m.
+pub const OWN_MLKEM_ENCAPS: u32 = 2;
+/// `PQCPROF_OWN_MLDSA_KEYGEN`: ML-DSA keygen ignores its xi.
+pub const OWN_MLDSA_KEYGEN: u32 = 4;
+/// `PQCPROF_OWN_MLDSA_SIGN`: ML-DSA signing ignores its rnd.
+pub const OWN_MLDSA_SIGN: u32 = 8;
 
 /// `pqcprof_call`.
 #[repr(C)]
@@ -117,9 +132,26 @@ pub struct Descriptor {
     pub mldsa_verify: Option<VerifyFn>,
 }
 
+/// `pqcprof_plugin_descriptor` of ABI 1.1: the 1.0 fields, then
+/// `own_randomness`.
+#[repr(C)]
+pub struct Descriptor11 {
+    pub base: Descriptor,
+    pub own_randomness: u32,
+}
+
+impl Descriptor11 {
+    /// The pointer `pqcprof_plugin_v1` returns (the 1.1 fields follow the
+    /// 1.0 ones, which pqcprof reads first).
+    pub fn as_entry(&'static self) -> *const Descriptor {
+        (self as *const Descriptor11).cast()
+    }
+}
+
 // SAFETY: descriptors and algorithms are constant data (static strings and
 // functions), never written after they are made.
 unsafe impl Sync for Descriptor {}
+unsafe impl Sync for Descriptor11 {}
 unsafe impl Sync for Algorithm {}
 
 const KEM_OPS: u32 = 1 | 2 | 4;
@@ -220,6 +252,23 @@ pub const fn descriptor<I: Implementation>(
         mldsa_keygen: Some(mldsa_keygen::<I>),
         mldsa_sign: Some(mldsa_sign::<I>),
         mldsa_verify: Some(mldsa_verify::<I>),
+    }
+}
+
+/// An ABI 1.1 host plugin's descriptor: as [`descriptor`], and `own`
+/// (`OWN_*` bits) the operations whose randomness the library draws
+/// itself (their seeds, m or rnd are handed to `I` and ignored).
+pub const fn descriptor_own_randomness<I: Implementation>(
+    name: &'static CStr,
+    version: &'static CStr,
+    thread_safe: bool,
+    own: u32,
+) -> Descriptor11 {
+    let mut base = descriptor::<I>(name, version, thread_safe);
+    base.abi_version = ABI_VERSION_1_1;
+    Descriptor11 {
+        base,
+        own_randomness: own,
     }
 }
 

@@ -2,9 +2,10 @@
 //! build of FIPS 203/204 (`cuda/native`, the kernels' own source, proven
 //! byte-exact against liboqs, OpenSSL and RustCrypto in the tests) computes
 //! each item's outputs from the copy of its inputs taken before the call.
-//! Where the implementation draws its own randomness (liboqs, cuPQC), the
-//! outputs cannot be known in advance and are judged by round trips
-//! instead; around the timed runs, liboqs cross-checks the sample too.
+//! Where the implementation draws its own randomness (liboqs, cuPQC, the
+//! operations an ABI 1.1 plugin declares in `own_randomness`), the outputs
+//! cannot be known in advance and are judged by round trips instead; around
+//! the timed runs, liboqs cross-checks the sample too.
 
 use super::slots::Slots;
 use crate::backend::native_gpu::host;
@@ -233,7 +234,7 @@ pub fn check(
                 }
                 None => {
                     mlkem_keypairs_round_trip(alg, items, *ek, *dk)?;
-                    "the sampled items of every run: liboqs encapsulates to each ek and the dk decapsulates to the same secret (the implementation draws its own d, z)".into()
+                    "the sampled items of every run: liboqs encapsulates to each ek and the dk decapsulates to the same secret, by liboqs and by the reference (the implementation draws its own d, z)".into()
                 }
             }
         }
@@ -281,6 +282,17 @@ pub fn check(
                         );
                         Ok(())
                     })?;
+                    if cross {
+                        let kem = liboqs_kem(alg)?;
+                        each(items, |j, _| {
+                            ensure!(
+                                oqs_decaps(&kem, dk.get(j), c.get(j))? == k.get(j),
+                                "liboqs decapsulates c to another secret than K"
+                            );
+                            Ok(())
+                        })?;
+                        extra.push("before and after the timed runs, on the same sample: liboqs decapsulates each c to its K".to_string());
+                    }
                     "the sampled items of every run: each c decapsulates to its K and a flipped bit of c does not (the implementation draws its own m)".into()
                 }
             }
@@ -333,7 +345,7 @@ pub fn check(
             }
             None => {
                 mldsa_keypairs_sign(alg, items, *pk, *sk, b"pqcprof", &[])?;
-                "the sampled items of every run: a liboqs signature made with each sk verifies under its pk (the implementation draws its own xi)".into()
+                "the sampled items of every run: a liboqs signature made with each sk verifies under its pk, by liboqs and by the reference (the implementation draws its own xi)".into()
             }
         },
         Sampled::DsaSign {
@@ -386,6 +398,10 @@ pub fn check(
                         ensure!(!ok, "the signature with a flipped bit still verifies");
                         Ok(())
                     })?;
+                    if cross {
+                        mldsa_signatures_verify(alg, items, pk, *msg, ctx, *sig)?;
+                        extra.push("before and after the timed runs, on the same sample: liboqs verifies each and rejects a flipped bit".to_string());
+                    }
                     "the sampled items of every run: each signature verifies under its pk and not with a flipped bit (the implementation draws its own rnd)".into()
                 }
             }
@@ -455,6 +471,7 @@ pub fn mlkem_keypairs_round_trip(
     dk: Slots<'_>,
 ) -> anyhow::Result<()> {
     let kem = liboqs_kem(alg)?;
+    let rank = mlkem_k(alg)?;
     each(items, |j, _| {
         let gpk = kem
             .public_key_from_bytes(ek.get(j))
@@ -465,6 +482,12 @@ pub fn mlkem_keypairs_round_trip(
         ensure!(
             oqs_decaps(&kem, dk.get(j), ct.as_ref())? == ss.as_ref(),
             "liboqs round trip failed on the key pair (dk does not decapsulate what liboqs encapsulated to ek)"
+        );
+        let back =
+            host::mlkem_decaps(rank, ct.as_ref(), dk.get(j)).map_err(code("decapsulation"))?;
+        ensure!(
+            back[..] == *ss.as_ref(),
+            "the reference's decapsulation under dk of what liboqs encapsulated to ek gives another secret"
         );
         Ok(())
     })
@@ -481,6 +504,7 @@ pub fn mldsa_keypairs_sign(
     ctx: &[u8],
 ) -> anyhow::Result<()> {
     let sig = liboqs_sig(alg)?;
+    let level = mldsa_level(alg)?;
     each(items, |j, _| {
         let gsk = sig
             .secret_key_from_bytes(sk.get(j))
@@ -491,6 +515,11 @@ pub fn mldsa_keypairs_sign(
         ensure!(
             oqs_verifies(&sig, pk.get(j), msg, ctx, signature.as_ref())?,
             "a liboqs signature made with sk fails under pk"
+        );
+        ensure!(
+            host::mldsa_verify(level, pk.get(j), msg, ctx, signature.as_ref())
+                .map_err(code("verification"))?,
+            "a liboqs signature made with sk fails under pk (the reference's verification)"
         );
         Ok(())
     })

@@ -91,6 +91,13 @@ impl Buf {
 /// What the inputs were made of, said in the record.
 const FRESH: &str = "every item its own, made by the reference before timing; fresh for every run";
 
+/// The same, for an operation that draws its own randomness (ABI 1.1).
+const OWN: &str = "every item its own, made by the reference before timing; fresh for every run; the plugin draws its own randomness for this operation (ABI 1.1): the seeds, m or rnd it is handed are ignored, and its outputs are judged by round trip";
+
+/// The randomness inputs of the ABI, which an operation that draws its own
+/// randomness ignores.
+const RANDOMNESS: [&str; 4] = ["seeds", "xi", "m", "rnd"];
+
 /// One thread's part of a batch: its inputs, outputs and gate.
 pub(super) struct Part {
     caller: Arc<dyn Caller>,
@@ -311,11 +318,18 @@ impl Part {
         }
     }
 
+    /// Whether the plugin draws this operation's randomness itself (ABI
+    /// 1.1), ignoring the seeds, m or rnd it is handed.
+    fn own_randomness(&self) -> bool {
+        self.caller.plugin().info.draws_own(self.alg, self.op)
+    }
+
     /// How the inputs were made, said in the record.
     fn inputs_made(&self) -> &'static str {
         match self.op {
             Operation::Verify => "every item its own key pair, message and signature, made by the reference before timing; a bit flipped in about one signature in 16, at positions drawn for every run",
             Operation::Decaps => "every item its own key pair, made by the reference before timing; fresh ciphertexts for every run (liboqs encapsulates to each key), about one in 16 tampered with at positions drawn for the run",
+            _ if self.own_randomness() => OWN,
             _ => FRESH,
         }
     }
@@ -338,7 +352,14 @@ impl Part {
                     .map(|b| (b.name, gate_pick(b.g.body(), &items, b.item), b.item)),
             )
             .collect();
+        // An operation that draws its own randomness (ABI 1.1) ignored the
+        // seeds, m or rnd it was handed: without them the sample is judged
+        // by round trip.
+        let own = self.own_randomness();
         let get = |name: &str| -> Option<Slots<'_>> {
+            if own && RANDOMNESS.contains(&name) {
+                return None;
+            }
             gathered
                 .iter()
                 .find(|(n, _, _)| *n == name)

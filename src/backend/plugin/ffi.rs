@@ -203,6 +203,65 @@ pub struct Descriptor {
     mldsa_verify: Option<DsaVerifyFn>,
 }
 
+/// `pqcprof_plugin_descriptor` of ABI 1.1: the 1.0 fields, then the ones
+/// 1.1 adds (read only from a descriptor that declares 1.1).
+#[repr(C)]
+pub struct Descriptor11 {
+    /// Read through [`Descriptor`], as which the same pointer is read first.
+    #[allow(dead_code)]
+    pub(super) base: Descriptor,
+    pub(super) own_randomness: u32,
+}
+
+/// `PQCPROF_OWN_*`: the bit of `own_randomness` for `op` of `alg`'s family,
+/// or None where the operation takes no randomness.
+pub fn own_bit(alg: Algorithm, op: Operation) -> Option<u32> {
+    let kem = alg.mlkem_params().is_some();
+    match (op, kem) {
+        (Operation::KeyGen, true) => Some(1),
+        (Operation::Encaps, true) => Some(2),
+        (Operation::KeyGen, false) => Some(4),
+        (Operation::Sign, false) => Some(8),
+        _ => None,
+    }
+}
+
+/// The operations of the `PQCPROF_OWN_*` bits, by name.
+pub const OWN_RANDOMNESS: [(u32, &str); 4] = [
+    (1, "ML-KEM keygen"),
+    (2, "ML-KEM encaps"),
+    (4, "ML-DSA keygen"),
+    (8, "ML-DSA sign"),
+];
+
+/// The names of an `own_randomness` value's operations, each one offered
+/// by some set of `offers`; an unknown bit, or one naming an operation no
+/// set offers, is refused with the value.
+pub(super) fn own_randomness(bits: u32, offers: &[Offer]) -> anyhow::Result<Vec<String>> {
+    ensure!(
+        bits & !0xf == 0,
+        "own_randomness: unknown bits {:#x} in {bits:#x} (valid: PQCPROF_OWN_MLKEM_KEYGEN 0x1, PQCPROF_OWN_MLKEM_ENCAPS 0x2, PQCPROF_OWN_MLDSA_KEYGEN 0x4, PQCPROF_OWN_MLDSA_SIGN 0x8; decapsulation and verification take no randomness)",
+        bits & !0xf
+    );
+    let mut out = vec![];
+    for (bit, name) in OWN_RANDOMNESS {
+        if bits & bit == 0 {
+            continue;
+        }
+        let offered = offers.iter().any(|o| {
+            Operation::ALL
+                .into_iter()
+                .any(|op| o.has(op) && own_bit(o.alg, op) == Some(bit))
+        });
+        ensure!(
+            offered,
+            "own_randomness: bit {bit:#x} ({name}) names an operation no listed set implements"
+        );
+        out.push(name.to_string());
+    }
+    Ok(out)
+}
+
 impl Descriptor {
     fn has_function(&self, op: Operation, kem: bool) -> bool {
         match (op, kem) {
@@ -663,6 +722,31 @@ impl<I: Region, O: Region> Buffers<I, O> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn own_randomness_bits_are_named_and_checked_against_the_offers() {
+        let offers = [Offer {
+            alg: Algorithm::MlKem768,
+            operations: 1 | 2 | 4,
+        }];
+        assert_eq!(
+            own_randomness(0x3, &offers).unwrap(),
+            ["ML-KEM keygen", "ML-KEM encaps"]
+        );
+        assert!(own_randomness(0, &offers).unwrap().is_empty());
+        let e = own_randomness(0x13, &offers).unwrap_err().to_string();
+        assert!(
+            e.starts_with("own_randomness: unknown bits 0x10 in 0x13"),
+            "{e}"
+        );
+        let e = own_randomness(0x8, &offers).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "own_randomness: bit 0x8 (ML-DSA sign) names an operation no listed set implements"
+        );
+        assert_eq!(own_bit(Algorithm::MlDsa65, Operation::Sign), Some(8));
+        assert_eq!(own_bit(Algorithm::MlKem512, Operation::Decaps), None);
+    }
 
     #[test]
     fn a_buffer_of_another_size_is_named_with_both_lengths() {

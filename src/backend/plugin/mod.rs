@@ -18,13 +18,20 @@ pub mod isolated;
 use crate::core::catalog::{Algorithm, Operation};
 pub use crate::schema::plugin::{Memory, PluginInfo};
 use anyhow::{anyhow, bail, ensure, Context};
-pub use ffi::{op_bit, Offer, Place};
+pub use ffi::{op_bit, own_bit, Offer, Place};
 use ffi::{text, Call, Descriptor};
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 
-/// The ABI version this build speaks (`PQCPROF_PLUGIN_ABI_VERSION`).
+/// The ABI (major) version this build speaks (`PQCPROF_PLUGIN_ABI_VERSION`).
 pub const ABI_VERSION: u32 = 1;
+/// The highest minor version of it this build reads
+/// (`PQCPROF_PLUGIN_ABI_MINOR`): 1.1, whose descriptor may say which
+/// operations draw their own randomness.
+pub const ABI_MINOR: u32 = 1;
+/// `abi_version` of an ABI 1.1 descriptor (`PQCPROF_PLUGIN_ABI_VERSION_1_1`):
+/// the minor version in the high 16 bits.
+pub const ABI_VERSION_1_1: u32 = (ABI_MINOR << 16) | ABI_VERSION;
 /// The symbol every plugin exports.
 pub const ENTRY: &str = "pqcprof_plugin_v1";
 /// How a plugin backend is named on the command line: `plugin:PATH`.
@@ -104,12 +111,21 @@ impl Plugin {
         if desc.is_null() {
             bail!("{ENTRY} returned NULL, not a descriptor");
         }
+        let raw: *const Descriptor = desc;
         // SAFETY: non-null; the ABI says it points to a constant descriptor
         // valid while the library stays loaded (as long as this Plugin).
         let desc: &'static Descriptor = unsafe { &*desc };
-        if desc.abi_version != ABI_VERSION {
+        let (major, minor) = (desc.abi_version & 0xffff, desc.abi_version >> 16);
+        if major != ABI_VERSION {
             bail!(
                 "ABI version: expected {ABI_VERSION}, got {} (rebuild it against this pqcprof's include/pqcprof_plugin.h)",
+                desc.abi_version
+            );
+        }
+        if minor > ABI_MINOR {
+            bail!(
+                "ABI version: expected 1.0 ({ABI_VERSION}) or 1.{ABI_MINOR} ({:#010x}), got 1.{minor} ({:#010x}) (rebuild it against this pqcprof's include/pqcprof_plugin.h)",
+                ABI_VERSION_1_1,
                 desc.abi_version
             );
         }
@@ -122,11 +138,21 @@ impl Plugin {
             m => bail!("memory kind: expected 0 (host) or 1 (device), got {m}"),
         };
         let offers = ffi::offers(desc)?;
+        let own_randomness = if minor >= 1 {
+            // SAFETY: a descriptor declaring ABI 1.1 is a 1.1 descriptor,
+            // the 1.0 fields followed by the ones 1.1 adds.
+            let d11 = unsafe { &*raw.cast::<ffi::Descriptor11>() };
+            ffi::own_randomness(d11.own_randomness, &offers)?
+        } else {
+            vec![]
+        };
         Ok(Plugin {
             info: PluginInfo {
                 name,
                 version,
-                abi_version: desc.abi_version,
+                abi_version: major,
+                abi_minor: minor,
+                own_randomness,
                 sha256,
                 memory,
                 thread_safe: desc.thread_safe != 0,
