@@ -415,6 +415,24 @@ fn an_encapsulation_whose_k_its_c_does_not_give_is_caught_by_the_round_trip() {
     );
 }
 
+/// Keys made once and copied into every run pass every round trip: the
+/// gate catches them as keys given again.
+#[test]
+fn key_pairs_copied_from_run_to_run_are_caught_as_keys_given_again() {
+    caught_lib(
+        &own("REPEATED"),
+        "REPEATED",
+        "ML-KEM-512",
+        "keygen",
+        "40",
+        &["--threads", "1"],
+        &[
+            "correctness gate failed",
+            "ek was already given in an earlier run of this record",
+        ],
+    );
+}
+
 #[test]
 fn a_key_pair_whose_dk_is_not_eks_is_caught_by_the_round_trip() {
     caught_lib(

@@ -120,6 +120,11 @@ pub(super) struct Part {
     tampered: Vec<usize>,
     rng: rand_chacha::ChaCha20Rng,
     pub(super) runs: Runs,
+    /// Key generation that draws its own randomness: a digest of every
+    /// judged item's public key with the run it came from, so a key given
+    /// twice (in one run, or again in a later one: keys made once and
+    /// copied) fails the gate, which round trips alone would not catch.
+    keys_seen: std::sync::Mutex<Vec<(u64, u64)>>,
 }
 
 impl Part {
@@ -214,6 +219,7 @@ impl Part {
             tampered: vec![],
             rng,
             runs: Runs::new(cfg.gate, n, part),
+            keys_seen: std::sync::Mutex::new(vec![]),
         })
     }
 
@@ -365,6 +371,9 @@ impl Part {
                 .find(|(n, _, _)| *n == name)
                 .map(|(_, bytes, item)| Slots::packed(bytes, *item))
         };
+        if own && self.op == Operation::KeyGen {
+            self.keys_are_fresh(&gathered, &items)?;
+        }
         let pair_len = self.pair.len().checked_div(self.n).unwrap_or(0);
         let pair = gate_pick(&self.pair, &items, pair_len);
         let ctx = &self
@@ -414,6 +423,49 @@ impl Part {
             inputs_made: self.inputs_made(),
         };
         gate::check_run(&io)
+    }
+}
+
+impl Part {
+    /// Own-randomness key generation: every judged public key differs from
+    /// the others of its run and from every one judged in an earlier run.
+    /// Fresh randomness gives that (two equal ML-KEM or ML-DSA keys from
+    /// 256 bits of it do not happen); keys made once and copied into every
+    /// run, or one key for every item, do not, though each passes the
+    /// round trips.
+    fn keys_are_fresh(
+        &self,
+        gathered: &[(&str, Vec<u8>, usize)],
+        items: &[usize],
+    ) -> anyhow::Result<()> {
+        use std::hash::{Hash, Hasher};
+        let Some((name, bytes, len)) = gathered.iter().find(|(n, _, _)| *n == "ek" || *n == "pk")
+        else {
+            return Ok(());
+        };
+        let run = self.runs.run();
+        let mut seen = self.keys_seen.lock().unwrap_or_else(|e| e.into_inner());
+        // Judged again in the same run (another checkpoint): compared anew.
+        seen.retain(|(r, _)| *r != run);
+        let mut this_run: Vec<(u64, usize)> = vec![];
+        for (chunk, &item) in bytes.chunks((*len).max(1)).zip(items) {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            chunk.hash(&mut h);
+            let h = h.finish();
+            if let Some(&(_, other)) = this_run.iter().find(|(d, i)| *d == h && *i != item) {
+                anyhow::bail!(
+                    "operation {item}: {name} equals operation {other}'s in the same run: key generation that draws its own randomness gave the same key twice"
+                );
+            }
+            if seen.iter().any(|(_, d)| *d == h) {
+                anyhow::bail!(
+                    "operation {item}: {name} was already given in an earlier run of this record: key generation that draws its own randomness gave a key again (keys made once and copied?)"
+                );
+            }
+            this_run.push((h, item));
+        }
+        seen.extend(this_run.into_iter().map(|(h, _)| (run, h)));
+        Ok(())
     }
 }
 
