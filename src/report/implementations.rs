@@ -8,10 +8,11 @@
 //! the report; a record whose gate failed is a row without a figure.
 
 use crate::analyse::estimate;
+use crate::core::catalog::Kind;
 use crate::core::units;
 use crate::report::change;
 use crate::report::model::{filters, src_list, Dataset, Entry};
-use crate::report::sections::{entry_cmp, operation_cells, src_cell};
+use crate::report::sections::{operation_cells, src_cell};
 use crate::report::table::{natural_cmp, Cell, Row, Table};
 use crate::schema::record::{Mode, Status};
 use crate::schema::vectors::BackendVectors;
@@ -85,6 +86,21 @@ fn vectors_cell(e: &Entry) -> Cell {
     }
 }
 
+/// Whether the record's plugin draws its own randomness for its operation
+/// (plugin ABI 1.1): its outputs were judged by round trips, not byte for
+/// byte.
+fn own_randomness(e: &Entry) -> bool {
+    let op = format!(
+        "{} {}",
+        e.rec.family,
+        e.rec.operation.label().to_ascii_lowercase()
+    );
+    e.rec
+        .plugin
+        .as_ref()
+        .is_some_and(|p| p.own_randomness.contains(&op))
+}
+
 /// Whether the record counts for ★: it passed and no vector run on its
 /// code failed.
 fn correct(e: &Entry) -> bool {
@@ -154,7 +170,16 @@ fn comparisons<'e, 'a>(ds: &'e Dataset<'a>) -> Vec<Vec<&'e Entry<'a>>> {
             v
         })
         .collect();
-    out.sort_by(|a, b| entry_cmp(a[0], b[0]));
+    // Kind, parameter set, threads, operation in catalog order, host.
+    out.sort_by(|a, b| {
+        let (x, y) = (a[0], b[0]);
+        (x.rec.kind == Kind::Signature)
+            .cmp(&(y.rec.kind == Kind::Signature))
+            .then_with(|| natural_cmp(&x.rec.algorithm, &y.rec.algorithm))
+            .then_with(|| x.rec.threads.cmp(&y.rec.threads))
+            .then_with(|| x.rec.operation.cmp(&y.rec.operation))
+            .then_with(|| x.host().cmp(y.host()))
+    });
     out
 }
 
@@ -222,11 +247,14 @@ pub fn implementations_table(ds: &Dataset) -> Table {
             };
             let is_best = best.is_some_and(|b| b.src == e.src);
             let label = if is_best { format!("{name} ★") } else { name };
-            let detail = if version.is_empty() {
+            let mut detail = if version.is_empty() {
                 method
             } else {
                 format!("{version} · {method}")
             };
+            if own_randomness(e) {
+                detail += " · draws its own randomness (gate: round trips)";
+            }
             let against = match best {
                 _ if is_best => Cell::text("fastest correct").class("good"),
                 Some(b) if e.rec.status == Status::Ok => match change::ratio_words(b.rec, e.rec) {
@@ -267,6 +295,7 @@ pub fn implementations_table(ds: &Dataset) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::catalog::Operation;
     use crate::report::model::test_records::{loaded, ok_record};
     use crate::schema::plugin::{Memory, PluginInfo};
     use crate::schema::record::Record;
@@ -287,6 +316,8 @@ mod tests {
                 name: n.into(),
                 version: format!("{n} 1.0, portable"),
                 abi_version: 1,
+                abi_minor: 0,
+                own_randomness: vec![],
                 sha256: "00".into(),
                 memory: Memory::Host,
                 thread_safe: true,
@@ -368,12 +399,52 @@ mod tests {
         // Cycles: the record's own figure.
         assert_eq!(rows[1][5], "48,000", "{:?}", rows[1]);
         assert_eq!(rows[3][5], Cell::empty().text);
+        // A plugin that draws its own randomness says how it was judged.
+        let mut own = rec(Some("own"), 10_000.0);
+        own.plugin.as_mut().unwrap().own_randomness = vec!["ML-KEM encaps".into()];
+        let run2 = loaded(vec![rec(None, 20_000.0), own]);
+        let ds2 = Dataset::new(std::slice::from_ref(&run2));
+        let t2 = implementations_table(&ds2);
+        assert!(
+            t2.rows[1].cells[3]
+                .sub
+                .as_deref()
+                .unwrap()
+                .ends_with("draws its own randomness (gate: round trips)"),
+            "{:?}",
+            t2.rows[1].cells[3]
+        );
+        assert!(!t2.rows[0].cells[3]
+            .sub
+            .as_deref()
+            .unwrap()
+            .contains("own randomness"));
         // The versions are the plugins' own strings.
         assert!(t.rows[1].cells[3]
             .sub
             .as_deref()
             .unwrap()
             .starts_with("fast 1.0, portable · batches of 64"));
+    }
+
+    #[test]
+    fn comparisons_come_in_catalog_order_of_operations() {
+        let mut records = vec![];
+        for op in [Operation::Decaps, Operation::KeyGen, Operation::Encaps] {
+            for name in [None, Some("p")] {
+                let mut r = rec(name, 10_000.0);
+                r.operation = op;
+                records.push(r);
+            }
+        }
+        let run = loaded(records);
+        let ds = Dataset::new(std::slice::from_ref(&run));
+        let rows = texts(&implementations_table(&ds));
+        let ops: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+        assert_eq!(
+            ops,
+            ["KeyGen", "KeyGen", "Encaps", "Encaps", "Decaps", "Decaps"]
+        );
     }
 
     #[test]
