@@ -695,6 +695,17 @@ mod tests {
         )
     }
 
+    /// The machine's load averages, for the failure message of a test whose
+    /// outcome depends on time (docs/testing.md).
+    fn load_note() -> String {
+        let avg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+        format!(
+            "machine load: {} on {cores} core(s)",
+            avg.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        )
+    }
+
     /// `n` arrivals 1 ms apart.
     fn every_ms(n: usize) -> Vec<f64> {
         (0..n).map(|i| i as f64 * 1e-3).collect()
@@ -793,7 +804,7 @@ mod tests {
             }
             misses.push(off.join("; "));
         }
-        panic!("five tries off: {misses:?}");
+        panic!("five tries off: {misses:?}; {}", load_note());
     }
 
     /// A worker whose batch of `n` sleeps 2 ms + 0.1 ms a request when it
@@ -890,7 +901,7 @@ mod tests {
                 "measured {m} ms, predicted {contended} ms with contention, {single} ms without"
             ));
         }
-        panic!("five tries off: {misses:?}");
+        panic!("five tries off: {misses:?}; {}", load_note());
     }
 
     #[test]
