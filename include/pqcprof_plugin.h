@@ -276,7 +276,9 @@ typedef struct pqcprof_plugin_descriptor {
      * a 1.0 descriptor may end before it): PQCPROF_OWN_* bits, the
      * operations that draw their own randomness; 0: every operation takes
      * its randomness as input, as in ABI 1.0. A bit must name an operation
-     * some listed set implements. */
+     * some listed set implements. An ABI 1.0 descriptor that lists every
+     * field in order gives it 0 (compilers warn of a missing initializer
+     * with -Wmissing-field-initializers). */
     uint32_t own_randomness;
 } pqcprof_plugin_descriptor;
 

@@ -322,6 +322,7 @@ const pqcprof_plugin_descriptor kDescriptor = {
     nullptr,
     nullptr,
     nullptr,
+    0, // own_randomness: read only from an ABI 1.1 descriptor; every operation here takes its randomness as input
 };
 
 } // namespace
