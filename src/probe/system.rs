@@ -109,15 +109,43 @@ fn cpu_jiffies() -> Option<(u64, u64)> {
     Some((busy, busy + at(3) + at(4)))
 }
 
-/// This process's CPU jiffies, its waited-for children's included
-/// (utime, stime, cutime, cstime of `/proc/self/stat`).
+/// The fields of a `/proc/PID/stat` line after the command name (which is
+/// in parentheses and may hold spaces): state first.
+fn stat_fields(text: &str) -> Option<Vec<&str>> {
+    Some(text[text.rfind(')')? + 2..].split_whitespace().collect())
+}
+
+/// CPU jiffies of pqcprof's own work: this process's, its waited-for
+/// children's (utime, stime, cutime, cstime of `/proc/self/stat`), and its
+/// live children's, such as the worker processes plugins run in and
+/// `--fresh-process` runs, whose time is pqcprof's, not another program's.
 fn own_jiffies() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name, which is in parentheses.
-    let rest = &text[text.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // utime is field 14 of the line, index 11 after the name and state.
-    (11..15).map(|i| f.get(i)?.parse::<u64>().ok()).sum()
+    // utime is field 14 of the line, index 11 after the name and state;
+    // the parent's pid field 4, index 1.
+    let times =
+        |f: &[&str]| -> Option<u64> { (11..15).map(|i| f.get(i)?.parse::<u64>().ok()).sum() };
+    let me = std::process::id().to_string();
+    let mut total = times(&stat_fields(
+        &std::fs::read_to_string("/proc/self/stat").ok()?,
+    )?)?;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if let Some(f) = stat_fields(&text) {
+            if f.get(1) == Some(&me.as_str()) {
+                total += times(&f).unwrap_or(0);
+            }
+        }
+    }
+    Some(total)
 }
 
 fn load_average() -> Option<f64> {
@@ -169,27 +197,66 @@ pub fn available_cores() -> usize {
 mod tests {
     use super::*;
 
+    /// `sh -c SCRIPT` spinning for two seconds, started as this process's
+    /// child (`own`) or as another program's (the child's child, left to
+    /// run when the child exits); its pid.
+    #[cfg(target_os = "linux")]
+    fn spin(own: bool) -> (u32, Option<std::process::Child>) {
+        const SPIN: &str = "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done";
+        if own {
+            let c = std::process::Command::new("sh")
+                .args(["-c", SPIN])
+                .spawn()
+                .unwrap();
+            return (c.id(), Some(c));
+        }
+        let out = std::process::Command::new("sh")
+            .args(["-c", &format!("sh -c '{SPIN}' >/dev/null 2>&1 & echo $!")])
+            .output()
+            .unwrap();
+        let pid = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        (pid, None)
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn another_busy_process_shows_in_the_machine_load() {
         let meter = LoadMeter::start();
-        // Another process spinning for two seconds, measured after 1.5 s.
-        let mut spin = std::process::Command::new("sh")
-            .args([
-                "-c",
-                "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done",
-            ])
-            .spawn()
-            .unwrap();
+        // Another program spinning for two seconds, measured after 1.5 s.
+        let (pid, _) = spin(false);
         std::thread::sleep(std::time::Duration::from_millis(1500));
         let load = meter.now();
-        let _ = spin.kill();
-        let _ = spin.wait();
+        // SAFETY: a plain system call on the spinning shell started above.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
         let other = load.other_processes_cpu_pct.expect("readable on Linux");
         // At least a fifth of one core's share, however loaded the machine.
         let one_core = 100.0 / load.cores as f64;
         assert!(other >= 0.2 * one_core, "{load:?}");
         assert!(load.seconds >= 1.4 && load.load_average_start.is_some());
+    }
+
+    /// A live child (a plugin's worker, a `--fresh-process` run) is
+    /// pqcprof's own work: its CPU time is in `own_jiffies`, so the meter
+    /// never calls it another program's.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_live_childs_time_is_pqcprofs_own() {
+        let before = own_jiffies().unwrap();
+        let (pid, child) = spin(true);
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let f = stat_fields(&text).unwrap();
+        let childs: u64 = (11..13).map(|i| f[i].parse::<u64>().unwrap()).sum();
+        let after = own_jiffies().unwrap();
+        // SAFETY: a plain system call on the spinning shell started above.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        let _ = child.map(|mut c| c.wait());
+        assert!(childs > 0, "the child spun for a second: {text}");
+        assert!(
+            after - before >= childs,
+            "own time grew by {} jiffies, the child alone used {childs}",
+            after - before
+        );
     }
 
     #[test]

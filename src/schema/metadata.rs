@@ -76,7 +76,8 @@ pub struct MachineLoad {
     pub seconds: f64,
     /// CPU time every other process used over those seconds, percent of
     /// the whole machine's CPU time (all cores): `/proc/stat` busy time
-    /// less this process's own and its children's (`/proc/self/stat`).
+    /// less this process's own and its children's, live ones included
+    /// (plugin workers, `--fresh-process` runs: `/proc/*/stat`).
     pub other_processes_cpu_pct: Option<f64>,
     /// One-minute load average at the start, from `/proc/loadavg`.
     pub load_average_start: Option<f64>,
