@@ -426,6 +426,24 @@ pub const ROUND_TRIP_CASES: u64 = 8;
 /// Items in each batched call of a round trip.
 const ROUND_TRIP_BATCH: usize = 2;
 
+/// The reference's key generation from a seed: (public, secret).
+type ReferenceKeygen = fn(Algorithm, &[u8]) -> Result<(Vec<u8>, Vec<u8>), String>;
+
+/// The round trip's outputs of `op` (every item of `ROUND_TRIP_BATCH`)
+/// judged as the gate judges them ([`reference::check`]).
+fn round_trip_gate(alg: Algorithm, op: Operation, sampled: &Sampled<'_>) -> Result<(), String> {
+    let items: Vec<usize> = (0..ROUND_TRIP_BATCH).collect();
+    reference::check(alg, op, &items, sampled, true)
+        .map(|_| ())
+        .map_err(|e| {
+            format!(
+                "the plugin's {} {} judged as the gate judges it: {e:#}",
+                alg,
+                op.cli_name()
+            )
+        })
+}
+
 /// One group per parameter set for a plugin that draws its own randomness
 /// (ABI 1.1), each of [`ROUND_TRIP_CASES`] round trips
 /// ([`Subject::round_trip`]); made once a process. Their indices in a
@@ -483,6 +501,47 @@ impl PluginSubject {
         Ok(outs)
     }
 
+    /// A round trip's `ROUND_TRIP_BATCH` key pairs (public, secret) and
+    /// whose they are: the plugin's, from seeds of `seed_len` bytes, judged
+    /// as the gate judges key generation (`keygen` builds its sample), or
+    /// the reference's (`reference`) where the plugin has no key generation.
+    fn round_trip_keys(
+        &self,
+        alg: Algorithm,
+        seed_len: usize,
+        keygen: for<'a> fn(Slots<'a>, Slots<'a>) -> Sampled<'a>,
+        reference: ReferenceKeygen,
+    ) -> Result<(Vec<u8>, Vec<u8>, &'static str), String> {
+        let s = alg.sizes();
+        let (lpk, lsk) = (s.public_key_bytes, s.secret_key_bytes);
+        let n = ROUND_TRIP_BATCH;
+        if !self.caller.plugin().supports(alg, Operation::KeyGen) {
+            let (mut pk, mut sk) = (vec![], vec![]);
+            for _ in 0..n {
+                let (a, b) = reference(alg, &random(seed_len))?;
+                pk.extend(a);
+                sk.extend(b);
+            }
+            return Ok((pk, sk, "the reference's"));
+        }
+        let mut v = self.call_n(
+            alg,
+            Operation::KeyGen,
+            n,
+            &[random(seed_len * n)],
+            &[lpk, lsk],
+            (0, &[]),
+        )?;
+        let sk = v.pop().unwrap_or_default();
+        let pk = v.pop().unwrap_or_default();
+        round_trip_gate(
+            alg,
+            Operation::KeyGen,
+            &keygen(Slots::packed(&pk, lpk), Slots::packed(&sk, lsk)),
+        )?;
+        Ok((pk, sk, "the plugin's"))
+    }
+
     /// ML-KEM: the plugin's key pairs (the reference's where it has no key
     /// generation) judged as the gate judges them ([`reference::check`]:
     /// liboqs encapsulates to each ek and the dk gives the same secret, by
@@ -500,53 +559,18 @@ impl PluginSubject {
             s.ciphertext_bytes.unwrap_or(0),
         );
         let n = ROUND_TRIP_BATCH;
-        let items: Vec<usize> = (0..n).collect();
-        let gate = |op: Operation, sampled: &Sampled<'_>| -> Result<(), String> {
-            reference::check(alg, op, &items, sampled, true)
-                .map(|_| ())
-                .map_err(|e| {
-                    format!(
-                        "the plugin's {} {} judged as the gate judges it: {e:#}",
-                        alg,
-                        op.cli_name()
-                    )
-                })
-        };
+        let gate = |op, sampled: &Sampled<'_>| round_trip_gate(alg, op, sampled);
         let has = |op| self.caller.plugin().supports(alg, op);
-        let (ek, dk) = if has(Operation::KeyGen) {
-            let mut v = self.call_n(
-                alg,
-                Operation::KeyGen,
-                n,
-                &[random(64 * n)],
-                &[lpk, lsk],
-                (0, &[]),
-            )?;
-            let dk = v.pop().unwrap_or_default();
-            let ek = v.pop().unwrap_or_default();
-            gate(
-                Operation::KeyGen,
-                &Sampled::KemKeygen {
-                    seeds: None,
-                    ek: Slots::packed(&ek, lpk),
-                    dk: Slots::packed(&dk, lsk),
-                },
-            )?;
-            (ek, dk)
-        } else {
-            let (mut ek, mut dk) = (vec![], vec![]);
-            for _ in 0..n {
-                let (a, b) = host::mlkem_keygen_seed(alg, &random(64))?;
-                ek.extend(a);
-                dk.extend(b);
-            }
-            (ek, dk)
-        };
-        let whose = if has(Operation::KeyGen) {
-            "the plugin's"
-        } else {
-            "the reference's"
-        };
+        let (ek, dk, whose) = self.round_trip_keys(
+            alg,
+            64,
+            |ek, dk| Sampled::KemKeygen {
+                seeds: None,
+                ek,
+                dk,
+            },
+            host::mlkem_keygen_seed,
+        )?;
         let dk_i = |i: usize| &dk[i * lsk..(i + 1) * lsk];
         if has(Operation::Decaps) {
             let (mut rc, mut rk) = (vec![], vec![]);
@@ -626,56 +650,17 @@ impl PluginSubject {
             s.signature_bytes.unwrap_or(0),
         );
         let n = ROUND_TRIP_BATCH;
-        let items: Vec<usize> = (0..n).collect();
         // The empty context, which every ML-DSA API offers (the vectors
         // ask the others).
         let (ml, ctx): (usize, &[u8]) = (48, b"");
-        let gate = |op: Operation, sampled: &Sampled<'_>| -> Result<(), String> {
-            reference::check(alg, op, &items, sampled, true)
-                .map(|_| ())
-                .map_err(|e| {
-                    format!(
-                        "the plugin's {} {} judged as the gate judges it: {e:#}",
-                        alg,
-                        op.cli_name()
-                    )
-                })
-        };
+        let gate = |op, sampled: &Sampled<'_>| round_trip_gate(alg, op, sampled);
         let has = |op| self.caller.plugin().supports(alg, op);
-        let (pk, sk) = if has(Operation::KeyGen) {
-            let mut v = self.call_n(
-                alg,
-                Operation::KeyGen,
-                n,
-                &[random(32 * n)],
-                &[lpk, lsk],
-                (0, &[]),
-            )?;
-            let sk = v.pop().unwrap_or_default();
-            let pk = v.pop().unwrap_or_default();
-            gate(
-                Operation::KeyGen,
-                &Sampled::DsaKeygen {
-                    xi: None,
-                    pk: Slots::packed(&pk, lpk),
-                    sk: Slots::packed(&sk, lsk),
-                },
-            )?;
-            (pk, sk)
-        } else {
-            let (mut pk, mut sk) = (vec![], vec![]);
-            for _ in 0..n {
-                let (a, b) = host::mldsa_keygen_seed(alg, &random(32))?;
-                pk.extend(a);
-                sk.extend(b);
-            }
-            (pk, sk)
-        };
-        let whose = if has(Operation::KeyGen) {
-            "the plugin's"
-        } else {
-            "the reference's"
-        };
+        let (pk, sk, whose) = self.round_trip_keys(
+            alg,
+            32,
+            |pk, sk| Sampled::DsaKeygen { xi: None, pk, sk },
+            host::mldsa_keygen_seed,
+        )?;
         let msg = random(ml * n);
         if has(Operation::Sign) {
             let v = self.call_n(
