@@ -98,6 +98,33 @@ fn without_the_simulator_it_says_how_to_build_it_and_simulates_nothing() {
     assert!(stderr.contains("nothing simulated"), "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert!(!out.exists(), "a run that simulated nothing made {out:?}");
+
+    // Built, but with another fixes.patch (one fix fewer, say): refused the
+    // same way, both stamps named.
+    std::fs::create_dir_all(gsim.path().join("sim")).unwrap();
+    std::fs::write(
+        gsim.path().join("sim/.pqcprof-built"),
+        "667834cfe5214523edd7769aeab77f91b7137686 fixes:0123456789abcdef\n",
+    )
+    .unwrap();
+    let o = sim_kernels(
+        &[
+            "--kernels",
+            "mlkem768_keygen",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        gsim.path(),
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("was built with another scripts/gpgpu-sim/fixes.patch")
+            && stderr.contains("fixes:0123456789abcdef")
+            && stderr.contains("Build it (again) with scripts/gpgpu-sim/build SOURCE"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a run that simulated nothing made {out:?}");
 }
 
 #[test]
