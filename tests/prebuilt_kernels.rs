@@ -207,13 +207,14 @@ fn a_deadline_during_the_compile_cuts_and_the_compile_still_fills_the_cache() {
     let cache = d.path().join("cache");
     // Two runs at once on an empty cache, each with its own deadline: one
     // starts the compile, the other waits on it; both stop at their
-    // deadline, cut, long before ML-DSA's compile ends.
+    // deadline, cut, before ML-KEM's compile ends (the smaller unit: 10 s
+    // or more of one core here, ML-DSA's about three times that).
     let start = |name: &str| {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pqcprof"));
         c.env("LD_LIBRARY_PATH", standin::library_path())
             .env("PQCPROF_PTX_CACHE", &cache)
-            .args(["gpu", "--backend", "native-gpu", "--alg", "ML-DSA-44"])
-            .args(["--batch", "129", "--runs", "1", "--deadline", "5", "--out"])
+            .args(["gpu", "--backend", "native-gpu", "--alg", "ML-KEM-512"])
+            .args(["--batch", "129", "--runs", "1", "--deadline", "2", "--out"])
             .arg(d.path().join(name))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
@@ -240,7 +241,7 @@ fn a_deadline_during_the_compile_cuts_and_the_compile_still_fills_the_cache() {
                 r["reason"]
                     .as_str()
                     .unwrap()
-                    .contains("not compiled in time (--deadline 5"),
+                    .contains("not compiled in time (--deadline 2"),
                 "{r:#}"
             );
         }
@@ -248,13 +249,13 @@ fn a_deadline_during_the_compile_cuts_and_the_compile_still_fills_the_cache() {
     // The compile goes on and writes the image; a later run uses it.
     let t1 = Instant::now();
     let image = loop {
-        let found = common::files(&cache, "native-mldsa-sm_90-", ".cubin");
+        let found = common::files(&cache, "native-mlkem-sm_90-", ".cubin");
         if let Some(f) = found.first() {
             break f.clone();
         }
         assert!(
             t1.elapsed() < Duration::from_secs(900),
-            "no ML-DSA image in {} after 15 minutes",
+            "no ML-KEM image in {} after 15 minutes",
             cache.display()
         );
         std::thread::sleep(Duration::from_millis(500));
@@ -263,8 +264,8 @@ fn a_deadline_during_the_compile_cuts_and_the_compile_still_fills_the_cache() {
     let (code, stdout, stderr) = outcome(
         standin::pqcprof(&[])
             .env("PQCPROF_PTX_CACHE", &cache)
-            .args(["gpu", "--backend", "native-gpu", "--alg", "ML-DSA-44"])
-            .args(["--op", "verify", "--batch", "129", "--runs", "1"])
+            .args(["gpu", "--backend", "native-gpu", "--alg", "ML-KEM-512"])
+            .args(["--op", "decaps", "--batch", "129", "--runs", "1"])
             .args(["--deadline", "120", "--out"])
             .arg(&out),
     );
