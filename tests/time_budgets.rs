@@ -1,10 +1,10 @@
 //! Measurement bounded by time, on the CPU stand-in CUDA driver made slow
 //! (`PQCPROF_STANDIN_NS_PER_OP`): `--deadline` returns in time with the
 //! finished runs kept, Ctrl-C keeps the runs of the record in flight, the
-//! end-to-end staging stays within its pinned size, and `scripts/gpu-check`
-//! keeps its deadline with every step in its summary and archive. The
-//! stand-in is not a GPU: this proves the time bounds and the bookkeeping,
-//! never speed.
+//! end-to-end staging stays within its pinned size (`scripts/gpu-check`'s
+//! deadline, summary and archive on the slow stand-in: tests/gpu_check_script.rs).
+//! The stand-in is not a GPU: this proves the time bounds and the
+//! bookkeeping, never speed.
 
 mod common;
 
@@ -174,54 +174,4 @@ fn pinned_staging_never_exceeds_its_size() {
         .as_u64()
         .unwrap();
     assert!(p > 0 && p <= 65536, "peak pinned {p} bytes");
-}
-
-#[test]
-fn gpu_check_keeps_its_deadline_on_a_slow_device() {
-    if nvrtc_or_skip("gpu_check_keeps_its_deadline_on_a_slow_device").is_none() {
-        return;
-    }
-    let d = tempfile::tempdir().unwrap();
-    let out = d.path().join("gc");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let t0 = Instant::now();
-    let r = std::process::Command::new("bash")
-        .arg(root.join("scripts/gpu-check"))
-        .arg(&out)
-        .args(["--deadline", "120"])
-        .env("PQCPROF_BIN", env!("CARGO_BIN_EXE_pqcprof"))
-        .env("LD_LIBRARY_PATH", standin::library_path())
-        .env("PQCPROF_PTX_CACHE", standin::ptx_cache())
-        .env("PQCPROF_STANDIN_NS_PER_OP", "50000")
-        .output()
-        .unwrap();
-    let took = t0.elapsed();
-    let log = std::fs::read_to_string(out.join("gpu-check.log")).unwrap_or_default();
-    assert!(took < Duration::from_secs(128), "took {took:?}\n{log}");
-    assert!(r.status.code().is_some(), "{log}");
-    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
-    common::assert_summary_names_every_step(&summary);
-    let list = std::process::Command::new("tar")
-        .arg("tzf")
-        .arg(d.path().join("gc.tar.gz"))
-        .output()
-        .unwrap();
-    let list = String::from_utf8_lossy(&list.stdout);
-    // Every step the summary calls ok or cut left its run files in the
-    // archive.
-    for (step, dir) in [
-        ("correctness", "gc/correctness/run-"),
-        ("throughput-mlkem", "gc/throughput/run-"),
-    ] {
-        let line = summary.lines().find(|l| l.starts_with(step)).unwrap();
-        if line.contains(" ok ") || line.contains(" cut ") {
-            assert!(list.contains(dir), "{step}: {line}\n{list}");
-        }
-    }
-    assert!(
-        summary
-            .lines()
-            .any(|l| l.starts_with("correctness ") && l.contains(" ok ")),
-        "{summary}"
-    );
 }
