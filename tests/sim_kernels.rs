@@ -79,25 +79,31 @@ fn without_the_simulator_it_says_how_to_build_it_and_simulates_nothing() {
     }
     let gsim = tempfile::tempdir().unwrap();
     let out = gsim.path().join("out");
-    let o = sim_kernels(
-        &[
-            "--kernels",
-            "mlkem768_keygen",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        gsim.path(),
-    );
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
+    // A run that must simulate nothing: exit 4, no table, no output folder;
+    // its stderr.
+    let refused = || {
+        let o = sim_kernels(
+            &[
+                "--kernels",
+                "mlkem768_keygen",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            gsim.path(),
+        );
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(!out.exists(), "a run that simulated nothing made {out:?}");
+        stderr
+    };
+    let stderr = refused();
     assert!(stderr.contains("GPGPU-Sim is not built in"), "{stderr}");
     assert!(
         stderr.contains("scripts/gpgpu-sim/build SOURCE"),
         "{stderr}"
     );
     assert!(stderr.contains("nothing simulated"), "{stderr}");
-    assert!(stdout.is_empty(), "{stdout}");
-    assert!(!out.exists(), "a run that simulated nothing made {out:?}");
 
     // Built, but with another fixes.patch (one fix fewer, say): refused the
     // same way, both stamps named.
@@ -107,24 +113,13 @@ fn without_the_simulator_it_says_how_to_build_it_and_simulates_nothing() {
         "667834cfe5214523edd7769aeab77f91b7137686 fixes:0123456789abcdef\n",
     )
     .unwrap();
-    let o = sim_kernels(
-        &[
-            "--kernels",
-            "mlkem768_keygen",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        gsim.path(),
-    );
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
+    let stderr = refused();
     assert!(
         stderr.contains("was built with another scripts/gpgpu-sim/fixes.patch")
             && stderr.contains("fixes:0123456789abcdef")
             && stderr.contains("Build it (again) with scripts/gpgpu-sim/build SOURCE"),
         "{stderr}"
     );
-    assert!(!out.exists(), "a run that simulated nothing made {out:?}");
 }
 
 #[test]
