@@ -235,8 +235,9 @@ fn a_family_not_compiled_in_time_is_reported_as_such() {
 }
 
 /// The real binary on the stand-in driver made slow, with an empty kernel
-/// cache (a freshly lent GPU machine): the compile step makes both
-/// families' kernels once, no later step compiles, every one of the 18
+/// cache (a freshly lent GPU machine; in the sample, ML-DSA's image already
+/// there): the compile step makes each family's kernels it lacks
+/// once, no later step compiles, every one of the 18
 /// operations gets ok throughput records, and the script keeps its
 /// deadline with every step in its summary and the finished steps' run
 /// files in its archive.
