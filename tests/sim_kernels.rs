@@ -139,6 +139,10 @@ fn bad_values_are_refused_by_name_before_anything_else() {
             "'mldsa44_sign' names no kernel",
         ),
         (vec!["--jobs", "0"], "--jobs 0"),
+        (
+            vec!["--timing-blocks", "0"],
+            "--timing-blocks 0: give 1 to 64",
+        ),
         (vec!["--config", "../x"], "--config ../x"),
         (vec!["--seed", "x"], "--seed"),
         (
