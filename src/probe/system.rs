@@ -199,10 +199,14 @@ mod tests {
 
     /// `sh -c SCRIPT` spinning for two seconds, started as this process's
     /// child (`own`) or as another program's (the child's child, left to
-    /// run when the child exits); its pid.
+    /// run when the child exits); its pid. The shell spins on a builtin,
+    /// so the CPU time is its own (a loop that ran `date` each turn spent
+    /// it in short-lived children, and on a loaded machine the shell
+    /// itself could show no time after a second); a background `sleep`
+    /// ends it after two seconds should the test not.
     #[cfg(target_os = "linux")]
     fn spin(own: bool) -> (u32, Option<std::process::Child>) {
-        const SPIN: &str = "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done";
+        const SPIN: &str = "(sleep 2; kill $$) 2>/dev/null & while :; do :; done";
         if own {
             let c = std::process::Command::new("sh")
                 .args(["-c", SPIN])
