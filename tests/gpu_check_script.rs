@@ -11,7 +11,8 @@ use pqcprof::core::catalog::Family;
 use std::path::Path;
 use std::process::Command;
 
-/// A stand-in for pqcprof: `check` passes, `kernels --prebuild` lists its
+/// A stand-in for pqcprof: `check` passes (`check --vectors` hangs until
+/// Ctrl-C when `$STANDIN_SLOW_VECTORS` is set), `kernels --prebuild` lists its
 /// family's image at once (ML-DSA's after `$STANDIN_SLOW_MLDSA` seconds
 /// when set), `gpu --alg mlkem` writes a run file with one ML-KEM-768
 /// keygen record, `gpu --alg mldsa` hangs until Ctrl-C (or, with
@@ -21,9 +22,10 @@ use std::process::Command;
 /// succeeds and writes nothing.
 const STAND_IN: &str = r#"#!/usr/bin/env bash
 cmd=$1; shift
-alg=; out=; o=; sweep=; pre=; arch=
+alg=; out=; o=; sweep=; pre=; arch=; vec=
 while [ $# -gt 0 ]; do
   case "$1" in
+    --vectors) vec=1 ;;
     --alg) alg=$2; shift ;;
     --prebuild) pre=$2; shift ;;
     --arch) arch=$2; shift ;;
@@ -35,7 +37,12 @@ while [ $# -gt 0 ]; do
   shift
 done
 case "$cmd" in
-  check) echo "stand-in check (test only)" ;;
+  check)
+    if [ -n "$vec" ] && [ -n "${STANDIN_SLOW_VECTORS:-}" ]; then
+      trap 'kill $!; exit 130' INT
+      sleep "$STANDIN_SLOW_VECTORS" & wait
+    fi
+    echo "stand-in check (test only)" ;;
   kernels)
     if [ -n "$pre" ]; then
       [ "$alg" = mldsa ] && [ -n "${STANDIN_SLOW_MLDSA:-}" ] && sleep "$STANDIN_SLOW_MLDSA"
@@ -112,10 +119,38 @@ fn a_step_past_its_budget_is_cut_and_the_deadline_holds() {
         .args(["--deadline", "80", "--runs", "2"])
         .env("PQCPROF_BIN", &bin)
         .env("PATH", "/usr/bin:/bin")
+        .env("STANDIN_SLOW_VECTORS", "60")
         .output()
         .unwrap();
     let took = t0.elapsed().as_secs_f64();
     let stdout = String::from_utf8_lossy(&r.stdout);
+    // The vectors step, whose every run hangs, keeps to its budget: the
+    // next step starts within the budget and the kill's grace.
+    let log = std::fs::read_to_string(out.join("gpu-check.log")).unwrap();
+    let at = |step: &str| -> (u64, u64) {
+        let line = log
+            .lines()
+            .find(|l| l.contains(&format!("] {step} (budget ")))
+            .unwrap_or_else(|| panic!("no {step} step in\n{log}"));
+        let num = |from: &str, to: char| -> u64 {
+            let rest = &line[line.find(from).unwrap() + from.len()..];
+            rest[..rest.find(to).unwrap()].parse().unwrap()
+        };
+        (num("[", 's'), num("(budget ", 's'))
+    };
+    let (vectors_at, vectors_budget) = at("vectors");
+    let (next_at, _) = at("correctness");
+    assert!(
+        next_at - vectors_at <= vectors_budget + 5,
+        "the vectors step took {}s of its {vectors_budget}s\n{log}\n{}",
+        next_at - vectors_at,
+        common::load_note()
+    );
+    let err = std::fs::read_to_string(out.join("vectors.err")).unwrap();
+    assert!(
+        err.contains("not run, too little of the step's budget left"),
+        "{err}"
+    );
     // The hanging step is cut at its budget; the script never passes its
     // deadline (a few seconds of grace for a loaded machine). 80 s shared
     // by its 20 steps: on a busy machine the first steps' own time leaves
