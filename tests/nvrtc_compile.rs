@@ -254,11 +254,13 @@ fn experiment_options_reach_nvrtc_and_are_named() {
     if nvrtc_or_skip("PQCPROF_NVRTC_OPTIONS test").is_none() {
         return;
     }
-    // ML-KEM's unit only (`--alg mlkem`): its one-thread kernels use 108
-    // to 140 registers uncapped (sm_90), so the cap shows.
+    // ML-DSA's unit only (`--alg mldsa`): its one-thread kernels use over
+    // 100 registers uncapped and declare no launch bounds, so the cap shows
+    // (ML-KEM's one-thread kernels declare bounds since they were cut to
+    // fewer registers).
     let arch = kernels_json(
         "sm_80",
-        &["--alg", "mlkem"],
+        &["--alg", "mldsa"],
         &[("PQCPROF_NVRTC_OPTIONS", "--maxrregcount=64")],
     );
     let names: Vec<&str> = arch["kernels"]
@@ -269,7 +271,7 @@ fn experiment_options_reach_nvrtc_and_are_named() {
         .collect();
     let mut names: Vec<String> = names.into_iter().map(String::from).collect();
     names.sort();
-    assert_eq!(names, entry_points_of(Some(Family::MlKem)));
+    assert_eq!(names, entry_points_of(Some(Family::MlDsa)));
     assert!(
         arch["nvrtc"]
             .as_str()
@@ -278,9 +280,9 @@ fn experiment_options_reach_nvrtc_and_are_named() {
         "{}",
         arch["nvrtc"]
     );
-    // `--maxrregcount` binds the kernels without `__launch_bounds__` (the
-    // one-thread variant); the cooperative ones declare launch bounds, which
-    // take precedence over it (CUDA C++ Programming Guide, "Launch Bounds").
+    // `--maxrregcount` binds the kernels without `__launch_bounds__` (ML-DSA's
+    // one-thread variant); the block ones declare launch bounds, which take
+    // precedence over it (CUDA C++ Programming Guide, "Launch Bounds").
     let capped: Vec<&serde_json::Value> = arch["kernels"]
         .as_array()
         .unwrap()

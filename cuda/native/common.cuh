@@ -29,6 +29,30 @@ typedef signed int pqc_i32;
 typedef signed long long pqc_i64;
 typedef unsigned long long pqc_size;
 
+// Stores w at p, least significant byte first: one 8-byte store in the
+// kernel builds where p is 8-byte aligned (the GPU and the stand-in's hosts
+// are little-endian), else byte by byte (the host build, any alignment).
+PQC_HD void pqc_store_u64le(pqc_u8 *p, pqc_u64 w) {
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(PQCPROF_CUDA_EMULATION)
+    if (((pqc_size)p & 7) == 0) {
+        *(pqc_u64 *)p = w;
+        return;
+    }
+#endif
+    for (int k = 0; k < 8; ++k) p[k] = (pqc_u8)(w >> (8 * k));
+}
+
+// The 8 bytes at p, least significant first: one 8-byte load in the
+// kernel builds where p is 8-byte aligned, else byte by byte.
+PQC_HD pqc_u64 pqc_load_u64le(const pqc_u8 *p) {
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(PQCPROF_CUDA_EMULATION)
+    if (((pqc_size)p & 7) == 0) return *(const pqc_u64 *)p;
+#endif
+    pqc_u64 w = 0;
+    for (int k = 0; k < 8; ++k) w |= (pqc_u64)p[k] << (8 * k);
+    return w;
+}
+
 // Return codes shared by every host entry point (cuda/native/host_*.cpp).
 #define PQC_OK 0
 #define PQC_ERR_PARAM (-1)   // unknown parameter set

@@ -372,8 +372,26 @@ PQC_HD void pqc_mlkem_encode12_pair(pqc_u8 *out, pqc_i16 f0, pqc_i16 f1) {
     out[2] = (pqc_u8)(b >> 4);
 }
 
+// The whole polynomial: 16 coefficients are 24 bytes, three 8-byte words
+// (pqc_store_u64le: one store each where out is aligned).
 PQC_HD void pqc_mlkem_encode12(pqc_u8 *out, const pqc_i16 *f) {
-    for (int i = 0; i < 128; ++i) pqc_mlkem_encode12_pair(out + 3 * i, f[2 * i], f[2 * i + 1]);
+    for (int g = 0; g < 16; ++g) {
+        pqc_u64 w0 = 0, w1 = 0, w2 = 0;
+        PQC_MLKEM_UNROLL
+        for (int j = 0; j < 16; ++j) {
+            const pqc_u64 v = pqc_mlkem_canon(f[16 * g + j]);
+            const int at = 12 * j;
+            // Bit 60 (j = 5) and bit 120 (j = 10) straddle two words.
+            if (at < 64) w0 |= v << at;
+            else if (at < 128) w1 |= v << (at - 64);
+            else w2 |= v << (at - 128);
+            if (at == 60) w1 |= v >> 4;
+            if (at == 120) w2 |= v >> 8;
+        }
+        pqc_store_u64le(out + 24 * g, w0);
+        pqc_store_u64le(out + 24 * g + 8, w1);
+        pqc_store_u64le(out + 24 * g + 16, w2);
+    }
 }
 
 // ByteDecode_12 (values taken mod q, as the standard's m = q for d = 12);
@@ -413,30 +431,36 @@ struct pqc_mlkem_sink {
     pqc_u32 diff;
 };
 
-PQC_HD void pqc_mlkem_emit(pqc_mlkem_sink *s, pqc_u8 b) {
+// 8 bytes, least significant first (pqc_store_u64le and pqc_load_u64le:
+// one store or load where the ciphertext is aligned).
+PQC_HD void pqc_mlkem_emit_u64(pqc_mlkem_sink *s, pqc_u64 w) {
     if (s->out) {
-        *s->out++ = b;
+        pqc_store_u64le(s->out, w);
+        s->out += 8;
     } else {
-        s->diff |= (pqc_u32)(*s->cmp++ ^ b);
+        const pqc_u64 x = pqc_load_u64le(s->cmp) ^ w;
+        s->diff |= (pqc_u32)x | (pqc_u32)(x >> 32);
+        s->cmp += 8;
     }
 }
 
 // ByteEncode_D(Compress_D(f)) into the sink; f any representative.
 // Compress_D(x) = round(2^D x / q) mod 2^D = floor((2^D x + (q-1)/2) / q)
 // mod 2^D for x in [0, q) (q odd, so no ties).
+// The 32 D bytes leave 8 at a time (32 D is a multiple of 8 for every D).
 template <int D>
 PQC_HD void pqc_mlkem_compress_encode(pqc_mlkem_sink *s, const pqc_i16 *f) {
-    pqc_u32 acc = 0;
+    pqc_u64 acc = 0;
     int nbits = 0;
     for (int i = 0; i < 256; ++i) {
         const pqc_u32 x = pqc_mlkem_canon(f[i]);
         const pqc_u32 c = ((x << D) + (PQC_MLKEM_Q - 1) / 2) / PQC_MLKEM_Q & ((1u << D) - 1);
-        acc |= c << nbits;
+        acc |= (pqc_u64)c << nbits;
         nbits += D;
-        while (nbits >= 8) {
-            pqc_mlkem_emit(s, (pqc_u8)acc);
-            acc >>= 8;
-            nbits -= 8;
+        if (nbits >= 64) {
+            pqc_mlkem_emit_u64(s, acc);
+            nbits -= 64;
+            acc = nbits ? (pqc_u64)c >> (D - nbits) : 0;
         }
     }
 }
@@ -548,11 +572,8 @@ PQC_HD_NOINLINE void pqc_mlkem_keygen_row_out(pqc_u8 *ek, pqc_u8 *ek_copy, pqc_k
         if (nbits >= 64) {
             // A whole lane: 8 bytes of ek (3 i / 8 lanes so far).
             const int at = 8 * ((3 * i) / 8);
-            PQC_MLKEM_UNROLL
-            for (int k = 0; k < 8; ++k) {
-                ek[at + k] = (pqc_u8)(bits >> (8 * k));
-                ek_copy[at + k] = (pqc_u8)(bits >> (8 * k));
-            }
+            pqc_store_u64le(ek + at, bits);
+            pqc_store_u64le(ek_copy + at, bits);
             pqc_keccak_absorb_u64(h, bits);
             nbits -= 64;
             bits = nbits ? (pqc_u64)v >> (24 - nbits) : 0;
@@ -603,12 +624,9 @@ PQC_HD_NOINLINE void pqc_mlkem_keygen_internal(pqc_u8 *pk, pqc_u8 *sk, const pqc
     }
     for (int l = 0; l < 4; ++l) {
         pqc_u64 w = 0;
-        for (int k = 0; k < 8; ++k) {
-            const pqc_u8 r = rho[8 * l + k];
-            pk[384 * K + 8 * l + k] = r;
-            ek_copy[384 * K + 8 * l + k] = r;
-            w |= (pqc_u64)r << (8 * k);
-        }
+        for (int k = 0; k < 8; ++k) w |= (pqc_u64)rho[8 * l + k] << (8 * k);
+        pqc_store_u64le(pk + 384 * K + 8 * l, w);
+        pqc_store_u64le(ek_copy + 384 * K + 8 * l, w);
         pqc_keccak_absorb_u64(&h, w);
     }
     pqc_keccak_finalize(&h, PQC_KECCAK_SHA3);

@@ -61,17 +61,26 @@ __device__ __forceinline__ void pqc_mlkem_decaps_thread(pqc_u8 *ss, const pqc_u8
     }
 }
 
+// The one-thread kernels are bounded to blocks of 128 threads and a number
+// of blocks a multiprocessor, so that ptxas fits them in a 64 K register
+// file that many times: keygen 5 (96 registers, 108-110 unbounded on
+// sm_90), encaps and decaps 4 (at most 128; 128-136 unbounded, so 3 blocks
+// for some). sm_90's ptxas spills nothing at these bounds, their frames
+// being local arrays already; keygen at 6 blocks (80 registers) spills, and
+// encaps and decaps spill in their encryption at 5. `pqcprof kernels` shows
+// the registers and blocks a multiprocessor; docs/kernel-costs.md the
+// simulated effect.
 #define PQC_MLKEM_KERNELS(S, K)                                                                  \
-    extern "C" __global__ void mlkem##S##_keygen(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *d,       \
-                                                 const pqc_u8 *z, pqc_u32 n) {                  \
+    extern "C" __global__ void __launch_bounds__(128, 5)                                        \
+        mlkem##S##_keygen(pqc_u8 *pk, pqc_u8 *sk, const pqc_u8 *d, const pqc_u8 *z, pqc_u32 n) { \
         pqc_mlkem_keygen_thread<K>(pk, sk, d, z, n);                                            \
     }                                                                                           \
-    extern "C" __global__ void mlkem##S##_encaps(pqc_u8 *ct, pqc_u8 *ss, const pqc_u8 *pk,      \
-                                                 const pqc_u8 *m, pqc_u32 n) {                  \
+    extern "C" __global__ void __launch_bounds__(128, 4)                                        \
+        mlkem##S##_encaps(pqc_u8 *ct, pqc_u8 *ss, const pqc_u8 *pk, const pqc_u8 *m, pqc_u32 n) { \
         pqc_mlkem_encaps_thread<K>(ct, ss, pk, m, n);                                           \
     }                                                                                           \
-    extern "C" __global__ void mlkem##S##_decaps(pqc_u8 *ss, const pqc_u8 *ct, const pqc_u8 *sk, \
-                                                 pqc_u32 n) {                                   \
+    extern "C" __global__ void __launch_bounds__(128, 4)                                        \
+        mlkem##S##_decaps(pqc_u8 *ss, const pqc_u8 *ct, const pqc_u8 *sk, pqc_u32 n) {          \
         pqc_mlkem_decaps_thread<K>(ss, ct, sk, n);                                              \
     }                                                                                           \
     extern "C" __global__ void __launch_bounds__(32)                                            \
