@@ -2,8 +2,9 @@
 //! a machine without GPGPU-Sim is told how to build it and nothing is
 //! simulated (exit 4), bad values are refused by name (exit 2), the table is
 //! made from a recorded run's logs (`--table`), a run whose items differ from
-//! the host build fails it (exit 3), and the translation units the script
-//! hands NVRTC are the ones pqcprof compiles. Running the simulator itself
+//! the host build fails it (exit 3), a timing run's profile gives each PTX
+//! function its share of the instructions and latency, and the translation
+//! units the script hands NVRTC are the ones pqcprof compiles. Running the simulator itself
 //! takes GPGPU-Sim, built from a source CI cannot reach: docs/kernel-costs.md.
 
 mod common;
@@ -144,6 +145,7 @@ fn bad_values_are_refused_by_name_before_anything_else() {
             "--timing-blocks 0: give 1 to 64",
         ),
         (vec!["--config", "../x"], "--config ../x"),
+        (vec!["--channels", "12"], "--channels 12: give 8, 16 or 32"),
         (vec!["--seed", "x"], "--seed"),
         (
             vec!["--table", "/nonexistent/run"],
@@ -279,4 +281,60 @@ fn the_build_script_wants_a_source() {
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("at most two arguments"), "{stderr}");
+}
+
+#[test]
+fn a_timing_runs_profile_gives_each_function_its_share() {
+    if python().is_none() {
+        common::skipped("sim_kernels", "no python3");
+        return;
+    }
+    // An entry calling one function; the simulator's per-line counts
+    // (line: executions, latency) as a timing run leaves them.
+    let d = tempfile::tempdir().unwrap();
+    let ptx = d.path().join("unit.ptx");
+    std::fs::write(
+        &ptx,
+        ".visible .entry k(\n)\n{\n\tld.local.u32 %r1, [%rd1];\n\tcall f;\n}\n\
+         .func f()\n{\n\tadd.s32 %r2, %r2, 1;\n\tst.local.u32 [%rd1], %r2;\n}\n",
+    )
+    .unwrap();
+    let script = format!(
+        "import gzip, importlib.machinery, importlib.util, sys\n\
+         l = importlib.machinery.SourceFileLoader('sk', {path:?})\n\
+         m = importlib.util.module_from_spec(importlib.util.spec_from_loader('sk', l))\n\
+         l.exec_module(m)\n\
+         with gzip.open(sys.argv[1] + '/gpgpu_inst_stats.txt.gz', 'wt') as f:\n\
+         \x20   f.write('kernel line : count latency\\n')\n\
+         \x20   for n, c, lat in [(4, 10, 100), (5, 10, 100), (9, 60, 200), (10, 20, 600)]:\n\
+         \x20       f.write(f'unit.ptx {{n}} : {{c}} {{lat}} 0 0 0 0 0 0 0\\n')\n\
+         m.write_profile(sys.argv[1], sys.argv[2])\n",
+        path = repo().join("scripts/sim-kernels").display().to_string()
+    );
+    let o = Command::new("python3")
+        .args(["-c", &script])
+        .arg(d.path())
+        .arg(&ptx)
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let profile = std::fs::read_to_string(d.path().join("profile.txt")).unwrap();
+    let rows: Vec<Vec<&str>> = profile
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("instructions"))
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    // Largest latency first: f has 80 of the 100 executions, 800 of the
+    // 1,000 cycles, and 20 of its 80 are local; k the rest, 10 of 20 local.
+    assert_eq!(
+        rows,
+        vec![
+            vec!["80.0%", "80.0%", "25.0%", "f"],
+            vec!["20.0%", "20.0%", "50.0%", "k"]
+        ],
+        "{profile}"
+    );
+    assert!(profile.starts_with("Simulated, not measured"), "{profile}");
 }
