@@ -311,8 +311,9 @@ fn a_timing_runs_profile_gives_each_function_its_share() {
          m.write_profile(sys.argv[1], sys.argv[2])\n",
         path = repo().join("scripts/sim-kernels").display().to_string()
     );
+    // -B: importing the script must not leave scripts/__pycache__ behind.
     let o = Command::new("python3")
-        .args(["-c", &script])
+        .args(["-B", "-c", &script])
         .arg(d.path())
         .arg(&ptx)
         .output()
