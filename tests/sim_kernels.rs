@@ -121,6 +121,41 @@ fn without_the_simulator_it_says_how_to_build_it_and_simulates_nothing() {
             && stderr.contains("Build it (again) with scripts/gpgpu-sim/build SOURCE"),
         "{stderr}"
     );
+
+    // Built, but a tool the runs need is missing (only python3 on PATH
+    // here): the tools are named, and no rebuild is asked for.
+    let bin = gsim.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // The interpreter itself, not a shim (pyenv's is a bash script).
+    let python3 = String::from_utf8(
+        Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(python3.trim(), bin.join("python3")).unwrap();
+    let o = Command::new(repo().join("scripts/sim-kernels"))
+        .args([
+            "--kernels",
+            "mlkem768_keygen",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env("PQCPROF_GSIM_DIR", gsim.path())
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("g++, patchelf, nice not installed")
+            && stderr.contains("nothing simulated")
+            && !stderr.contains("Build it"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a run that simulated nothing made {out:?}");
 }
 
 #[test]
