@@ -276,9 +276,10 @@ fn a_device_plugins_rows_stand_in_the_gpu_against_cpu_table() {
         .filter(|l| l.contains(&format!("| {PLUGIN} (")))
         .collect();
     assert_eq!(rows.len(), 3, "{section}");
-    // A row without a best CPU figure: what the run file says of liboqs's
-    // records (once, on a loaded machine, decapsulation's had none) and the
-    // machine's load.
+    // Every row has its best CPU figure, however far apart liboqs's two
+    // runs were on a loaded machine (a reader once left out a record whose
+    // runs differed 30 times); if not, what the run file says of liboqs's
+    // records and the machine's load.
     let liboqs: Vec<String> = records_of(&run, "liboqs-cpu")
         .iter()
         .map(|r| {
