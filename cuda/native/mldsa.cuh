@@ -438,21 +438,26 @@ PQC_HD_NOINLINE void mldsa_sample_in_ball(pqc_i32 *c, const pqc_u8 *ct) {
 // ---------------------------------------------------------------------------
 
 // The checks of HintBitUnpack on y = the last omega + k bytes of a signature:
-// 1 if y encodes a hint, 0 if HintBitUnpack returns bottom.
+// 1 if y encodes a hint, 0 if HintBitUnpack returns bottom. Row i's
+// positions are [first, end), first the previous row's end: each row's end
+// in [first, omega], its positions strictly increasing, the unused ones 0.
+// Every loop runs a fixed number of times and none returns from inside: in
+// a warp whose lanes hold different hints, a lane that left a loop of its
+// own length through a branch whose other side returns would rejoin the
+// others only at the function's end (that branch's reconvergence point),
+// and the whole verification after it would run lane by lane.
 template <int LEVEL>
 PQC_HD int mldsa_hint_valid(const pqc_u8 *y) {
     typedef mldsa_params<LEVEL> P;
-    int index = 0;
+    int bad = 0, first = 0;
     for (int i = 0; i < P::K; ++i) {
         const int end = y[P::OMEGA + i];
-        if (end < index || end > P::OMEGA) return 0;
-        const int first = index;
-        for (; index < end; ++index)
-            if (index > first && y[index - 1] >= y[index]) return 0;
+        bad |= (end < first) | (end > P::OMEGA);
+        for (int p = 1; p < P::OMEGA; ++p) bad |= (p > first) & (p < end) & (y[p - 1] >= y[p]);
+        first = end;
     }
-    for (int i = index; i < P::OMEGA; ++i)
-        if (y[i] != 0) return 0;
-    return 1;
+    for (int p = 0; p < P::OMEGA; ++p) bad |= (p >= first) & (y[p] != 0);
+    return bad == 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -701,16 +706,20 @@ PQC_HD_NOINLINE int mldsa_sign_attempt(pqc_u8 *sig, pqc_i32 *ws, pqc_size stride
         if (reject) return 0;
         mldsa_ws_pointwise_c(tmp, ch, ws, stride, W::T0 + r * MLDSA_N);
         mldsa_invntt(tmp);
+        // No return inside this loop: lanes whose hints differ would not
+        // rejoin until the attempt's end (see mldsa_hint_valid). Past omega
+        // hints the count goes on, nothing more is written, and the
+        // attempt is rejected after the row, as it is for a large c t0.
         for (int j = 0; j < MLDSA_N; ++j) {
             const pqc_i32 ct0 = mldsa_modq(tmp[j]);
-            if (mldsa_abs(mldsa_centre(ct0)) >= P::GAMMA2) return 0;
+            reject |= mldsa_abs(mldsa_centre(ct0)) >= P::GAMMA2;
             const pqc_i32 v = ws[(pqc_size)(wr + j) * stride];
             const pqc_i32 h1 = mldsa_highbits<P::GAMMA2>(mldsa_modq(v + ct0));
-            if (h1 != mldsa_highbits<P::GAMMA2>(v)) {
-                if (count >= P::OMEGA) return 0;
-                hint[count++] = (pqc_u8)j;
-            }
+            const int bit = h1 != mldsa_highbits<P::GAMMA2>(v);
+            if (bit & (count < P::OMEGA)) hint[count] = (pqc_u8)j;
+            count += bit;
         }
+        if (reject | (count > P::OMEGA)) return 0;
         hint[P::OMEGA + r] = (pqc_u8)count;
     }
     return 1;
