@@ -27,13 +27,17 @@ fn python() -> Option<&'static str> {
         .map(|_| "python3")
 }
 
-/// `scripts/sim-kernels ARGS` with the simulator looked for in `gsim`.
+/// The command `scripts/sim-kernels ARGS` with the simulator looked for in
+/// `gsim`.
+fn sim_kernels_command(args: &[&str], gsim: &Path) -> Command {
+    let mut c = Command::new(repo().join("scripts/sim-kernels"));
+    c.args(args).env("PQCPROF_GSIM_DIR", gsim);
+    c
+}
+
+/// `scripts/sim-kernels ARGS` run with the simulator looked for in `gsim`.
 fn sim_kernels(args: &[&str], gsim: &Path) -> Output {
-    Command::new(repo().join("scripts/sim-kernels"))
-        .args(args)
-        .env("PQCPROF_GSIM_DIR", gsim)
-        .output()
-        .unwrap()
+    sim_kernels_command(args, gsim).output().unwrap()
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -136,17 +140,18 @@ fn without_the_simulator_it_says_how_to_build_it_and_simulates_nothing() {
     )
     .unwrap();
     std::os::unix::fs::symlink(python3.trim(), bin.join("python3")).unwrap();
-    let o = Command::new(repo().join("scripts/sim-kernels"))
-        .args([
+    let o = sim_kernels_command(
+        &[
             "--kernels",
             "mlkem768_keygen",
             "--out",
             out.to_str().unwrap(),
-        ])
-        .env("PQCPROF_GSIM_DIR", gsim.path())
-        .env("PATH", &bin)
-        .output()
-        .unwrap();
+        ],
+        gsim.path(),
+    )
+    .env("PATH", &bin)
+    .output()
+    .unwrap();
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
     assert!(
